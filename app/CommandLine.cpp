@@ -1,0 +1,143 @@
+#include "app/CommandLine.h"
+
+#include "core/Error.h"
+#include "core/FileUtil.h"
+
+namespace sgdscope {
+
+CommandLine parseCommandLine(const std::vector<std::string>& args)
+{
+    CommandLine cl;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg.rfind("--", 0) != 0 || arg.size() == 2)
+            throw SgdError("'" + arg.substr(0, 80) + "' is not an option; options start with -- (see --help)");
+        std::string name = arg.substr(2);
+        std::string value;
+        bool hasValue = false;
+        if (const std::size_t eq = name.find('='); eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+            hasValue = true;
+        }
+        auto flag = [&](bool& field) {
+            if (hasValue)
+                throw SgdError("--" + name + ": takes no value");
+            field = true;
+        };
+        if (name == "headless") {
+            flag(cl.headless);
+            continue;
+        }
+        if (name == "help") {
+            flag(cl.help);
+            continue;
+        }
+        if (name == "version") {
+            flag(cl.version);
+            continue;
+        }
+        if (name == "list-presets") {
+            flag(cl.listPresets);
+            continue;
+        }
+        bool known = name == "config";
+        for (const auto& o : runOptions())
+            known = known || o.name == name;
+        if (!known)
+            throw SgdError("--" + name.substr(0, 60) + ": unknown option; see --help for the list");
+        if (!hasValue) {
+            if (i + 1 >= args.size())
+                throw SgdError("--" + name + ": needs a value");
+            value = args[++i];
+        }
+        if (name == "config") {
+            if (!cl.configFile.empty())
+                throw SgdError("--config: given twice; give one configuration file");
+            if (value.empty())
+                throw SgdError("--config: an empty file name is not allowed");
+            cl.configFile = value;
+            continue;
+        }
+        cl.options.emplace_back(name, value);
+    }
+    return cl;
+}
+
+RunConfig buildRunConfig(const CommandLine& cl, const std::string* configText)
+{
+    ConfigBuilder builder;
+    Json config;
+    const std::string configWhat = "config file '" + cl.configFile + "'";
+    if (configText) {
+        config = Json::parse(*configText, configWhat);
+        if (!config.isObject())
+            throw SgdError(configWhat + ": expected a JSON object of options, got " + config.typeName());
+    }
+    // The preset is the base: the command line's, else the config file's, else parabola.
+    std::string preset = "parabola";
+    std::string presetOrigin = "--preset";
+    if (const Json* p = config.isObject() ? config.find("preset") : nullptr) {
+        if (!p->isString())
+            throw SgdError("field \"preset\" of " + configWhat + ": expected a string, got " + p->typeName());
+        preset = p->asString();
+        presetOrigin = "field \"preset\" of " + configWhat;
+    }
+    for (const auto& [name, value] : cl.options) {
+        if (name == "preset") {
+            preset = value;
+            presetOrigin = "--preset";
+        }
+    }
+    builder.applyPreset(preset, presetOrigin);
+    if (config.isObject()) {
+        Json rest = Json::object();
+        for (const auto& [key, value] : config.asObject()) {
+            if (key != "preset")
+                rest.set(key, value);
+        }
+        builder.applyJson(rest, configWhat);
+    }
+    for (const auto& [name, value] : cl.options) {
+        if (name != "preset")
+            builder.applyOption(name, value);
+    }
+    return builder.resolve();
+}
+
+RunConfig buildRunConfig(const CommandLine& cl)
+{
+    if (cl.configFile.empty())
+        return buildRunConfig(cl, nullptr);
+    const std::string text = readFile(cl.configFile, "--config: file", 16U << 20);
+    return buildRunConfig(cl, &text);
+}
+
+std::string helpText()
+{
+    std::string out = "Usage:\n"
+                      "  sgdscope                                 open the window (preset: parabola)\n"
+                      "  sgdscope --headless --out DIR [options]  the same run without a window; results in DIR\n\n"
+                      "Options:\n";
+    auto line = [&](const std::string& left, const std::string& help) {
+        std::string l = "  " + left;
+        if (l.size() < 26)
+            l.append(26 - l.size(), ' ');
+        else
+            l += "\n" + std::string(26, ' ');
+        out += l + help + "\n";
+    };
+    line("--headless", "run without a window (needs --out)");
+    line("--config FILE", "JSON object with the same keys as these options (without dashes)");
+    for (const auto& o : runOptions())
+        line("--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName), o.help);
+    line("--list-presets", "print the presets and exit");
+    line("--version", "print the version and exit");
+    line("--help", "this text");
+    out += "\nFiles in DIR: summary.json, metrics.csv, loss.png, idle.png, staleness.png, comparison.png.\n"
+           "Exit codes: 0 done; 2 bad input (nothing written); 3 diverged (summary still written);\n"
+           "130/143 interrupted by Ctrl+C/SIGTERM (summary marked interrupted).\n";
+    return out;
+}
+
+} // namespace sgdscope

@@ -1,0 +1,175 @@
+#include "app/Headless.h"
+
+#include "core/Error.h"
+#include "core/FileUtil.h"
+#include "core/Safetensors.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+
+namespace sgdscope {
+
+namespace {
+
+    std::atomic<int> g_signal {0};
+    static_assert(std::atomic<int>::is_always_lock_free);
+
+    extern "C" void onSignal(int sig)
+    {
+        if (g_signal.exchange(sig) != 0) {
+            // Second signal: the user insists.
+            std::signal(sig, SIG_DFL);
+            std::raise(sig);
+        }
+    }
+
+    /// Records the run, prints progress now and then, and stops it on a signal.
+    class HeadlessObserver : public TrainingObserver
+    {
+    public:
+        HeadlessObserver(RunRecorder& recorder, Mode mode)
+            : m_recorder(recorder)
+            , m_mode(mode)
+        {
+        }
+        void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override
+        {
+            m_recorder.onUpdate(update, workers);
+        }
+        void onEvaluation(const EvaluationRecord& e) override
+        {
+            m_recorder.onEvaluation(e);
+            // Progress about once a second, whatever the evaluation rate.
+            const auto now = std::chrono::steady_clock::now();
+            if (now - m_lastPrint < std::chrono::seconds(1))
+                return;
+            m_lastPrint = now;
+            std::fprintf(stderr, "%-5s %10lld samples  %7.2f s  training loss %.6g%s\n", modeName(m_mode),
+                         static_cast<long long>(e.samples), e.seconds, e.trainLoss,
+                         e.trainAccuracy >= 0 ? (", accuracy " + formatNumber(std::round(e.trainAccuracy * 1e4) / 1e4)).c_str() : "");
+        }
+        bool stopRequested() override { return g_signal.load(std::memory_order_relaxed) != 0; }
+
+    private:
+        RunRecorder& m_recorder;
+        Mode m_mode;
+        std::chrono::steady_clock::time_point m_lastPrint = std::chrono::steady_clock::now();
+    };
+
+    std::string joinPath(const std::string& dir, const std::string& name)
+    {
+        return (std::filesystem::path(dir) / name).string();
+    }
+
+} // namespace
+
+void installInterruptHandlers()
+{
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+}
+
+int interruptSignal()
+{
+    return g_signal.load();
+}
+
+int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
+{
+    PreparedRun run;
+    try {
+        const RunConfig config = buildRunConfig(commandLine);
+        if (config.out.empty())
+            throw SgdError("--out: --headless needs an output folder, e.g. --out results");
+        // Everything that can be wrong with the input is found before anything is written.
+        run = prepareRun(config);
+        if (!config.saveParams.empty())
+            checkWritableFilePath(config.saveParams, "--save-params");
+        if (!config.trace.empty())
+            checkWritableFilePath(config.trace, "--trace");
+        ensureWritableDirectory(config.out, "--out");
+    } catch (const SgdError& e) {
+        std::cerr << "sgdscope: " << e.what() << '\n';
+        return 2;
+    }
+    const RunConfig& config = run.config;
+    std::vector<Mode> modes;
+    if (config.mode != RunMode::Async)
+        modes.push_back(Mode::Sync);
+    if (config.mode != RunMode::Sync)
+        modes.push_back(Mode::Async);
+
+    std::vector<std::unique_ptr<HeadlessModeRun>> runs;
+    try {
+        for (const Mode mode : modes) {
+            if (interruptSignal() != 0 && !runs.empty())
+                break;
+            auto r = std::make_unique<HeadlessModeRun>();
+            r->recorder = RunRecorder(1 << 17, config.trace.empty() ? 0 : 400000);
+            HeadlessObserver observer(r->recorder, mode);
+            r->result = runMode(run, mode, observer);
+            const ModeResult& m = r->result;
+            std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f s (%.0f samples/s), final loss %.6g%s%s%s\n",
+                         modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
+                         m.samplesPerSecond(), m.finalLoss,
+                         m.testAccuracy >= 0 ? (", test accuracy " + formatNumber(std::round(m.testAccuracy * 1e4) / 1e4)).c_str() : "",
+                         m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
+            runs.push_back(std::move(r));
+        }
+
+        Json summary = Json::object();
+        summary.set("version", "sgdscope 0.1");
+        summary.set("config", toJson(config));
+        summary.set("dataset", Json::object());
+        Json& data = summary.asObject().back().second;
+        data.set("name", config.dataset);
+        data.set("train_samples", run.problem->train().size());
+        if (run.problem->data->test)
+            data.set("test_samples", run.problem->data->test->size());
+        data.set("parameters", static_cast<std::int64_t>(run.problem->layout.parameterCount()));
+        Json modesJson = Json::array();
+        bool diverged = false;
+        for (const auto& r : runs) {
+            modesJson.push(summaryJson(r->result));
+            diverged = diverged || r->result.diverged;
+        }
+        summary.set("runs", modesJson);
+        summary.set("interrupted", interruptSignal() != 0);
+
+        std::vector<std::pair<Mode, const RunRecorder*>> recorded;
+        std::vector<const HeadlessModeRun*> finished;
+        for (const auto& r : runs) {
+            recorded.emplace_back(r->result.mode, &r->recorder);
+            finished.push_back(r.get());
+        }
+        writeFileAtomically(joinPath(config.out, "metrics.csv"), metricsCsv(recorded));
+        if (charts)
+            charts(config.out, finished);
+        if (!config.trace.empty())
+            writeFileAtomically(config.trace, traceJson(recorded));
+        if (!config.saveParams.empty() && !runs.empty()) {
+            const ModeResult& first = runs.front()->result;
+            writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
+                             {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", toJson(config).find("layers")->asString()}});
+        }
+        // summary.json last: its presence means the run's files are complete.
+        writeFileAtomically(joinPath(config.out, "summary.json"), summary.dump(2) + "\n");
+        if (const int sig = interruptSignal())
+            return 128 + sig;
+        return diverged ? 3 : 0;
+    } catch (const SgdError& e) {
+        std::cerr << "sgdscope: " << e.what() << '\n';
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "sgdscope: out of memory during the run\n";
+        return 1;
+    }
+}
+
+} // namespace sgdscope

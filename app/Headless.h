@@ -1,0 +1,33 @@
+#pragma once
+
+#include "app/CommandLine.h"
+#include "core/Experiment.h"
+#include "core/RunRecorder.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sgdscope {
+
+/// One mode's run as the headless front end keeps it.
+struct HeadlessModeRun
+{
+    ModeResult result;
+    RunRecorder recorder;
+};
+
+/// Writes the chart images of a finished run into a folder (provided by the ui layer; may be empty).
+using ChartWriter = std::function<void(const std::string& folder, const std::vector<const HeadlessModeRun*>& runs)>;
+
+/// Runs `sgdscope --headless`: checks everything, trains the requested modes one after the other and writes
+/// summary.json, metrics.csv, the charts and the optional trace and parameters, each atomically. Returns
+/// the exit code: 0 done, 2 bad input (one line on stderr, nothing written), 3 diverged, 130/143 interrupted.
+int runHeadless(const CommandLine& commandLine, const ChartWriter& charts);
+
+/// Installs SIGINT/SIGTERM handlers that ask the run to stop (the second signal ends the process).
+void installInterruptHandlers();
+/// The signal that interrupted the run, or 0.
+int interruptSignal();
+
+} // namespace sgdscope

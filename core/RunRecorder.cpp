@@ -1,0 +1,122 @@
+#include "core/RunRecorder.h"
+
+#include "core/Json.h"
+
+#include <cmath>
+
+namespace sgdscope {
+
+RunRecorder::RunRecorder(std::size_t capacity, std::size_t spanCapacity)
+    : m_capacity(std::max<std::size_t>(capacity, 2))
+    , m_spanCapacity(spanCapacity)
+{
+}
+
+namespace {
+    template<typename T>
+    void halve(std::vector<T>& points)
+    {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < points.size(); i += 2)
+            points[kept++] = points[i];
+        points.resize(kept);
+    }
+} // namespace
+
+void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> workers)
+{
+    const bool keep = m_seen % m_stride == 0 || !std::isfinite(u.batchLoss);
+    ++m_seen;
+    if (keep) {
+        m_updates.push_back({u.index, u.samples, u.seconds, u.batchLoss, u.staleness, u.worker});
+        if (m_updates.size() >= m_capacity) {
+            halve(m_updates);
+            m_stride *= 2;
+        }
+    }
+    if (m_spanCapacity > 0) {
+        if (m_spans.size() + workers.size() <= m_spanCapacity)
+            m_spans.insert(m_spans.end(), workers.begin(), workers.end());
+        else
+            m_spansTruncated = true;
+    }
+}
+
+void RunRecorder::onEvaluation(const EvaluationRecord& e)
+{
+    const bool keep = m_evalSeen % m_evalStride == 0;
+    ++m_evalSeen;
+    if (!keep)
+        return;
+    m_evaluations.push_back(e);
+    if (m_evaluations.size() >= m_capacity) {
+        halve(m_evaluations);
+        m_evalStride *= 2;
+    }
+}
+
+std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)
+{
+    std::string out = "mode,kind,update,samples,seconds,batch_loss,staleness,worker,train_loss,train_accuracy\n";
+    auto num = [](double v) { return std::isfinite(v) ? formatNumber(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")); };
+    for (const auto& [mode, recorder] : runs) {
+        const std::string m = modeName(mode);
+        for (const auto& p : recorder->updates()) {
+            out += m + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + num(p.seconds) + ","
+                + num(p.batchLoss) + "," + std::to_string(p.staleness) + "," + (p.worker >= 0 ? std::to_string(p.worker) : "")
+                + ",,\n";
+        }
+        for (const auto& e : recorder->evaluations()) {
+            out += m + ",eval," + std::to_string(e.index) + "," + std::to_string(e.samples) + "," + num(e.seconds) + ",,,,"
+                + num(e.trainLoss) + "," + (e.trainAccuracy >= 0 ? num(e.trainAccuracy) : "") + "\n";
+        }
+    }
+    return out;
+}
+
+std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)
+{
+    // Trace-event format: complete events ("ph": "X") with microsecond timestamps; one process per mode,
+    // one thread (row) per worker. Each mode's clock starts at 0.
+    std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+    bool first = true;
+    auto event = [&](int pid, int tid, const char* name, const char* cat, double start, double end) {
+        if (end <= start)
+            return;
+        out += first ? "" : ",\n";
+        first = false;
+        out += "{\"name\": \"" + std::string(name) + "\", \"cat\": \"" + cat + "\", \"ph\": \"X\", \"pid\": " + std::to_string(pid)
+            + ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + formatNumber(std::round(start * 1e9) / 1e3)
+            + ", \"dur\": " + formatNumber(std::round((end - start) * 1e9) / 1e3) + "}";
+    };
+    auto meta = [&](int pid, int tid, const char* what, const std::string& name) {
+        out += first ? "" : ",\n";
+        first = false;
+        out += "{\"name\": \"" + std::string(what) + "\", \"ph\": \"M\", \"pid\": " + std::to_string(pid) + ", \"tid\": "
+            + std::to_string(tid) + ", \"args\": {\"name\": ";
+        appendJsonString(out, name);
+        out += "}}";
+    };
+    for (const auto& [mode, recorder] : runs) {
+        const int pid = mode == Mode::Sync ? 1 : 2;
+        meta(pid, 0, "process_name", std::string(modeName(mode)) + (recorder->spansTruncated() ? " (first spans only)" : ""));
+        int workers = 0;
+        for (const auto& s : recorder->spans())
+            workers = std::max(workers, s.worker + 1);
+        for (int w = 0; w < workers; ++w)
+            meta(pid, w, "thread_name", "worker " + std::to_string(w));
+        for (const auto& s : recorder->spans()) {
+            // Consecutive spans of one worker never overlap: the pieces of one update are in time order and
+            // each update starts after the previous one ended.
+            event(pid, s.worker, "wait", "idle", s.computeStart - s.idleBefore, s.computeStart);
+            event(pid, s.worker, "compute", "busy", s.computeStart, s.computeEnd);
+            event(pid, s.worker, "straggler delay", "busy", s.computeEnd, s.readyAt);
+            event(pid, s.worker, "wait", "idle", s.readyAt, s.applyStart);
+            event(pid, s.worker, mode == Mode::Sync ? "combine+apply" : "apply", "apply", s.applyStart, s.applyEnd);
+        }
+    }
+    out += "\n]}\n";
+    return out;
+}
+
+} // namespace sgdscope

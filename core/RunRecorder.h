@@ -1,0 +1,61 @@
+#pragma once
+
+#include "core/TrainingObserver.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sgdscope {
+
+/// Keeps the points of a run for metrics.csv and the charts, in bounded memory: at most `capacity` update
+/// points per mode. When full, every other point is dropped and from then on only every second update is
+/// kept (then every fourth, ...), so a run of 10^7 updates keeps an evenly thinned curve of at most
+/// `capacity` points while the trainer's own totals (worker times, staleness histogram) stay exact.
+/// Evaluations are kept the same way. Worker spans for the timeline are kept for the first
+/// `spanCapacity` updates/pushes only.
+class RunRecorder : public TrainingObserver
+{
+public:
+    struct UpdatePoint
+    {
+        std::int64_t index;
+        std::int64_t samples;
+        double seconds;
+        double batchLoss;
+        std::int64_t staleness;
+        int worker;
+    };
+
+    explicit RunRecorder(std::size_t capacity = 1 << 17, std::size_t spanCapacity = 0);
+
+    void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override;
+    void onEvaluation(const EvaluationRecord& evaluation) override;
+
+    const std::vector<UpdatePoint>& updates() const { return m_updates; }
+    const std::vector<EvaluationRecord>& evaluations() const { return m_evaluations; }
+    const std::vector<WorkerSpan>& spans() const { return m_spans; }
+    bool spansTruncated() const { return m_spansTruncated; }
+    std::int64_t stride() const { return m_stride; }
+
+private:
+    std::size_t m_capacity;
+    std::size_t m_spanCapacity;
+    std::int64_t m_stride = 1;
+    std::int64_t m_seen = 0;
+    std::int64_t m_evalStride = 1;
+    std::int64_t m_evalSeen = 0;
+    std::vector<UpdatePoint> m_updates;
+    std::vector<EvaluationRecord> m_evaluations;
+    std::vector<WorkerSpan> m_spans;
+    bool m_spansTruncated = false;
+};
+
+/// metrics.csv: one row per kept update point and per evaluation, for each mode.
+std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs);
+
+/// Chrome trace-event JSON of the worker timelines (compute, straggler delay, idle, apply spans; one row
+/// per worker and mode), loadable in Perfetto and chrome://tracing.
+std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& runs);
+
+} // namespace sgdscope

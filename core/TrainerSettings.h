@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace sgdscope {
+
+/// Worker `worker` is `factor` times slower: after computing, it sleeps (factor - 1) x its measured compute
+/// time, as a slow remote machine would be slow without using our cores.
+struct Straggler
+{
+    int worker = 0;
+    double factor = 1.0;
+};
+
+enum class AsyncApply { Lock, LockFree };
+enum class AsyncLearningRate { Constant, Staleness };
+
+/// Everything a trainer needs besides the problem. The window may change workers, batch, accum, lr,
+/// stragglers and jitter between updates (see Trainer::reconfigure).
+struct TrainerSettings
+{
+    int workers = 1;
+    int batch = 1;
+    int accum = 1;
+    int chunk = 0; // samples per chunk of the fixed reduction; 0 = defaultChunkSize(batch, model)
+    double learningRate = 0.01;
+    double momentum = 0.0;
+    std::uint64_t seed = 0;
+    /// Samples to train on: sync stops after budget / batch updates, async after the same number of samples.
+    std::int64_t sampleBudget = std::numeric_limits<std::int64_t>::max();
+    /// Whole-training-set loss every this many samples (0: only at the end).
+    std::int64_t evalEverySamples = 0;
+    std::vector<Straggler> stragglers;
+    double jitter = 0.0; // sigma of the log-normal compute-time factor
+    AsyncApply asyncApply = AsyncApply::Lock;
+    AsyncLearningRate asyncLearningRate = AsyncLearningRate::Constant;
+};
+
+} // namespace sgdscope

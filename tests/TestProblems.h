@@ -1,0 +1,145 @@
+#pragma once
+// Small problems and an independent reference trainer shared by the core tests.
+
+#include "core/DataOrder.h"
+#include "core/Dataset.h"
+#include "core/MlpKernel.h"
+#include "core/Problem.h"
+#include "core/TrainerSettings.h"
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace sgdscope::testing {
+
+/// A classification problem big enough to have many chunks and several layers: 8 features, 3 classes.
+inline std::shared_ptr<Problem> blobsProblem(std::int64_t samples = 240, Activation activation = Activation::Tanh,
+                                             std::vector<int> layers = {8, 16, 12, 3})
+{
+    auto data = std::make_shared<DataSplit>();
+    data->train = makeBlobs(samples, 8, 3, 1.0, 11);
+    auto p = std::make_shared<Problem>();
+    p->spec.layers = std::move(layers);
+    p->spec.activation = activation;
+    p->spec.loss = LossKind::SoftmaxCrossEntropy;
+    p->layout = ParameterLayout(p->spec);
+    p->data = data;
+    p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::Glorot, 5);
+    return p;
+}
+
+inline std::shared_ptr<Problem> parabolaProblem(std::int64_t points = 50)
+{
+    auto data = std::make_shared<DataSplit>();
+    data->train = makeParabola(points);
+    auto p = std::make_shared<Problem>();
+    p->spec.layers = {1, 5, 1};
+    p->spec.activation = Activation::Tanh;
+    p->spec.loss = LossKind::MeanSquaredError;
+    p->layout = ParameterLayout(p->spec);
+    p->data = data;
+    p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::StandardNormal, 0);
+    return p;
+}
+
+/// Sequential large-batch gradient descent in double precision, written independently of the trainers:
+/// per-sample gradients one at a time, their plain mean over the batch, then the SGD step
+/// (v = m v + g, w = w - lr v). Same data order as the trainers (DataOrder).
+class ReferenceGd
+{
+public:
+    ReferenceGd(const Problem& problem, const TrainerSettings& settings)
+        : m_problem(problem)
+        , m_settings(settings)
+        , m_order(problem.train().size(), settings.seed)
+        , m_cursor(m_order)
+        , m_workspace(problem.spec, 1)
+    {
+        const Dataset& d = problem.train();
+        m_inputs.assign(d.inputs.data(), d.inputs.data() + d.inputs.size());
+        if (d.isClassification())
+            m_labels = d.labels;
+        else
+            m_targets.assign(d.targets.data(), d.targets.data() + d.targets.size());
+        m_params.assign(problem.initialParameters.begin(), problem.initialParameters.end());
+        m_velocity.assign(m_params.size(), 0.0);
+    }
+
+    /// The mean gradient of the next batch (advances the data order).
+    std::vector<double> nextBatchGradient(std::vector<std::uint32_t>* batchOut = nullptr)
+    {
+        const std::uint32_t* idx = m_cursor.next(m_settings.batch);
+        if (batchOut)
+            batchOut->assign(idx, idx + m_settings.batch);
+        return meanGradient(idx, m_settings.batch);
+    }
+
+    std::vector<double> meanGradient(const std::uint32_t* idx, int count)
+    {
+        std::vector<double> sum(m_params.size(), 0.0), one(m_params.size(), 0.0);
+        for (int i = 0; i < count; ++i) {
+            m_workspace.gradient(m_problem.layout, m_params.data(), view(), idx + i, 1, 1.0, one.data());
+            for (std::size_t k = 0; k < sum.size(); ++k)
+                sum[k] += one[k];
+        }
+        for (auto& g : sum)
+            g /= count;
+        return sum;
+    }
+
+    void apply(const std::vector<double>& g)
+    {
+        for (std::size_t k = 0; k < m_params.size(); ++k) {
+            m_velocity[k] = m_settings.momentum * m_velocity[k] + g[k];
+            m_params[k] -= m_settings.learningRate * m_velocity[k];
+        }
+    }
+
+    void step() { apply(nextBatchGradient()); }
+    const std::vector<double>& params() const { return m_params; }
+
+private:
+    SampleView<double> view() const
+    {
+        SampleView<double> v;
+        v.inputs = m_inputs.data();
+        v.features = m_problem.train().features();
+        v.count = m_problem.train().size();
+        if (m_problem.train().isClassification()) {
+            v.labels = m_labels.data();
+        } else {
+            v.targets = m_targets.data();
+            v.targetRows = static_cast<int>(m_problem.train().targets.rows());
+        }
+        return v;
+    }
+
+    const Problem& m_problem;
+    TrainerSettings m_settings;
+    DataOrder m_order;
+    BatchCursor m_cursor;
+    MlpWorkspace<double> m_workspace;
+    std::vector<double> m_inputs, m_targets, m_params, m_velocity;
+    std::vector<std::int32_t> m_labels;
+};
+
+inline bool sameBits(const ParamVector& a, const ParamVector& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+/// Largest |a - b| / max(1, |b|) over the parameters.
+template<typename A, typename B>
+double maxRelativeDifference(const A& a, const B& b)
+{
+    double worst = 0.0;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        const double d = std::fabs(static_cast<double>(a[k]) - static_cast<double>(b[k]))
+            / std::max(1.0, std::fabs(static_cast<double>(b[k])));
+        worst = std::max(worst, d);
+    }
+    return worst;
+}
+
+} // namespace sgdscope::testing

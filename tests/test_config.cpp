@@ -1,0 +1,146 @@
+// Command line, --config files and presets: precedence, and a clear error for every bad value.
+#include "app/CommandLine.h"
+#include "core/Error.h"
+
+#include <QTest>
+
+using namespace sgdscope;
+
+namespace {
+RunConfig build(const std::vector<std::string>& args, const std::string* config = nullptr)
+{
+    return buildRunConfig(parseCommandLine(args), config);
+}
+
+QString errorOf(const std::vector<std::string>& args, const std::string* config = nullptr)
+{
+    try {
+        build(args, config);
+    } catch (const SgdError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+} // namespace
+
+class TestConfig : public QObject
+{
+    Q_OBJECT
+private slots:
+    void defaultsToTheParabolaPreset()
+    {
+        const RunConfig c = build({});
+        QCOMPARE(c.preset, std::string("parabola"));
+        QCOMPARE(c.dataset, std::string("parabola"));
+        QCOMPARE(c.steps, std::int64_t(2000));
+        QCOMPARE(c.lr, 0.01);
+        QCOMPARE(c.layers, (std::vector<int> {1, 5, 1}));
+        QVERIFY(c.mode == RunMode::Both);
+    }
+
+    void precedencePresetThenConfigThenOptions()
+    {
+        const std::string config = R"({"preset": "fashion-mnist", "lr": 0.02, "workers": 3})";
+        const RunConfig c = build({"--workers=2", "--config", "run.json"}, &config);
+        QCOMPARE(c.preset, std::string("fashion-mnist"));
+        QCOMPARE(c.lr, 0.02); // the file over the preset
+        QCOMPARE(c.workers, 2); // the command line over the file
+        QCOMPARE(c.batch, 256); // the preset's
+    }
+
+    void userStepsReplacePresetEpochs()
+    {
+        const RunConfig c = build({"--preset", "fashion-mnist", "--steps", "10"});
+        QCOMPARE(c.steps, std::int64_t(10));
+        QCOMPARE(c.epochs, 0.0);
+        QVERIFY(errorOf({"--steps", "10", "--epochs", "2"}).contains(QStringLiteral("cannot be combined")));
+    }
+
+    void repeatedSlowOptions()
+    {
+        const RunConfig c = build({"--workers", "4", "--slow", "0:4", "--slow", "3:2.5"});
+        QCOMPARE(c.slow.size(), std::size_t(2));
+        QCOMPARE(c.slow[1].worker, 3);
+        QCOMPARE(c.slow[1].factor, 2.5);
+        const std::string config = R"({"workers": 2, "slow": ["1:3"]})";
+        QCOMPARE(build({"--config", "c.json"}, &config).slow.front().factor, 3.0);
+    }
+
+    void badValues_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("needle");
+        auto row = [](const char* name, QStringList args, const char* needle) {
+            QTest::addRow("%s", name) << args << QString::fromLatin1(needle);
+        };
+        row("workers-zero", {QStringLiteral("--workers"), QStringLiteral("0")}, "--workers: '0' is not allowed; use an integer from 1 to 256");
+        row("workers-negative", {QStringLiteral("--workers=-3")}, "--workers: '-3' is not allowed");
+        row("workers-text", {QStringLiteral("--workers"), QStringLiteral("many")}, "--workers: 'many' is not a number");
+        row("workers-fraction", {QStringLiteral("--workers"), QStringLiteral("2.5")}, "--workers: '2.5' is not an integer");
+        row("batch-zero", {QStringLiteral("--batch"), QStringLiteral("0")}, "--batch: '0' is not allowed");
+        row("accum-zero", {QStringLiteral("--accum"), QStringLiteral("0")}, "--accum: '0' is not allowed");
+        row("steps-zero", {QStringLiteral("--steps"), QStringLiteral("0")}, "--steps: '0' is not allowed");
+        row("lr-nan", {QStringLiteral("--lr"), QStringLiteral("nan")}, "--lr: 'nan' is not allowed; use a finite number above 0");
+        row("lr-inf", {QStringLiteral("--lr"), QStringLiteral("inf")}, "--lr: 'inf' is not allowed");
+        row("lr-negative", {QStringLiteral("--lr"), QStringLiteral("-0.1")}, "--lr: '-0.1' is not allowed");
+        row("lr-text", {QStringLiteral("--lr"), QStringLiteral("fast")}, "--lr: 'fast' is not a number");
+        row("momentum-one", {QStringLiteral("--momentum"), QStringLiteral("1")}, "--momentum: '1' is not allowed");
+        row("mode", {QStringLiteral("--mode"), QStringLiteral("hybrid")}, "--mode: unknown value 'hybrid'; use sync | async | both");
+        row("preset", {QStringLiteral("--preset"), QStringLiteral("mnist")}, "--preset: unknown preset 'mnist'");
+        row("activation", {QStringLiteral("--activation"), QStringLiteral("gelu")}, "--activation: unknown value 'gelu'");
+        row("dataset", {QStringLiteral("--dataset"), QStringLiteral("cifar")}, "--dataset: unknown value 'cifar'");
+        row("layers-zero", {QStringLiteral("--layers"), QStringLiteral("1,0,1")}, "--layers (layer width): '0' is not allowed");
+        row("layers-one", {QStringLiteral("--layers"), QStringLiteral("3")}, "--layers: '3' has 1 layer");
+        row("slow-syntax", {QStringLiteral("--slow"), QStringLiteral("4")}, "--slow: '4' is not W:F");
+        row("slow-factor", {QStringLiteral("--slow"), QStringLiteral("0:0.5")}, "--slow: factor in '0:0.5' is not allowed");
+        row("slow-worker", {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("5:2")}, "--slow: worker 5 does not exist");
+        row("jitter", {QStringLiteral("--jitter"), QStringLiteral("-1")}, "--jitter: '-1' is not allowed");
+        row("samples", {QStringLiteral("--samples"), QStringLiteral("0")}, "--samples: '0' is not allowed");
+        row("eval-every", {QStringLiteral("--eval-every"), QStringLiteral("-2")}, "--eval-every: '-2' is not allowed");
+        row("chunk", {QStringLiteral("--chunk"), QStringLiteral("0")}, "--chunk: '0' is not allowed");
+        row("unknown", {QStringLiteral("--speed"), QStringLiteral("9")}, "--speed: unknown option");
+        row("missing-value", {QStringLiteral("--workers")}, "--workers: needs a value");
+        row("flag-value", {QStringLiteral("--headless=yes")}, "--headless: takes no value");
+        row("positional", {QStringLiteral("run")}, "'run' is not an option");
+        row("empty-out", {QStringLiteral("--out=")}, "--out: an empty path is not allowed");
+    }
+
+    void badValues()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, needle);
+        std::vector<std::string> list;
+        for (const QString& a : args)
+            list.push_back(a.toStdString());
+        const QString message = errorOf(list);
+        QVERIFY2(message.contains(needle), qPrintable(QStringLiteral("got \"%1\"").arg(message)));
+        QVERIFY(!message.contains(QLatin1Char('\n')));
+    }
+
+    void badConfigFiles_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("needle");
+        QTest::addRow("unknown-key") << QStringLiteral(R"({"workerz": 2})") << QStringLiteral("field \"workerz\" of config file 'c.json': unknown field");
+        QTest::addRow("wrong-type") << QStringLiteral(R"({"workers": true})") << QStringLiteral("field \"workers\" of config file 'c.json': expected a number or a string");
+        QTest::addRow("bad-value") << QStringLiteral(R"({"workers": 0})") << QStringLiteral("field \"workers\" of config file 'c.json': 0 is not allowed");
+        QTest::addRow("not-object") << QStringLiteral("[1]") << QStringLiteral("expected a JSON object");
+        QTest::addRow("syntax") << QStringLiteral(R"({"workers": 2,})") << QStringLiteral("config file 'c.json': expected a key in double quotes at line 1, column 15");
+        QTest::addRow("duplicate") << QStringLiteral(R"({"lr": 1, "lr": 2})") << QStringLiteral("duplicate key \"lr\"");
+        QTest::addRow("nested-config") << QStringLiteral(R"({"config": "x.json"})") << QStringLiteral("not allowed in a configuration file");
+        QTest::addRow("null") << QStringLiteral(R"({"lr": null})") << QStringLiteral("null is not a value");
+        QTest::addRow("preset-type") << QStringLiteral(R"({"preset": 3})") << QStringLiteral("field \"preset\" of config file 'c.json': expected a string");
+    }
+
+    void badConfigFiles()
+    {
+        QFETCH(QString, json);
+        QFETCH(QString, needle);
+        const std::string text = json.toStdString();
+        const QString message = errorOf({"--config", "c.json"}, &text);
+        QVERIFY2(message.contains(needle), qPrintable(QStringLiteral("got \"%1\"").arg(message)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConfig)
+#include "test_config.moc"

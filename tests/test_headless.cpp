@@ -1,0 +1,203 @@
+// sgdscope --headless as scripts use it: exit codes, one-line errors that name the option, nothing
+// written on bad input, and the output files' fields.
+#include "core/Json.h"
+#include "core/Model.h"
+#include "core/Safetensors.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+
+using namespace sgdscope;
+
+namespace {
+struct Result
+{
+    int exitCode = -1;
+    QString stderrText;
+};
+
+Result runApp(const QStringList& args, int timeoutMs = 120000)
+{
+    QProcess p;
+    p.start(QStringLiteral(SGDSCOPE_BINARY), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardError())};
+}
+
+Json readJson(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray bytes = f.readAll();
+    return Json::parse(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), path.toStdString());
+}
+} // namespace
+
+class TestHeadless : public QObject
+{
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void badInputExitsTwoAndWritesNothing_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("needle");
+        const QString missing = m_dir.filePath(QStringLiteral("missing"));
+        QFile::remove(m_dir.filePath(QStringLiteral("bad.json")));
+        QFile bad(m_dir.filePath(QStringLiteral("bad.json")));
+        bad.open(QIODevice::WriteOnly);
+        bad.write(R"({"workers": 2, "speed": 9})");
+        bad.close();
+        QFile notFile(m_dir.filePath(QStringLiteral("file")));
+        notFile.open(QIODevice::WriteOnly);
+        notFile.close();
+        auto row = [](const char* name, QStringList args, const char* needle) {
+            QTest::addRow("%s", name) << args << QString::fromLatin1(needle);
+        };
+        row("workers-zero", {QStringLiteral("--workers"), QStringLiteral("0")}, "--workers");
+        row("workers-negative", {QStringLiteral("--workers"), QStringLiteral("-2")}, "--workers");
+        row("workers-not-number", {QStringLiteral("--workers"), QStringLiteral("x")}, "--workers");
+        row("batch-zero", {QStringLiteral("--batch"), QStringLiteral("0")}, "--batch");
+        row("batch-too-large", {QStringLiteral("--batch"), QStringLiteral("51")}, "--batch: 51 is larger than the training set (50 samples");
+        row("accum-negative", {QStringLiteral("--accum"), QStringLiteral("-1")}, "--accum");
+        row("steps-zero", {QStringLiteral("--steps"), QStringLiteral("0")}, "--steps");
+        row("lr-nan", {QStringLiteral("--lr"), QStringLiteral("nan")}, "--lr");
+        row("lr-zero", {QStringLiteral("--lr"), QStringLiteral("0")}, "--lr");
+        row("momentum", {QStringLiteral("--momentum"), QStringLiteral("2")}, "--momentum");
+        row("unknown-preset", {QStringLiteral("--preset"), QStringLiteral("nope")}, "--preset: unknown preset 'nope'");
+        row("unknown-mode", {QStringLiteral("--mode"), QStringLiteral("x")}, "--mode");
+        row("unknown-activation", {QStringLiteral("--activation"), QStringLiteral("x")}, "--activation");
+        row("unknown-option", {QStringLiteral("--colour"), QStringLiteral("red")}, "--colour: unknown option");
+        row("layers-mismatch", {QStringLiteral("--layers"), QStringLiteral("2,5,1")}, "--layers: the first width is 2");
+        row("loss-mismatch", {QStringLiteral("--loss"), QStringLiteral("cross-entropy")}, "--loss: cross-entropy needs class labels");
+        row("missing-csv", {QStringLiteral("--dataset"), QStringLiteral("csv"), QStringLiteral("--data"), missing + QStringLiteral(".csv")}, "missing.csv");
+        row("csv-without-data", {QStringLiteral("--dataset"), QStringLiteral("csv")}, "--data");
+        row("missing-idx", {QStringLiteral("--dataset"), QStringLiteral("idx"), QStringLiteral("--data"), missing}, "data folder");
+        row("missing-init", {QStringLiteral("--init"), missing + QStringLiteral(".safetensors")}, "missing.safetensors");
+        row("missing-config", {QStringLiteral("--config"), missing + QStringLiteral(".json")}, "--config");
+        row("config-unknown-key", {QStringLiteral("--config"), m_dir.filePath(QStringLiteral("bad.json"))}, "field \"speed\"");
+        row("slow-worker", {QStringLiteral("--slow"), QStringLiteral("3:2")}, "--slow: worker 3 does not exist");
+        row("jitter", {QStringLiteral("--jitter"), QStringLiteral("nan")}, "--jitter");
+        row("samples", {QStringLiteral("--samples"), QStringLiteral("-5")}, "--samples");
+        row("save-params-folder", {QStringLiteral("--save-params"), missing + QStringLiteral("/p.safetensors")}, "--save-params");
+        row("trace-folder", {QStringLiteral("--trace"), missing + QStringLiteral("/t.json")}, "--trace");
+        row("out-under-file", {QStringLiteral("--out"), m_dir.filePath(QStringLiteral("file")) + QStringLiteral("/sub")}, "--out");
+        row("out-unwritable", {QStringLiteral("--out"), QStringLiteral("/proc/sgdscope-test")}, "--out");
+        row("no-out", {QStringLiteral("--no-out")}, "--out");
+    }
+
+    void badInputExitsTwoAndWritesNothing()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, needle);
+        const QString out = m_dir.filePath(QStringLiteral("out-") + QString::fromLatin1(QTest::currentDataTag()));
+        QStringList full = {QStringLiteral("--headless")};
+        if (!args.contains(QStringLiteral("--out")) && !args.contains(QStringLiteral("--no-out")))
+            full << QStringLiteral("--out") << out;
+        for (const QString& a : args) {
+            if (a != QStringLiteral("--no-out"))
+                full << a;
+        }
+        const Result r = runApp(full);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.stderrText.contains(needle), qPrintable(r.stderrText));
+        QCOMPARE(r.stderrText.trimmed().count(QLatin1Char('\n')), 0); // one line
+        QVERIFY2(!QFileInfo::exists(out), "the output folder was created for a refused run");
+    }
+
+    void writesSummaryAndMetrics()
+    {
+        const QString out = m_dir.filePath(QStringLiteral("ok"));
+        const QString params = m_dir.filePath(QStringLiteral("final.safetensors"));
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--mode"), QStringLiteral("sync"),
+                                 QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--save-params"), params});
+        QCOMPARE(r.exitCode, 0);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json& run = summary.find("runs")->asArray().front();
+        for (const char* field : {"mode", "workers", "batch", "accum", "updates", "samples", "final_loss", "seconds", "samples_per_second",
+                                  "idle_fraction", "workers_detail", "staleness", "params_digest", "diverged"})
+            QVERIFY2(run.find(field), field);
+        QCOMPARE(run.find("mode")->asString(), std::string("sync"));
+        QCOMPARE(run.find("updates")->asNumber(), 2000.0);
+        QCOMPARE(run.find("samples")->asNumber(), 100000.0);
+        QVERIFY(run.find("final_loss")->asNumber() < 0.05);
+        QCOMPARE(run.find("diverged")->asBool(), false);
+        QCOMPARE(run.find("workers_detail")->asArray().size(), std::size_t(2));
+        for (const char* field : {"busy_seconds", "idle_seconds", "updates"})
+            QVERIFY(run.find("workers_detail")->asArray()[1].find(field));
+        for (const char* field : {"mean", "max", "p50", "p99", "histogram"})
+            QVERIFY(run.find("staleness")->find(field));
+
+        QFile metrics(out + QStringLiteral("/metrics.csv"));
+        QVERIFY(metrics.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = metrics.readAll().split('\n');
+        QCOMPARE(lines.front(), QByteArray("mode,kind,update,samples,seconds,batch_loss,staleness,worker,train_loss,train_accuracy"));
+        QVERIFY(lines.size() > 2000);
+        QVERIFY(lines[1].startsWith("sync,update,0,50,"));
+
+        // The saved parameters are the run's: same digest.
+        MlpSpec spec;
+        spec.layers = {1, 5, 1};
+        const ParameterLayout layout(spec);
+        const ParamVector saved = readSafetensors(params.toStdString(), layout);
+        QCOMPARE(parameterDigest(layout, saved.data()), run.find("params_digest")->asString());
+        // No temporary files are left behind.
+        QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden).size(), qsizetype(2));
+    }
+
+    void initFromSavedParametersContinues()
+    {
+        const QString first = m_dir.filePath(QStringLiteral("first"));
+        const QString second = m_dir.filePath(QStringLiteral("second"));
+        const QString both = m_dir.filePath(QStringLiteral("both"));
+        const QString params = m_dir.filePath(QStringLiteral("half.safetensors"));
+        const QStringList common = {QStringLiteral("--headless"), QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("1000")};
+        QCOMPARE(runApp(QStringList(common) << QStringLiteral("--out") << first << QStringLiteral("--save-params") << params).exitCode, 0);
+        QCOMPARE(runApp(QStringList(common) << QStringLiteral("--out") << second << QStringLiteral("--init") << params).exitCode, 0);
+        const double continued = readJson(second + QStringLiteral("/summary.json")).find("runs")->asArray()[0].find("final_loss")->asNumber();
+        const double started = readJson(first + QStringLiteral("/summary.json")).find("runs")->asArray()[0].find("final_loss")->asNumber();
+        QVERIFY(continued < started);
+    }
+
+    void divergenceExitsThreeWithSummary()
+    {
+        const QString out = m_dir.filePath(QStringLiteral("diverged"));
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--lr"), QStringLiteral("100000")});
+        QCOMPARE(r.exitCode, 3);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        for (const Json& run : summary.find("runs")->asArray()) {
+            QCOMPARE(run.find("diverged")->asBool(), true);
+            QVERIFY(run.find("diverged_at_update")->isNumber());
+        }
+        QCOMPARE(summary.find("runs")->asArray().size(), std::size_t(2)); // the other mode still ran
+    }
+
+    void fashionMnistPresetReaches088()
+    {
+        if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+            QSKIP("dataset-fashion-mnist is not installed");
+        const QString out = m_dir.filePath(QStringLiteral("fashion"));
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"), QStringLiteral("fashion-mnist"),
+                                 QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2")},
+                                600000);
+        QCOMPARE(r.exitCode, 0);
+        const Json run = readJson(out + QStringLiteral("/summary.json")).find("runs")->asArray()[0];
+        const double accuracy = run.find("test_accuracy")->asNumber();
+        QVERIFY2(accuracy >= 0.88, qPrintable(QStringLiteral("test accuracy %1").arg(accuracy)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHeadless)
+#include "test_headless.moc"

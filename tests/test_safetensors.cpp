@@ -1,0 +1,130 @@
+// Parameters in safetensors format: round trip, PyTorch names and shapes, and files that lie.
+#include "core/Error.h"
+#include "core/Json.h"
+#include "core/Model.h"
+#include "core/Safetensors.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstring>
+
+using namespace sgdscope;
+
+namespace {
+MlpSpec seedSpec()
+{
+    MlpSpec spec;
+    spec.layers = {1, 5, 1};
+    return spec;
+}
+
+/// A file with the given header text and data size (the length field is computed).
+std::string fileWith(const std::string& header, std::size_t dataBytes)
+{
+    std::string out;
+    const std::uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i)
+        out += static_cast<char>((n >> (8 * i)) & 0xff);
+    return out + header + std::string(dataBytes, '\0');
+}
+
+const char* kSeedEntries = R"("0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},)"
+                           R"("0.bias":{"dtype":"F32","shape":[5],"data_offsets":[20,40]},)"
+                           R"("2.weight":{"dtype":"F32","shape":[1,5],"data_offsets":[40,60]},)"
+                           R"("2.bias":{"dtype":"F32","shape":[1],"data_offsets":[60,64]})";
+} // namespace
+
+class TestSafetensors : public QObject
+{
+    Q_OBJECT
+private slots:
+    void roundTripWithPyTorchNames()
+    {
+        const MlpSpec spec = seedSpec();
+        const ParameterLayout layout(spec);
+        const ParamVector params = initialParameters(spec, layout, WeightInit::StandardNormal, 3);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("p.safetensors")).toStdString();
+        writeSafetensors(path, layout, params.data(), {{"note", "test"}});
+        const ParamVector back = readSafetensors(path, layout);
+        QCOMPARE(std::memcmp(back.data(), params.data(), params.size() * sizeof(float)), 0);
+
+        const std::string bytes = encodeSafetensors(layout, params.data());
+        std::uint64_t n = 0;
+        std::memcpy(&n, bytes.data(), 8);
+        QCOMPARE(n % 8, std::uint64_t(0));
+        const Json header = Json::parse(bytes.substr(8, n), "header");
+        QCOMPARE(header.find("0.weight")->find("shape")->dump(-1), std::string("[5, 1]"));
+        QCOMPARE(header.find("2.weight")->find("shape")->dump(-1), std::string("[1, 5]"));
+        QCOMPARE(header.find("2.bias")->find("data_offsets")->dump(-1), std::string("[60, 64]"));
+        QCOMPARE(bytes.size(), std::size_t(8 + n + 64));
+    }
+
+    void readsThePyTorchOracle()
+    {
+        const ParameterLayout layout(seedSpec());
+        const ParamVector f32 = readSafetensors(SGDSCOPE_TEST_DATA "/oracle_init_seed0.safetensors", layout);
+        const ParamVector f64 = readSafetensors(SGDSCOPE_TEST_DATA "/oracle_final_f64.safetensors", layout);
+        QVERIFY(f32[layout.weight(0).offset] != 0.0f);
+        QVERIFY(std::isfinite(f64[layout.bias(1).offset]));
+    }
+
+    void acceptsTheMinimalValidFile()
+    {
+        const ParameterLayout layout(seedSpec());
+        decodeSafetensors(fileWith(std::string("{") + kSeedEntries + "}", 64), "ok", layout);
+    }
+
+    void rejectsLies_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("needle");
+        auto add = [](const char* name, const std::string& bytes, const char* needle) {
+            QTest::addRow("%s", name) << QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size())) << QString::fromLatin1(needle);
+        };
+        const std::string entries = kSeedEntries;
+        add("too-short", "abc", "too short");
+        std::string huge(8, '\0');
+        huge[7] = 0x7f;
+        add("header-length-over-limit", huge + "{}", "over the 100 MB limit");
+        std::string past(8, '\0');
+        past[0] = 100;
+        add("header-past-end", past + "{}", "runs past the end");
+        add("not-json", fileWith("{nope", 64), "header");
+        add("not-object", fileWith("[1,2]", 0), "not a JSON object");
+        add("overlap", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},"0.bias":{"dtype":"F32","shape":[5],"data_offsets":[16,36]}})", 36), "without gaps or overlaps");
+        add("gap", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},"0.bias":{"dtype":"F32","shape":[5],"data_offsets":[24,44]}})", 44), "without gaps or overlaps");
+        add("past-end", fileWith("{" + entries + "}", 60), "cover 64 data bytes but the file holds 60");
+        add("shape-vs-bytes", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,2],"data_offsets":[0,20]}})", 20), "but data_offsets cover 20 bytes");
+        add("reversed-offsets", fileWith(R"({"0.weight":{"dtype":"F32","shape":[0],"data_offsets":[20,0]}})", 20), "end before they begin");
+        add("dtype", fileWith(R"({"0.weight":{"dtype":"I8","shape":[5,1],"data_offsets":[0,5]}})", 5), "dtype I8");
+        add("metadata-not-string", fileWith(R"({"__metadata__":{"a":1},)" + entries + "}", 64), "must be strings");
+        add("missing-tensor", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]}})", 20), "has no tensor \"0.bias\"");
+        std::string wrongShape = entries;
+        wrongShape.replace(wrongShape.find("[5,1]"), 5, "[1,5]");
+        add("model-shape", fileWith("{" + wrongShape + "}", 64), "the model needs [5, 1]");
+        add("extra-tensor", fileWith("{" + entries + R"(,"4.weight":{"dtype":"F32","shape":[1],"data_offsets":[64,68]}})", 68), "does not have");
+        add("negative-shape", fileWith(R"({"0.weight":{"dtype":"F32","shape":[-5,1],"data_offsets":[0,20]}})", 20), "not a non-negative integer");
+        add("huge-shape", fileWith(R"({"0.weight":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,20]}})", 20), "impossibly large");
+    }
+
+    void rejectsLies()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, needle);
+        const ParameterLayout layout(seedSpec());
+        try {
+            decodeSafetensors(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "parameter file 'x'", layout);
+        } catch (const SgdError& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QVERIFY2(message.contains(needle), qPrintable(message));
+            QVERIFY(message.startsWith(QStringLiteral("parameter file 'x'")));
+            return;
+        }
+        QFAIL("accepted a file that lies");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSafetensors)
+#include "test_safetensors.moc"
