@@ -59,10 +59,6 @@ void AsyncTrainer::prepareWorkers()
     }
     const BatchCursor leaderCursor = leader ? leader->cursor : BatchCursor(m_order);
     const bool resync = !m_workers.empty();
-    const std::int64_t done = resync ? m_samples : 0;
-    m_batchesTotal = furthest + (m_settings.sampleBudget - done + batch - 1) / batch;
-    if (m_settings.sampleBudget == std::numeric_limits<std::int64_t>::max())
-        m_batchesTotal = std::numeric_limits<std::int64_t>::max();
     if (m_workers.size() > static_cast<std::size_t>(team))
         m_workers.resize(static_cast<std::size_t>(team));
     while (m_workers.size() < static_cast<std::size_t>(team))
@@ -89,11 +85,11 @@ void AsyncTrainer::prepareWorkers()
     }
 }
 
-void AsyncTrainer::push(WorkerState& s, int worker)
+void AsyncTrainer::push(WorkerState& s, int worker, int count)
 {
     PushRecord r;
     r.worker = worker;
-    r.samples = s.slice.size();
+    r.samples = count;
     const std::uint32_t* batchIndices = s.cursor.next(m_settings.batch);
     const std::uint32_t* indices = batchIndices + s.slice.begin;
     const std::size_t size = m_params.size();
@@ -117,6 +113,13 @@ void AsyncTrainer::push(WorkerState& s, int worker)
     // The slice's gradient: chunks and K micro-batches as in sync, weighted by samples (mean over the slice).
     MlpWorkspace<float>& ws = workspaceAt(worker);
     const auto scale = static_cast<float>(1.0 / r.samples);
+    if (count != s.chunks.batch) {
+        // The run's last push, cut to the samples left in the budget: chunks and tree for that size.
+        s.chunks = ChunkLayout(count, std::min(s.chunks.chunkSize, count));
+        s.plan = ReductionPlan::build(s.chunks.chunkCount, 1, m_settings.accum);
+        while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
+            s.buffers.emplace_back(m_params.size(), 0.0f);
+    }
     const WorkerReduction& part = s.plan.workers.front();
     double lossSum = 0.0;
     for (const IndexRange& micro : part.microBatches) {
@@ -203,18 +206,32 @@ void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline, Clock::tim
 {
     WorkerState& s = *m_workers[static_cast<std::size_t>(worker)];
     s.records.clear();
-    if (s.slice.size() == 0)
+    const std::int64_t slice = s.slice.size();
+    if (slice == 0)
         return;
     try {
-        while (s.nextBatch < m_batchesTotal && !m_divergedFlag.load(std::memory_order_relaxed)
-               && !m_stopFlag.load(std::memory_order_relaxed)) {
+        while (!m_divergedFlag.load(std::memory_order_relaxed) && !m_stopFlag.load(std::memory_order_relaxed)) {
             const bool beforeDeadline = Clock::now() < deadline;
             // After the deadline, keep working only while a push begun before it is still running.
             if (!beforeDeadline && m_preDeadlineActive.load(std::memory_order_acquire) == 0)
                 break;
+            // Claim the push's samples from the run's budget (the last push takes only what is left, so async
+            // uses exactly the budget), and a place in this call's push limit.
+            std::int64_t claimed = m_claimedSamples.load(std::memory_order_relaxed);
+            std::int64_t count = 0;
+            do {
+                count = std::min(slice, m_settings.sampleBudget - claimed);
+            } while (count > 0 && !m_claimedSamples.compare_exchange_weak(claimed, claimed + count, std::memory_order_acq_rel));
+            if (count <= 0)
+                break;
+            if (m_pushesLeft.fetch_sub(1, std::memory_order_acq_rel) <= 0) {
+                m_pushesLeft.fetch_add(1, std::memory_order_acq_rel);
+                m_claimedSamples.fetch_sub(count, std::memory_order_acq_rel);
+                break;
+            }
             if (beforeDeadline)
                 m_preDeadlineActive.fetch_add(1, std::memory_order_acq_rel);
-            push(s, worker);
+            push(s, worker, static_cast<int>(count));
             if (beforeDeadline)
                 m_preDeadlineActive.fetch_sub(1, std::memory_order_acq_rel);
         }
@@ -227,6 +244,9 @@ void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline, Clock::tim
 void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const int team = m_settings.workers;
+    m_pushesLeft.store(limits.maxUpdates == std::numeric_limits<std::int64_t>::max()
+                           ? limits.maxUpdates
+                           : std::max<std::int64_t>(0, limits.maxUpdates - (m_updates - m_runStartUpdates)));
     const double remaining = limits.maxSeconds - (m_seconds - sliceStartSeconds);
     const double sliceSeconds = std::max(0.0, std::min(m_sliceSeconds, remaining));
     const Clock::time_point t0 = Clock::now();

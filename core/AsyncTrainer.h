@@ -19,9 +19,11 @@ namespace sgdscope {
 ///  - AsyncLearningRate::Staleness divides a push's learning rate by max(1, staleness) (Zhang et al. 2016,
 ///    "Staleness-aware Async-SGD for Distributed Deep Learning").
 ///
-/// Data: worker i's n-th push uses slice i of global batch n (DataOrder), so async sees the same samples as
-/// sync; the run ends when every worker has pushed its slice of the budget's batches. Each worker keeps its
-/// own momentum buffer (as PyTorch's Hogwild example does with one optimizer per process).
+/// Data: worker i's n-th push uses slice i of global batch n (DataOrder), so with equally fast workers async
+/// sees the same samples as sync. The sample budget is shared: the run ends when the pushes begun have used
+/// exactly the same number of samples as sync would (the last push is cut short if needed); a fast worker keeps pushing while a slow
+/// one computes, and so goes further in the data order. Each worker keeps its own momentum buffer (as
+/// PyTorch's Hogwild example does with one optimizer per process).
 ///
 /// Staleness of a push = version at its apply - version at its read (updates applied in between).
 ///
@@ -60,10 +62,11 @@ private:
 
     void prepareWorkers();
     void workerLoop(int worker, Clock::time_point deadline, Clock::time_point t0);
-    void push(WorkerState& state, int worker);
+    void push(WorkerState& state, int worker, int count);
 
     std::vector<std::unique_ptr<WorkerState>> m_workers;
-    std::int64_t m_batchesTotal = 0; // global batches each worker pushes a slice of
+    std::atomic<std::int64_t> m_claimedSamples {0}; // samples of pushes begun (the budget is shared)
+    std::atomic<std::int64_t> m_pushesLeft {0}; // of this call's RunLimits::maxUpdates
     std::mutex m_lock;
     std::atomic<std::int64_t> m_version {0};
     std::atomic<int> m_preDeadlineActive {0};

@@ -149,11 +149,11 @@ bool Trainer::stopWanted(TrainingObserver& observer)
 bool Trainer::run(const RunLimits& limits, TrainingObserver& observer)
 {
     const double sliceStart = m_seconds;
-    const std::int64_t updatesStart = m_updates;
+    m_runStartUpdates = m_updates;
     while (!finished()) {
         if (stopWanted(observer))
             break;
-        if (m_updates - updatesStart >= limits.maxUpdates || m_seconds - sliceStart >= limits.maxSeconds)
+        if (m_updates - m_runStartUpdates >= limits.maxUpdates || m_seconds - sliceStart >= limits.maxSeconds)
             break;
         trainSome(limits, sliceStart, observer);
         maybeEvaluate(observer);

@@ -112,6 +112,7 @@ protected:
     std::int64_t m_samples = 0;
     double m_seconds = 0.0;
     std::int64_t m_nextEvalSamples = 0;
+    std::int64_t m_runStartUpdates = 0; // m_updates when the current run() call began
     bool m_diverged = false;
     std::int64_t m_divergedAt = -1;
     bool m_stopped = false;

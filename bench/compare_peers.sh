@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Side by side, in one run: our trainers (bench_trainer) and the PyTorch peer harness (../shared/peers, its
+# OpenBLAS build), alternating, REPS times each; prints one JSON object with the medians and the ratios the
+# issues set as targets. Needs python3-torch and the peers' OpenBLAS (peers/setup_openblas.sh).
+#   bench/compare_peers.sh [build-dir]      REPS=3 PEERS=../shared/peers SECONDS_PER=3
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here/build}
+PEERS=${PEERS:-$here/../shared/peers}
+REPS=${REPS:-3}
+SECONDS_PER=${SECONDS_PER:-3}
+[ -x "$build/bench/bench_trainer" ] || { echo "compare_peers: build first ($build/bench/bench_trainer missing)" >&2; exit 2; }
+[ -f "$PEERS/torch_peer.py" ] || { echo "compare_peers: no PyTorch harness at $PEERS (set PEERS)" >&2; exit 2; }
+blas=$("$PEERS/setup_openblas.sh" 2>/dev/null | tail -1)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+peer() { LD_LIBRARY_PATH="$blas" timeout 280 /usr/bin/python3 "$PEERS/torch_peer.py" "$@" --out "$work/peer.jsonl" >/dev/null 2>>"$work/peer.log"; }
+for rep in $(seq 1 "$REPS"); do
+  echo "compare_peers: round $rep of $REPS" >&2
+  "$build/bench/bench_trainer" --seconds "$SECONDS_PER" --reps 1 2>/dev/null > "$work/ours-$rep.json"
+  peer seed --N 50 --mode single --threads 1 --rep "$rep" --tag seed
+  peer fashion --mode single --threads 1 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+  peer fashion --mode single --threads 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+  peer fashion --mode hogwild --P 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+  peer fashion --mode accum --P 1 --k 3 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+done
+
+/usr/bin/python3 - "$work" "$REPS" <<'PY'
+import json, statistics, sys, glob, os
+work, reps = sys.argv[1], int(sys.argv[2])
+ours = {}
+for f in sorted(glob.glob(os.path.join(work, "ours-*.json"))):
+    for r in json.load(open(f))["results"]:
+        key = (r["workload"], r["mode"], r["workers"], r["accum"], r["gemm"])
+        ours.setdefault(key, []).append(r)
+peer = {}
+for line in open(os.path.join(work, "peer.jsonl")):
+    r = json.loads(line)
+    key = (r["workload"], r["mode"], r.get("threads"), r.get("P"), r.get("k"))
+    peer.setdefault(key, []).append(r)
+
+def med(rs, field):
+    v = sorted(x[field] for x in rs)
+    return {"median": round(statistics.median(v), 1), "min": round(v[0], 1), "max": round(v[-1], 1)}
+
+out = {"benchmark": "sgdscope vs PyTorch peer (OpenBLAS), alternating", "rounds": reps, "ours": [], "peer": [], "ratios": {}}
+for key, rs in sorted(ours.items()):
+    out["ours"].append({"workload": key[0], "mode": key[1], "workers": key[2], "accum": key[3], "gemm": key[4],
+                        "samples_per_s": med(rs, "samples_per_s"), "updates_per_s": med(rs, "updates_per_s"),
+                        "ms_per_update": med(rs, "ms_per_update")})
+for key, rs in sorted(peer.items(), key=str):
+    e = {"workload": key[0], "mode": key[1], "threads": key[2], "P": key[3], "k": key[4], "samples_per_s": med(rs, "samples_per_s"),
+         "blas": rs[0].get("blas")}
+    if "steps_per_s" in rs[0]:
+        e["updates_per_s"] = med(rs, "steps_per_s")
+    out["peer"].append(e)
+
+def ours_med(workload, mode, workers, accum, field="samples_per_s", gemm="openblas"):
+    rs = ours.get((workload, mode, workers, accum, gemm)) or ours.get((workload, mode, workers, accum, "eigen"))
+    return statistics.median(r[field] for r in rs) if rs else None
+def peer_med(workload, mode, threads, P, k, field="samples_per_s"):
+    rs = peer.get((workload, mode, threads, P, k))
+    return statistics.median(r[field] for r in rs) if rs else None
+def ratio(a, b):
+    return round(a / b, 3) if a and b else None
+
+out["ratios"] = {
+    "parabola_sync_P1_updates_vs_torch_single (target >= 100)": ratio(ours_med("parabola", "sync", 1, 1, "updates_per_s"), peer_med("seed", "single", 1, 1, 1, "steps_per_s")),
+    "fashion_sync_P1_vs_torch_1_thread (target >= 1.0)": ratio(ours_med("fashion", "sync", 1, 1), peer_med("fashion", "single", 1, 1, 1)),
+    "fashion_sync_P2_vs_torch_2_threads (target >= 1.0)": ratio(ours_med("fashion", "sync", 2, 1), peer_med("fashion", "single", 2, 1, 1)),
+    "fashion_sync_P1_K3_vs_torch_accum_P1_k3": ratio(ours_med("fashion", "sync", 1, 3), peer_med("fashion", "accum", 1, 1, 3)),
+    "fashion_async_P2_vs_torch_hogwild_P2 (target >= 1.0)": ratio(ours_med("fashion", "async", 2, 1), peer_med("fashion", "hogwild", 1, 2, 1)),
+    "fashion_sync_P1_eigen_gemm_vs_torch_1_thread": ratio(ours_med("fashion", "sync", 1, 1, gemm="eigen"), peer_med("fashion", "single", 1, 1, 1)),
+}
+print(json.dumps(out, indent=2))
+PY

@@ -1,0 +1,316 @@
+// Asynchronous SGD: staleness, the version counter, time accounting, stragglers, convergence, timeline.
+#include "TestProblems.h"
+
+#include "core/AsyncTrainer.h"
+#include "core/Error.h"
+#include "core/Experiment.h"
+#include "core/Json.h"
+#include "core/RunConfig.h"
+#include "core/RunRecorder.h"
+#include "core/SyncTrainer.h"
+
+#include <QTest>
+
+#include <map>
+
+using namespace sgdscope;
+using namespace sgdscope::testing;
+
+namespace {
+// Accounting: busy + idle + apply of every worker equals the mode's wall time (issue: within 1%).
+constexpr double kAccountingTolerance = 0.01;
+
+struct PushLog : TrainingObserver
+{
+    struct Push
+    {
+        std::int64_t index, staleness, samples;
+        int worker;
+        double loss;
+        WorkerSpan span;
+    };
+    std::vector<Push> pushes;
+    void onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> spans) override
+    {
+        pushes.push_back({u.index, u.staleness, u.samples, u.worker, u.batchLoss, spans.empty() ? WorkerSpan {} : spans.front()});
+    }
+};
+
+std::shared_ptr<Problem> mediumProblem()
+{
+    // Enough work per push (about a millisecond) that timing and staleness are about compute, not overhead.
+    return blobsProblem(4096, Activation::Tanh, {8, 192, 192, 3});
+}
+
+void checkAccounting(const Trainer& t)
+{
+    for (const WorkerTotals& w : t.workerTotals()) {
+        const double total = w.busySeconds + w.idleSeconds + w.applySeconds;
+        QVERIFY2(std::fabs(total - t.seconds()) <= kAccountingTolerance * t.seconds(),
+                 qPrintable(QStringLiteral("busy+idle+apply %1 vs wall %2").arg(total).arg(t.seconds())));
+        QVERIFY(w.busySeconds > 0);
+        QVERIFY(w.idleSeconds >= -1e-9);
+        QVERIFY(w.applySeconds >= 0);
+    }
+}
+} // namespace
+
+class TestAsync : public QObject
+{
+    Q_OBJECT
+private slots:
+    void oneWorkerEqualsSyncBitForBit_data()
+    {
+        QTest::addColumn<int>("apply");
+        QTest::addRow("lock") << static_cast<int>(AsyncApply::Lock);
+        QTest::addRow("lockfree") << static_cast<int>(AsyncApply::LockFree);
+    }
+
+    void oneWorkerEqualsSyncBitForBit()
+    {
+        QFETCH(int, apply);
+        const auto problem = blobsProblem();
+        TrainerSettings s;
+        s.batch = 48;
+        s.chunk = 8;
+        s.accum = 2;
+        s.learningRate = 0.05;
+        s.momentum = 0.9;
+        s.sampleBudget = 30 * 48;
+        s.asyncApply = static_cast<AsyncApply>(apply);
+        SyncTrainer sync(problem, s);
+        AsyncTrainer async(problem, s);
+        PushLog log;
+        TrainingObserver none;
+        sync.run(RunLimits {}, none);
+        async.run(RunLimits {}, log);
+        QCOMPARE(async.updates(), std::int64_t(30));
+        QCOMPARE(async.samples(), sync.samples());
+        QVERIFY(sameBits(async.parameters(), sync.parameters()));
+        for (const auto& p : log.pushes)
+            QCOMPARE(p.staleness, std::int64_t(0));
+        QCOMPARE(async.staleness().max(), std::int64_t(0));
+    }
+
+    void stalenessFollowsTheVersionCounter_data()
+    {
+        QTest::addColumn<int>("workers");
+        QTest::addColumn<int>("apply");
+        for (const int p : {2, 3, 4}) {
+            QTest::addRow("P%d-lock", p) << p << static_cast<int>(AsyncApply::Lock);
+            QTest::addRow("P%d-lockfree", p) << p << static_cast<int>(AsyncApply::LockFree);
+        }
+    }
+
+    void stalenessFollowsTheVersionCounter()
+    {
+        QFETCH(int, workers);
+        QFETCH(int, apply);
+        const auto problem = mediumProblem();
+        TrainerSettings s;
+        s.workers = workers;
+        s.batch = 128 * workers;
+        s.learningRate = 0.02;
+        s.sampleBudget = static_cast<std::int64_t>(60) * s.batch;
+        s.asyncApply = static_cast<AsyncApply>(apply);
+        AsyncTrainer trainer(problem, s);
+        trainer.setSliceSeconds(0.05); // several slices
+        PushLog log;
+        trainer.run(RunLimits {}, log);
+        QCOMPARE(trainer.samples(), s.sampleBudget);
+        QCOMPARE(static_cast<std::int64_t>(log.pushes.size()), 60 * workers);
+
+        std::map<int, std::int64_t> lastApplied; // per worker: index of its previous push
+        std::int64_t sum = 0;
+        for (std::size_t i = 0; i < log.pushes.size(); ++i) {
+            const auto& p = log.pushes[i];
+            QCOMPARE(p.index, static_cast<std::int64_t>(i)); // delivered in apply order
+            QVERIFY(p.staleness >= 0);
+            const std::int64_t read = p.index - p.staleness; // the version it read
+            QVERIFY(read >= 0);
+            // A worker reads after its own previous push was applied.
+            if (lastApplied.count(p.worker))
+                QVERIFY2(read >= lastApplied[p.worker] + 1, "a worker read a version older than its own last push");
+            lastApplied[p.worker] = p.index;
+            sum += p.staleness;
+        }
+        QCOMPARE(trainer.staleness().sum(), sum);
+        QCOMPARE(trainer.staleness().count(), static_cast<std::int64_t>(log.pushes.size()));
+        // P equal workers: each sees the others' pushes between its read and its apply, about P - 1.
+        const double mean = trainer.staleness().mean();
+        QVERIFY2(mean > 0.4 * (workers - 1) && mean < 1.6 * (workers - 1),
+                 qPrintable(QStringLiteral("mean staleness %1 with %2 workers").arg(mean).arg(workers)));
+        std::int64_t perWorker = 0;
+        for (const auto& w : trainer.staleness().perWorker())
+            perWorker += w.count;
+        QCOMPARE(perWorker, trainer.staleness().count());
+        checkAccounting(trainer);
+    }
+
+    void syncWaitsForAStraggler()
+    {
+        const auto problem = mediumProblem();
+        TrainerSettings s;
+        s.workers = 2;
+        s.batch = 512;
+        s.chunk = 64;
+        s.learningRate = 0.02;
+        s.sampleBudget = 60 * 512;
+        s.stragglers = {{0, 4.0}};
+        SyncTrainer trainer(problem, s);
+        TrainingObserver none;
+        trainer.run(RunLimits {}, none);
+        const auto& w = trainer.workerTotals();
+        const double slowIdle = w[0].idleSeconds / (w[0].busySeconds + w[0].idleSeconds);
+        const double fastIdle = w[1].idleSeconds / (w[1].busySeconds + w[1].idleSeconds);
+        // Worker 1 waits 3 of every 4 units of worker 0's time: 0.75 ideally (wide band: a shared machine).
+        QVERIFY2(fastIdle > 0.55 && fastIdle < 0.9, qPrintable(QStringLiteral("fast worker idle %1").arg(fastIdle)));
+        QVERIFY2(slowIdle < 0.2, qPrintable(QStringLiteral("slow worker idle %1").arg(slowIdle)));
+        checkAccounting(trainer);
+    }
+
+    void asyncDoesNotWaitForAStraggler()
+    {
+        const auto problem = mediumProblem();
+        TrainerSettings s;
+        s.workers = 2;
+        s.batch = 512;
+        s.chunk = 64;
+        s.learningRate = 0.02;
+        s.sampleBudget = 40 * 512;
+        s.stragglers = {{0, 4.0}};
+        AsyncTrainer trainer(problem, s);
+        PushLog log;
+        trainer.run(RunLimits {}, log);
+        // The fast worker pushes about 4 times as often while both are working; it then finishes its share
+        // early (each worker pushes its slice of every batch), so compare the first half of the run.
+        int fast = 0, slow = 0;
+        for (std::size_t i = 0; i < log.pushes.size() / 2; ++i)
+            (log.pushes[i].worker == 0 ? slow : fast) += 1;
+        QVERIFY2(fast > 2 * slow, qPrintable(QStringLiteral("fast %1, slow %2 pushes").arg(fast).arg(slow)));
+        // The slow worker's gradients are stale by the fast worker's pushes in between (about 4).
+        const double slowStaleness = trainer.staleness().perWorker()[0].mean();
+        QVERIFY2(slowStaleness > 2.0, qPrintable(QStringLiteral("slow worker's mean staleness %1").arg(slowStaleness)));
+        checkAccounting(trainer);
+    }
+
+    void asyncConvergesOnTheParabola_data()
+    {
+        QTest::addColumn<QString>("apply");
+        QTest::addRow("lock") << QStringLiteral("lock");
+        QTest::addRow("lockfree") << QStringLiteral("lockfree");
+        QTest::addRow("staleness-lr") << QStringLiteral("lock");
+    }
+
+    void asyncConvergesOnTheParabola()
+    {
+        QFETCH(QString, apply);
+        ConfigBuilder b;
+        b.applyPreset("parabola", "test");
+        b.applyOption("workers", "4");
+        b.applyOption("async-apply", apply.toStdString());
+        if (QByteArray(QTest::currentDataTag()) == "staleness-lr")
+            b.applyOption("async-lr", "staleness");
+        const PreparedRun run = prepareRun(b.resolve());
+        TrainingObserver none;
+        const ModeResult result = runMode(run, Mode::Async, none);
+        QCOMPARE(result.samples, std::int64_t(2000 * 50)); // the same sample budget as sync
+        QVERIFY2(result.finalLoss < 0.05, qPrintable(QStringLiteral("final loss %1").arg(result.finalLoss)));
+    }
+
+    void timelineIsValidTraceEventJson()
+    {
+        const auto problem = mediumProblem();
+        TrainerSettings s;
+        s.workers = 3;
+        s.batch = 384;
+        s.chunk = 64;
+        s.learningRate = 0.02;
+        s.sampleBudget = 10 * 384;
+        s.stragglers = {{2, 2.0}};
+        RunRecorder syncRecorder(1000, 100000), asyncRecorder(1000, 100000);
+        SyncTrainer sync(problem, s);
+        sync.run(RunLimits {}, syncRecorder);
+        AsyncTrainer async(problem, s);
+        async.run(RunLimits {}, asyncRecorder);
+        const Json trace = Json::parse(traceJson({{Mode::Sync, &syncRecorder}, {Mode::Async, &asyncRecorder}}), "trace");
+        QVERIFY(trace.find("traceEvents")->isArray());
+        std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> rows;
+        std::map<int, int> threadNames;
+        for (const Json& e : trace.find("traceEvents")->asArray()) {
+            const std::string ph = e.find("ph")->asString();
+            const int pid = static_cast<int>(e.find("pid")->asNumber());
+            const int tid = static_cast<int>(e.find("tid")->asNumber());
+            if (ph == "M") {
+                if (e.find("name")->asString() == "thread_name")
+                    ++threadNames[pid];
+                continue;
+            }
+            QCOMPARE(ph, std::string("X"));
+            QVERIFY(e.find("name")->isString());
+            const double ts = e.find("ts")->asNumber();
+            const double dur = e.find("dur")->asNumber();
+            QVERIFY(dur > 0);
+            rows[{pid, tid}].emplace_back(ts, ts + dur);
+        }
+        QCOMPARE(threadNames[1], 3); // one row per worker and mode
+        QCOMPARE(threadNames[2], 3);
+        QCOMPARE(rows.size(), std::size_t(6));
+        for (auto& [row, spans] : rows) {
+            std::sort(spans.begin(), spans.end());
+            for (std::size_t i = 1; i < spans.size(); ++i) {
+                // Timestamps are rounded to 1 ns (microseconds with 3 decimals).
+                QVERIFY2(spans[i].first >= spans[i - 1].second - 0.0015,
+                         qPrintable(QStringLiteral("overlap in pid %1 tid %2").arg(row.first).arg(row.second)));
+            }
+        }
+    }
+
+    void boundedMemoryThinsOldPoints()
+    {
+        RunRecorder recorder(64);
+        UpdateRecord u;
+        for (int i = 0; i < 100000; ++i) {
+            u.index = i;
+            u.batchLoss = 1.0 / (1 + i);
+            recorder.onUpdate(u, {});
+        }
+        QVERIFY(recorder.updates().size() < 64);
+        QVERIFY(recorder.updates().size() >= 32);
+        QCOMPARE(recorder.updates().front().index, std::int64_t(0));
+        // Evenly thinned: consecutive kept points are one stride apart.
+        for (std::size_t i = 1; i < recorder.updates().size(); ++i)
+            QCOMPARE(recorder.updates()[i].index - recorder.updates()[i - 1].index, recorder.stride());
+    }
+
+    void liveReconfigurationCarriesOn()
+    {
+        const auto problem = blobsProblem(2000);
+        for (const Mode mode : {Mode::Sync, Mode::Async}) {
+            TrainerSettings s;
+            s.workers = 2;
+            s.batch = 64;
+            s.learningRate = 0.05;
+            auto trainer = makeTrainer(mode, problem, s);
+            PushLog log;
+            trainer->run(RunLimits {20, std::numeric_limits<double>::infinity()}, log);
+            const std::int64_t before = trainer->samples();
+            s.workers = 4;
+            s.batch = 96;
+            s.accum = 3;
+            s.chunk = 8; // 12 chunks: every worker has some (a model this small is one chunk by default)
+            s.learningRate = 0.01;
+            s.stragglers = {{3, 2.0}};
+            trainer->reconfigure(s);
+            trainer->run(RunLimits {2000, std::numeric_limits<double>::infinity()}, log);
+            QVERIFY(trainer->samples() > before);
+            QCOMPARE(trainer->workerTotals().size(), std::size_t(4));
+            QVERIFY2(trainer->workerTotals()[3].updates > 0, modeName(mode));
+            s.workers = 0;
+            QVERIFY_THROWS_EXCEPTION(SgdError, trainer->reconfigure(s));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAsync)
+#include "test_async.moc"
