@@ -74,9 +74,13 @@ DataSplit loadData(const RunConfig& c)
 
 PreparedRun prepareRun(const RunConfig& config)
 {
+    return prepareRun(config, std::make_shared<DataSplit>(loadData(config)));
+}
+
+PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+{
     PreparedRun run;
     run.config = config;
-    auto data = std::make_shared<DataSplit>(loadData(config));
     const Dataset& train = data->train;
     const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;
     if (classification && !train.isClassification())
@@ -135,6 +139,33 @@ PreparedRun prepareRun(const RunConfig& config)
     validateSettings(s, *problem);
     run.problem = std::move(problem);
     return run;
+}
+
+std::int64_t trainingSetSize(const RunConfig& c)
+{
+    std::int64_t n = 0;
+    if (c.dataset == "parabola") {
+        n = c.samples > 0 ? c.samples : defaultParabolaPoints;
+    } else if (c.dataset == "blobs") {
+        n = c.samples > 0 ? c.samples : defaultBlobsSamples;
+    } else if (c.dataset == "fashion-mnist" || c.dataset == "idx") {
+        const std::string folder = c.data.empty() ? std::string(debianFashionMnistFolder) : c.data;
+        for (const char* name : {"train-labels-idx1-ubyte.gz", "train-labels-idx1-ubyte"}) {
+            const std::string path = (std::filesystem::path(folder) / name).string();
+            std::error_code ec;
+            if (!std::filesystem::exists(path, ec))
+                continue;
+            try {
+                n = static_cast<std::int64_t>(readIdx(path, 1 << 24).dims.front()); // a labels file is small
+            } catch (const SgdError&) {
+                n = 0;
+            }
+            break;
+        }
+        if (c.samples > 0 && n > 0)
+            n = std::min(n, c.samples);
+    }
+    return n;
 }
 
 std::unique_ptr<Trainer> makeTrainer(Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)

@@ -25,8 +25,14 @@ struct PreparedRun
 
 /// Loads and checks; throws SgdError (naming the option, field or file) on bad input.
 PreparedRun prepareRun(const RunConfig& config);
+/// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.
+PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data);
 /// The data a configuration trains on (also used by the window).
 DataSplit loadData(const RunConfig& config);
+
+/// The number of training samples a configuration will have, without loading the data (IDX files: read
+/// from the header). 0 if it cannot tell (CSV, missing files).
+std::int64_t trainingSetSize(const RunConfig& config);
 
 /// Makes the trainer of one mode.
 std::unique_ptr<Trainer> makeTrainer(Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings);

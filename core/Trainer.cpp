@@ -115,19 +115,26 @@ void Trainer::sleepSeconds(double seconds)
 {
     if (seconds <= 0)
         return;
-    // Ask the kernel for precise wake-ups on this thread (the default 50 us slack would swamp short
-    // injected delays).
-    thread_local bool slackSet = false;
-    if (!slackSet) {
-        ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-        slackSet = true;
+    // A sleep cannot end more precisely than the scheduler wakes us (tens of microseconds), so the last
+    // stretch of a delay, and all of a very short one, is waited out on the clock.
+    constexpr double spinSeconds = 80e-6;
+    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    if (seconds > spinSeconds) {
+        // Ask the kernel for precise wake-ups on this thread (the default 50 us slack would swamp them).
+        thread_local bool slackSet = false;
+        if (!slackSet) {
+            ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+            slackSet = true;
+        }
+        timespec deadline {};
+        ::clock_gettime(CLOCK_MONOTONIC, &deadline);
+        const double total = static_cast<double>(deadline.tv_nsec) * 1e-9 + (seconds - spinSeconds);
+        deadline.tv_sec += static_cast<time_t>(std::floor(total));
+        deadline.tv_nsec = static_cast<long>((total - std::floor(total)) * 1e9);
+        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+        }
     }
-    timespec deadline {};
-    ::clock_gettime(CLOCK_MONOTONIC, &deadline);
-    const double total = static_cast<double>(deadline.tv_nsec) * 1e-9 + seconds;
-    deadline.tv_sec += static_cast<time_t>(std::floor(total));
-    deadline.tv_nsec = static_cast<long>((total - std::floor(total)) * 1e9);
-    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+    while (Clock::now() < end) {
     }
 }
 

@@ -7,7 +7,8 @@
 namespace sgdscope {
 
 /// Worker `worker` is `factor` times slower: after computing, it sleeps (factor - 1) x its measured compute
-/// time, as a slow remote machine would be slow without using our cores.
+/// time, as a slow remote machine would be slow without using our cores. (The last 80 us of a delay are
+/// waited out on the clock instead: a sleep cannot end that precisely.)
 struct Straggler
 {
     int worker = 0;

@@ -1,0 +1,326 @@
+#include "ui/ControlPanel.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace sgdscope::ui {
+
+namespace {
+    constexpr int lrStepsPerDecade = 20;
+    constexpr double lrMin = 1e-4; // slider 0; the top is 1.0
+
+    double lrFromSlider(int v) { return lrMin * std::pow(10.0, static_cast<double>(v) / lrStepsPerDecade); }
+    int sliderFromLr(double lr) { return static_cast<int>(std::lround(std::log10(lr / lrMin) * lrStepsPerDecade)); }
+
+    QSlider* slider(int lo, int hi, const QString& tip)
+    {
+        auto* s = new QSlider(Qt::Horizontal);
+        s->setRange(lo, hi);
+        s->setToolTip(tip);
+        s->setMinimumWidth(110);
+        return s;
+    }
+
+    QLabel* valueLabel()
+    {
+        auto* l = new QLabel;
+        l->setMinimumWidth(52);
+        l->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        QFont f = l->font();
+        f.setBold(true);
+        l->setFont(f);
+        return l;
+    }
+
+    QWidget* withValue(QWidget* control, QLabel* value)
+    {
+        auto* w = new QWidget;
+        auto* h = new QHBoxLayout(w);
+        h->setContentsMargins(0, 0, 0, 0);
+        h->addWidget(control, 1);
+        h->addWidget(value);
+        return w;
+    }
+} // namespace
+
+ControlPanel::ControlPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    m_preset = new QComboBox;
+    m_preset->addItems(Controller::presetNames());
+    m_preset->setToolTip(tr("The model and data to train; a change applies on Reset."));
+    m_presetSummary = new QLabel;
+    m_presetSummary->setWordWrap(true);
+    m_presetSummary->setStyleSheet(QStringLiteral("color:#555"));
+
+    m_workers = slider(1, 32, tr("Worker threads P; both modes use the same number. Applies live."));
+    m_batch = slider(0, 0, tr("Samples per sync update (async: split over the workers, one push each). Applies live."));
+    m_accum = slider(1, 16, tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
+                               "same result as the whole slice at once. Applies live."));
+    m_lr = slider(0, 4 * lrStepsPerDecade, tr("Learning rate (log scale). Applies live."));
+    m_slowWorker = new QComboBox;
+    m_slowWorker->setToolTip(tr("A worker made slower: after computing it sleeps, as a slow remote machine would be slow "
+                                "without using our cores. Applies live."));
+    m_slowFactor = slider(2, 20, tr("How many times slower the straggler is. Applies live."));
+    m_jitter = slider(0, 20, tr("Random compute-time jitter: every compute time is multiplied by exp(\u03c3 z), z standard "
+                                "normal, seeded. Applies live."));
+    m_seed = new QSpinBox;
+    m_seed->setRange(0, 1000000);
+    m_seed->setToolTip(tr("Seed for the initial weights, data order and jitter; applies on Reset."));
+    m_apply = new QComboBox;
+    m_apply->addItems({tr("lock (parameter server)"), tr("lock-free (Hogwild!)")});
+    m_apply->setToolTip(tr("How async workers apply their gradients: in a short critical section, or element by element "
+                           "without a lock. Applies live."));
+
+    m_xAxis = new QComboBox;
+    m_xAxis->addItems({tr("updates"), tr("samples seen"), tr("seconds")});
+    m_xAxis->setCurrentIndex(1);
+    m_xAxis->setToolTip(tr("What the loss charts' x axis counts."));
+    m_smoothing = slider(0, 99, tr("Smoothing of the bold loss curve (exponential, as TensorBoard's)."));
+    m_smoothing->setValue(90);
+
+    m_workersValue = valueLabel();
+    m_batchValue = valueLabel();
+    m_accumValue = valueLabel();
+    m_lrValue = valueLabel();
+    m_slowValue = valueLabel();
+    m_jitterValue = valueLabel();
+    m_smoothingValue = valueLabel();
+
+    m_start = new QPushButton(tr("Start"));
+    m_start->setToolTip(tr("Start training both modes (Space)."));
+    m_pause = new QPushButton(tr("Pause"));
+    m_pause->setToolTip(tr("Pause or resume (Space)."));
+    m_reset = new QPushButton(tr("Reset"));
+    m_reset->setToolTip(tr("Stop and clear; the next Start begins afresh with the current settings (Ctrl+R)."));
+    for (QPushButton* b : {m_start, m_pause, m_reset})
+        b->setFocusPolicy(Qt::NoFocus); // Space belongs to Start/Pause, not to the focused button
+
+    m_cores = new QLabel;
+    m_cores->setWordWrap(true);
+    m_cores->setStyleSheet(QStringLiteral("color:#a05a00"));
+    m_notes = new QLabel;
+    m_notes->setWordWrap(true);
+    m_notes->setStyleSheet(QStringLiteral("color:#555"));
+    m_restart = new QLabel(tr("Preset and seed changes apply on Reset (Ctrl+R)."));
+    m_restart->setWordWrap(true);
+    m_restart->setStyleSheet(QStringLiteral("color:#b00020; font-weight:bold"));
+    m_restart->hide();
+
+    auto* model = new QGroupBox(tr("Model and data"));
+    auto* modelForm = new QFormLayout(model);
+    modelForm->addRow(tr("Preset"), m_preset);
+    modelForm->addRow(m_presetSummary);
+    modelForm->addRow(tr("Seed"), m_seed);
+
+    auto* parallel = new QGroupBox(tr("Parallelism"));
+    auto* form = new QFormLayout(parallel);
+    form->addRow(tr("Workers"), withValue(m_workers, m_workersValue));
+    form->addRow(tr("Batch"), withValue(m_batch, m_batchValue));
+    form->addRow(tr("Micro-batches"), withValue(m_accum, m_accumValue));
+    form->addRow(tr("Learning rate"), withValue(m_lr, m_lrValue));
+    form->addRow(tr("Async apply"), m_apply);
+    form->addRow(m_cores);
+
+    auto* stragglers = new QGroupBox(tr("Stragglers"));
+    auto* sform = new QFormLayout(stragglers);
+    sform->addRow(tr("Slow worker"), m_slowWorker);
+    sform->addRow(tr("Slower by"), withValue(m_slowFactor, m_slowValue));
+    sform->addRow(tr("Jitter \u03c3"), withValue(m_jitter, m_jitterValue));
+
+    auto* charts = new QGroupBox(tr("Charts"));
+    auto* cform = new QFormLayout(charts);
+    cform->addRow(tr("Loss against"), m_xAxis);
+    cform->addRow(tr("Smoothing"), withValue(m_smoothing, m_smoothingValue));
+
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_start);
+    buttons->addWidget(m_pause);
+    buttons->addWidget(m_reset);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(buttons);
+    layout->addWidget(m_restart);
+    layout->addWidget(model);
+    layout->addWidget(parallel);
+    layout->addWidget(stragglers);
+    layout->addWidget(charts);
+    layout->addWidget(m_notes);
+    layout->addStretch(1);
+
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        presetChanged();
+        emitSettings();
+    });
+    for (QSlider* s : {m_workers, m_batch, m_accum, m_lr, m_slowFactor, m_jitter})
+        connect(s, &QSlider::valueChanged, this, [this] {
+            if (sender() == m_workers)
+                fillSlowWorkers();
+            updateLabels();
+            emitSettings();
+        });
+    connect(m_slowWorker, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
+    connect(m_apply, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
+    connect(m_seed, &QSpinBox::valueChanged, this, [this] { emitSettings(); });
+    connect(m_xAxis, &QComboBox::currentIndexChanged, this, &ControlPanel::chartOptionsChanged);
+    connect(m_smoothing, &QSlider::valueChanged, this, [this] {
+        updateLabels();
+        emit chartOptionsChanged();
+    });
+    connect(m_start, &QPushButton::clicked, this, &ControlPanel::startClicked);
+    connect(m_pause, &QPushButton::clicked, this, &ControlPanel::pauseClicked);
+    connect(m_reset, &QPushButton::clicked, this, &ControlPanel::resetClicked);
+
+    m_updating = true;
+    m_workers->setValue(2);
+    m_accum->setValue(1);
+    m_slowFactor->setValue(4);
+    presetChanged();
+    fillSlowWorkers();
+    m_updating = false;
+    updateLabels();
+    setState(Controller::State::Idle);
+}
+
+void ControlPanel::presetChanged()
+{
+    const Controller::PresetInfo info = Controller::presetInfo(m_preset->currentText());
+    m_presetSummary->setText(info.summary);
+    // Batch sizes: powers of two up to the training set, the preset's own and the whole set.
+    const std::int64_t n = info.trainSamples > 0 ? info.trainSamples : std::max(info.batch, 1);
+    QList<int> values;
+    for (std::int64_t b = 1; b < n && b <= 65536; b *= 2)
+        values << static_cast<int>(b);
+    if (n <= 65536)
+        values << static_cast<int>(n);
+    if (info.batch > 0 && !values.contains(info.batch))
+        values << info.batch;
+    std::sort(values.begin(), values.end());
+    m_batchValues = values;
+    const bool was = m_updating;
+    m_updating = true;
+    m_batch->setRange(0, static_cast<int>(values.size()) - 1);
+    m_batch->setValue(std::max(0, static_cast<int>(values.indexOf(info.batch > 0 ? info.batch : values.back()))));
+    m_lr->setValue(sliderFromLr(info.learningRate > 0 ? info.learningRate : 0.01));
+    m_updating = was;
+    updateLabels();
+}
+
+void ControlPanel::fillSlowWorkers()
+{
+    const bool was = m_updating;
+    m_updating = true;
+    const int current = m_slowWorker->currentIndex();
+    m_slowWorker->clear();
+    m_slowWorker->addItem(tr("none"));
+    for (int w = 0; w < m_workers->value(); ++w)
+        m_slowWorker->addItem(tr("worker %1").arg(w));
+    m_slowWorker->setCurrentIndex(std::min(current < 0 ? 0 : current, m_slowWorker->count() - 1));
+    m_updating = was;
+}
+
+void ControlPanel::updateLabels()
+{
+    m_workersValue->setText(QString::number(m_workers->value()));
+    const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
+    m_batchValue->setText(m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]));
+    m_accumValue->setText(QString::number(m_accum->value()));
+    m_lrValue->setText(QString::number(lrFromSlider(m_lr->value()), 'g', 3));
+    m_slowValue->setText(QStringLiteral("%1\u00d7").arg(m_slowFactor->value() / 2.0, 0, 'g', 3));
+    m_jitterValue->setText(QString::number(m_jitter->value() * 0.05, 'g', 2));
+    m_smoothingValue->setText(QString::number(m_smoothing->value() / 100.0, 'f', 2));
+    const int cores = Controller::machineCores();
+    if (m_workers->value() > cores)
+        m_cores->setText(tr("%1 workers on %2 cores: workers share cores, so idle time and staleness include the operating "
+                            "system's scheduling. This is not %1 machines.")
+                             .arg(m_workers->value())
+                             .arg(cores));
+    m_cores->setVisible(m_workers->value() > cores);
+}
+
+SessionSettings ControlPanel::settings() const
+{
+    SessionSettings s;
+    s.preset = m_preset->currentText();
+    s.workers = m_workers->value();
+    const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
+    s.batch = m_batchValues.isEmpty() ? 0 : m_batchValues[batchIndex];
+    s.accum = m_accum->value();
+    s.learningRate = lrFromSlider(m_lr->value());
+    s.slowWorker = m_slowWorker->currentIndex() - 1;
+    s.slowFactor = m_slowFactor->value() / 2.0;
+    s.jitter = m_jitter->value() * 0.05;
+    s.seed = static_cast<std::uint64_t>(m_seed->value());
+    s.lockFree = m_apply->currentIndex() == 1;
+    return s;
+}
+
+void ControlPanel::setSettings(const SessionSettings& s)
+{
+    m_updating = true;
+    const int presetIndex = m_preset->findText(s.preset);
+    if (presetIndex >= 0)
+        m_preset->setCurrentIndex(presetIndex);
+    presetChanged();
+    m_workers->setValue(std::clamp(s.workers, 1, 32));
+    fillSlowWorkers();
+    if (s.batch > 0 && m_batchValues.contains(s.batch))
+        m_batch->setValue(static_cast<int>(m_batchValues.indexOf(s.batch)));
+    m_accum->setValue(std::clamp(s.accum, 1, 16));
+    if (s.learningRate > 0)
+        m_lr->setValue(sliderFromLr(s.learningRate));
+    m_slowWorker->setCurrentIndex(std::clamp(s.slowWorker + 1, 0, m_slowWorker->count() - 1));
+    m_slowFactor->setValue(std::clamp(static_cast<int>(std::lround(s.slowFactor * 2)), 2, 20));
+    m_jitter->setValue(std::clamp(static_cast<int>(std::lround(s.jitter / 0.05)), 0, 20));
+    m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, 1000000)));
+    m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
+    m_updating = false;
+    updateLabels();
+}
+
+void ControlPanel::emitSettings()
+{
+    if (!m_updating)
+        emit settingsChanged(settings());
+}
+
+void ControlPanel::setState(Controller::State state)
+{
+    const bool running = state == Controller::State::Running || state == Controller::State::Loading;
+    m_start->setEnabled(!running);
+    m_start->setText(state == Controller::State::Paused ? tr("Resume") : tr("Start"));
+    m_pause->setEnabled(state == Controller::State::Running);
+    m_reset->setEnabled(state != Controller::State::Idle);
+}
+
+void ControlPanel::setNotes(const QStringList& notes)
+{
+    m_notes->setText(notes.join(QLatin1Char('\n')));
+}
+
+void ControlPanel::setRestartNeeded(bool needed)
+{
+    m_restart->setVisible(needed);
+}
+
+XAxisKind ControlPanel::xAxis() const
+{
+    return static_cast<XAxisKind>(m_xAxis->currentIndex());
+}
+
+double ControlPanel::smoothing() const
+{
+    return m_smoothing->value() / 100.0;
+}
+
+} // namespace sgdscope::ui

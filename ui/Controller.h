@@ -1,0 +1,95 @@
+#pragma once
+
+#include "ui/SessionData.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+class QThread;
+
+namespace sgdscope::ui {
+
+struct SessionShared;
+struct DataCache;
+
+/// The one bridge between the window and core. It owns the background thread that drives both trainers
+/// (alternating short time slices of sync and async, each mode on its own clock) and hands results to the
+/// GUI as copied values tagged with a run id, so that anything from a run that was reset is dropped.
+///
+/// Threading: every public method is for the GUI thread. Pause and stop are atomics set by direct calls
+/// and checked by the training thread between slices (its loop blocks for the whole run, so a queued slot
+/// would never be delivered). The training thread appends to a mutex-guarded staging buffer; a GUI timer
+/// swaps it out about 30 times a second and emits metricsReady() once per tick. Reset never waits for the
+/// old run: it is told to stop and finishes in the background (its results are dropped by run id).
+class Controller : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State { Idle, Loading, Running, Paused, Finished, Failed };
+    Q_ENUM(State)
+
+    explicit Controller(QObject* parent = nullptr);
+    ~Controller() override;
+
+    /// Changes the settings. Workers, batch, micro-batches, learning rate, straggler, jitter and the async
+    /// apply mode reach a running session from its next update (and are marked on the charts); preset and
+    /// seed need a reset (restartNeeded(true) says so).
+    void setSettings(const SessionSettings& settings);
+    const SessionSettings& settings() const { return m_settings; }
+    /// The settings the current run started with (or last applied live).
+    const SessionSettings& runningSettings() const { return m_running; }
+
+    void start(); // new run, or resume when paused
+    void pause();
+    void togglePause(); // Space: start, pause or resume
+    void reset(); // stop and clear; the next start begins afresh
+    State state() const { return m_state; }
+    std::uint64_t runId() const { return m_runId; }
+
+    /// Drains the staging buffer now (the timer does this ~30 times a second).
+    void drain();
+    /// Background threads that have not finished yet (the current run and any stopping ones).
+    int liveThreads() const;
+    /// Blocks until every background thread has finished (tests, shutdown).
+    void waitForThreads();
+
+    static int machineCores();
+
+    struct PresetInfo
+    {
+        QString name;
+        std::int64_t trainSamples = 0; // 0 if unknown (data set not installed)
+        int batch = 0; // the preset's
+        double learningRate = 0.0;
+        QString summary; // one line: model, data, optimiser
+    };
+    static QStringList presetNames();
+    static PresetInfo presetInfo(const QString& name);
+
+signals:
+    void metricsReady(const sgdscope::ui::MetricsBatch& batch);
+    void stateChanged(sgdscope::ui::Controller::State state);
+    void restartNeeded(bool needed);
+    void cleared(); // after reset: views drop their data
+    void errorOccurred(const QString& message);
+
+private:
+    void setState(State state);
+    void stopCurrent();
+    void reapFinishedThreads();
+
+    SessionSettings m_settings;
+    SessionSettings m_running;
+    State m_state = State::Idle;
+    std::uint64_t m_runId = 0;
+    std::shared_ptr<SessionShared> m_session;
+    std::shared_ptr<DataCache> m_cache;
+    QThread* m_thread = nullptr;
+    std::vector<QThread*> m_stopping;
+    QTimer m_timer;
+};
+
+} // namespace sgdscope::ui

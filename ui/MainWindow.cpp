@@ -1,0 +1,330 @@
+#include "ui/MainWindow.h"
+
+#include "ui/ControlPanel.h"
+#include "ui/ModeColumn.h"
+#include "ui/charts/LossChart.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPainter>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTimer>
+#include <QElapsedTimer>
+#include <QVBoxLayout>
+
+namespace sgdscope::ui {
+
+namespace {
+    QString compact(double v)
+    {
+        if (v >= 1e6)
+            return QStringLiteral("%1M").arg(v / 1e6, 0, 'f', 2);
+        if (v >= 1e3)
+            return QStringLiteral("%1k").arg(v / 1e3, 0, 'f', 1);
+        return QString::number(v, 'f', 0);
+    }
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , m_controller(new Controller(this))
+{
+    setWindowTitle(tr("sgdscope \u2014 sync and async data-parallel SGD"));
+    m_panel = new ControlPanel;
+    auto* panelScroll = new QScrollArea;
+    panelScroll->setWidget(m_panel);
+    panelScroll->setWidgetResizable(true);
+    panelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    panelScroll->setMinimumWidth(m_panel->sizeHint().width() + 16);
+    panelScroll->setMaximumWidth(m_panel->sizeHint().width() + 60);
+
+    for (int m = 0; m < modeCount; ++m)
+        m_columns[static_cast<std::size_t>(m)] = new ModeColumn(m, &m_series[static_cast<std::size_t>(m)]);
+    m_compareSamples = new LossChart(tr("Sync vs async: loss against samples seen"), QStringLiteral("comparison-samples"),
+                                     {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
+                                     XAxisKind::Samples);
+    m_compareSamples->setToolTip(tr("Both modes' smoothed batch loss against the samples they have seen: which one learns more per sample."));
+    m_compareSeconds = new LossChart(tr("Sync vs async: loss against seconds"), QStringLiteral("comparison-seconds"),
+                                     {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
+                                     XAxisKind::Seconds);
+    m_compareSeconds->setToolTip(tr("Both modes' smoothed batch loss against their own clocks (each advances only while that mode "
+                                    "trains): which one gets to a low loss sooner."));
+
+    auto* columns = new QSplitter(Qt::Horizontal);
+    columns->addWidget(m_columns[SyncMode]);
+    columns->addWidget(m_columns[AsyncMode]);
+    columns->setChildrenCollapsible(false);
+    auto* comparison = new QSplitter(Qt::Horizontal);
+    comparison->addWidget(m_compareSamples);
+    comparison->addWidget(m_compareSeconds);
+    comparison->setChildrenCollapsible(false);
+    auto* right = new QSplitter(Qt::Vertical);
+    right->addWidget(columns);
+    right->addWidget(comparison);
+    right->setStretchFactor(0, 5);
+    right->setStretchFactor(1, 2);
+    comparison->setMinimumHeight(200);
+    right->setChildrenCollapsible(false);
+    auto* main = new QSplitter(Qt::Horizontal);
+    main->addWidget(panelScroll);
+    main->addWidget(right);
+    main->setStretchFactor(1, 1);
+    main->setChildrenCollapsible(false);
+    setCentralWidget(main);
+
+    // Menus and shortcuts.
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* exportAction = file->addAction(tr("&Export charts..."), this, &MainWindow::exportWithDialog);
+    exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    QAction* startPause = run->addAction(tr("&Start / Pause"), m_controller, &Controller::togglePause);
+    startPause->setShortcut(QKeySequence(Qt::Key_Space));
+    QAction* reset = run->addAction(tr("&Reset"), m_controller, &Controller::reset);
+    reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About sgdscope"), this, [this] {
+        QMessageBox::about(this, tr("About sgdscope"),
+                           tr("<p><b>sgdscope</b> trains one network two ways side by side: synchronous data-parallel SGD "
+                              "(exactly large-batch gradient descent, bitwise the same for any worker count) and asynchronous SGD "
+                              "(Downpour / Hogwild!), and shows what each costs: loss, idle time, staleness.</p>"
+                              "<p>Workers are OpenMP threads on this machine (%1 cores).</p>")
+                               .arg(Controller::machineCores()));
+    });
+
+    // Status bar: per mode updates/s, samples/s, loss, idle fraction, mean staleness.
+    m_stateLabel = new QLabel;
+    statusBar()->addWidget(m_stateLabel);
+    for (int m = 0; m < modeCount; ++m) {
+        auto* label = new QLabel;
+        label->setToolTip(m == SyncMode ? tr("Sync: updates per second, samples per second, latest loss, share of worker time spent idle, "
+                                             "mean staleness (always 0).")
+                                        : tr("Async: pushes per second, samples per second, latest loss, share of worker time spent idle, "
+                                             "mean staleness."));
+        m_statusLabels[static_cast<std::size_t>(m)] = label;
+        statusBar()->addPermanentWidget(label);
+    }
+
+    connect(m_controller, &Controller::metricsReady, this, &MainWindow::onMetrics);
+    connect(m_controller, &Controller::cleared, this, &MainWindow::onCleared);
+    connect(m_controller, &Controller::stateChanged, this, [this](Controller::State s) {
+        m_panel->setState(s);
+        updateStatus();
+    });
+    connect(m_controller, &Controller::restartNeeded, m_panel, &ControlPanel::setRestartNeeded);
+    connect(m_controller, &Controller::errorOccurred, this, [this](const QString& message) {
+        m_lastError = message;
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("sgdscope"), message, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
+    connect(m_panel, &ControlPanel::settingsChanged, m_controller, &Controller::setSettings);
+    connect(m_panel, &ControlPanel::startClicked, m_controller, &Controller::start);
+    connect(m_panel, &ControlPanel::pauseClicked, m_controller, &Controller::togglePause);
+    connect(m_panel, &ControlPanel::resetClicked, m_controller, &Controller::reset);
+    connect(m_panel, &ControlPanel::chartOptionsChanged, this, &MainWindow::applyChartOptions);
+
+    restoreSettings();
+    m_controller->setSettings(m_panel->settings());
+    applyChartOptions();
+    updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::onMetrics(const MetricsBatch& batch)
+{
+    for (int m = 0; m < modeCount; ++m)
+        m_series[static_cast<std::size_t>(m)].add(batch, m);
+    if (!batch.notes.isEmpty())
+        m_panel->setNotes(batch.notes);
+    if (isVisible())
+        scheduleRefresh();
+    updateStatus();
+}
+
+void MainWindow::scheduleRefresh()
+{
+    if (!m_pendingRefresh.isEmpty()) {
+        m_refreshAgain = true;
+        return;
+    }
+    for (ModeColumn* c : m_columns)
+        m_pendingRefresh.append([c] { c->refresh(); });
+    m_pendingRefresh.append([this] { m_compareSamples->refresh(); });
+    m_pendingRefresh.append([this] { m_compareSeconds->refresh(); });
+    auto step = std::make_shared<std::function<void()>>();
+    *step = [this, step] {
+        if (m_pendingRefresh.isEmpty())
+            return;
+        QElapsedTimer t;
+        t.start();
+        m_pendingRefresh.takeFirst()();
+        if (qEnvironmentVariableIsSet("SGDSCOPE_PROFILE_GUI") && t.elapsed() > 5)
+            qWarning("refresh stage took %lld ms (%lld left)", static_cast<long long>(t.elapsed()), static_cast<long long>(m_pendingRefresh.size()));
+        if (!m_pendingRefresh.isEmpty()) {
+            QTimer::singleShot(0, this, *step);
+        } else if (m_refreshAgain) {
+            m_refreshAgain = false;
+            scheduleRefresh();
+        }
+    };
+    QTimer::singleShot(0, this, *step);
+}
+
+void MainWindow::onCleared()
+{
+    for (auto& s : m_series)
+        s.clear();
+    m_pendingRefresh.clear();
+    m_refreshAgain = false;
+    refreshCharts();
+    updateStatus();
+}
+
+void MainWindow::refreshCharts()
+{
+    for (ModeColumn* c : m_columns)
+        c->refresh();
+    m_compareSamples->refresh();
+    m_compareSeconds->refresh();
+}
+
+void MainWindow::applyChartOptions()
+{
+    for (ModeSeries& s : m_series)
+        s.setSmoothing(m_panel->smoothing());
+    for (ModeColumn* c : m_columns)
+        c->setXAxis(m_panel->xAxis());
+    refreshCharts();
+}
+
+void MainWindow::updateStatus()
+{
+    static const char* names[] = {"Idle", "Loading data...", "Running", "Paused", "Stopped", "Failed"};
+    m_stateLabel->setText(tr(names[static_cast<int>(m_controller->state())]));
+    for (int m = 0; m < modeCount; ++m) {
+        const ModeStatus& s = m_series[static_cast<std::size_t>(m)].status();
+        QLabel* label = m_statusLabels[static_cast<std::size_t>(m)];
+        const QString name = m == SyncMode ? tr("Sync") : tr("Async");
+        if (!s.valid) {
+            label->setText(name + QStringLiteral(": \u2014"));
+            continue;
+        }
+        QString text = tr("%1: %2 %3/s \u00b7 %4 samples/s \u00b7 loss %5 \u00b7 idle %6% \u00b7 staleness %7")
+                           .arg(name, compact(s.updatesPerSecond), m == SyncMode ? tr("upd") : tr("push"), compact(s.samplesPerSecond))
+                           .arg(s.lastLoss, 0, 'g', 4)
+                           .arg(s.idleFraction * 100, 0, 'f', 0)
+                           .arg(s.meanStaleness, 0, 'f', 2);
+        if (s.diverged)
+            text += tr(" \u00b7 DIVERGED at update %1").arg(s.divergedAt);
+        label->setText(text);
+        label->setStyleSheet(s.diverged ? QStringLiteral("color:#b00020") : QString());
+    }
+}
+
+QList<const Exportable*> MainWindow::exportables() const
+{
+    QList<const Exportable*> all;
+    for (ModeColumn* c : m_columns)
+        all += c->exportables();
+    all << m_compareSamples << m_compareSeconds;
+    return all;
+}
+
+QStringList MainWindow::exportCharts(const QString& folder)
+{
+    QStringList problems;
+    const QDir dir(folder);
+    if (!dir.exists())
+        return {tr("folder '%1' does not exist").arg(folder)};
+    for (const Exportable* e : exportables()) {
+        const QString error = savePng(e->renderImage(2.0), dir.filePath(e->exportName() + QStringLiteral(".png")));
+        if (!error.isEmpty()) {
+            problems << error;
+            return problems; // the folder is not writable: stop at the first failure
+        }
+    }
+    QImage window(size() * 2, QImage::Format_ARGB32_Premultiplied);
+    window.setDevicePixelRatio(2.0);
+    window.fill(Qt::white);
+    {
+        QPainter painter(&window);
+        render(&painter);
+    }
+    const QString error = savePng(window, dir.filePath(QStringLiteral("window.png")));
+    if (!error.isEmpty())
+        problems << error;
+    return problems;
+}
+
+void MainWindow::exportWithDialog()
+{
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"), QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString());
+    if (folder.isEmpty())
+        return;
+    QSettings().setValue(QStringLiteral("exportFolder"), folder);
+    const QStringList problems = exportCharts(folder);
+    if (!problems.isEmpty())
+        QMessageBox::warning(this, tr("Export charts"), tr("The charts could not be exported: %1").arg(problems.join(QLatin1Char('\n'))));
+    else
+        statusBar()->showMessage(tr("Exported %1 charts and window.png to %2").arg(exportables().size()).arg(folder), 5000);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray()))
+        resize(1366, 860);
+    SessionSettings s = m_panel->settings();
+    s.preset = settings.value(QStringLiteral("preset"), s.preset).toString();
+    if (!Controller::presetNames().contains(s.preset))
+        s.preset = QStringLiteral("parabola");
+    s.workers = settings.value(QStringLiteral("workers"), s.workers).toInt();
+    s.batch = settings.value(QStringLiteral("batch"), 0).toInt();
+    s.accum = settings.value(QStringLiteral("accum"), s.accum).toInt();
+    s.learningRate = settings.value(QStringLiteral("learningRate"), 0.0).toDouble();
+    s.slowWorker = settings.value(QStringLiteral("slowWorker"), s.slowWorker).toInt();
+    s.slowFactor = settings.value(QStringLiteral("slowFactor"), s.slowFactor).toDouble();
+    s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).toDouble();
+    s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
+    s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
+    m_panel->setSettings(s);
+}
+
+void MainWindow::saveSettings() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    const SessionSettings s = m_panel->settings();
+    settings.setValue(QStringLiteral("preset"), s.preset);
+    settings.setValue(QStringLiteral("workers"), s.workers);
+    settings.setValue(QStringLiteral("batch"), s.batch);
+    settings.setValue(QStringLiteral("accum"), s.accum);
+    settings.setValue(QStringLiteral("learningRate"), s.learningRate);
+    settings.setValue(QStringLiteral("slowWorker"), s.slowWorker);
+    settings.setValue(QStringLiteral("slowFactor"), s.slowFactor);
+    settings.setValue(QStringLiteral("jitter"), s.jitter);
+    settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
+    settings.setValue(QStringLiteral("lockFree"), s.lockFree);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    saveSettings();
+    m_controller->reset(); // the training thread stops; it is joined when the controller goes
+    event->accept();
+}
+
+} // namespace sgdscope::ui

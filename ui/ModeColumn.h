@@ -1,0 +1,43 @@
+#pragma once
+
+#include "ui/SeriesStore.h"
+
+#include <QWidget>
+
+class QLabel;
+
+namespace sgdscope::ui {
+
+class LossChart;
+class WorkerBarsChart;
+class TimelineStrip;
+class StalenessHistogramChart;
+class StalenessTrendChart;
+class Exportable;
+
+/// One mode's column: its loss, per-worker time (bars and the live timeline) and staleness (histogram and
+/// mean over time).
+class ModeColumn : public QWidget
+{
+    Q_OBJECT
+public:
+    ModeColumn(int mode, const ModeSeries* series, QWidget* parent = nullptr);
+
+    void refresh();
+    void setXAxis(XAxisKind kind);
+    QList<const Exportable*> exportables() const;
+    LossChart* lossChart() const { return m_loss; }
+    WorkerBarsChart* workerChart() const { return m_workers; }
+
+private:
+    int m_mode;
+    const ModeSeries* m_series;
+    QLabel* m_heading;
+    LossChart* m_loss;
+    WorkerBarsChart* m_workers;
+    TimelineStrip* m_timeline;
+    StalenessHistogramChart* m_histogram;
+    StalenessTrendChart* m_trend;
+};
+
+} // namespace sgdscope::ui

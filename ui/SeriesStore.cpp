@@ -1,0 +1,226 @@
+#include "ui/SeriesStore.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sgdscope::ui {
+
+namespace {
+    constexpr double minLoss = 1e-12;
+
+    template<typename T>
+    void halve(std::vector<T>& v)
+    {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < v.size(); i += 2)
+            v[kept++] = v[i];
+        v.resize(kept);
+    }
+
+    double clampLoss(double v) { return std::isfinite(v) ? std::max(v, minLoss) : minLoss; }
+
+    /// Index range of points with x in [x0, x1] (points are in x order).
+    template<typename T>
+    std::pair<std::size_t, std::size_t> visible(const std::vector<T>& points, XAxisKind kind, double x0, double x1)
+    {
+        const auto lo = std::lower_bound(points.begin(), points.end(), x0, [&](const T& p, double x) { return xOf(p, kind) < x; });
+        const auto hi = std::upper_bound(lo, points.end(), x1, [&](double x, const T& p) { return x < xOf(p, kind); });
+        return {static_cast<std::size_t>(lo - points.begin()), static_cast<std::size_t>(hi - points.begin())};
+    }
+} // namespace
+
+ModeSeries::ModeSeries(std::size_t capacity)
+    : m_capacity(std::max<std::size_t>(capacity, 16))
+{
+}
+
+void ModeSeries::clear()
+{
+    const double weight = m_smoothing;
+    *this = ModeSeries(m_capacity);
+    m_smoothing = weight;
+}
+
+void ModeSeries::setSmoothing(double weight)
+{
+    weight = std::clamp(weight, 0.0, 0.999);
+    if (weight == m_smoothing)
+        return;
+    m_smoothing = weight;
+    m_ema = m_debias = 0.0;
+    m_lastIndex = m_points.empty() ? -1 : m_points.front().index - 1;
+    for (LossPoint& p : m_points) {
+        const double w = std::pow(m_smoothing, static_cast<double>(std::max<std::int64_t>(1, p.index - m_lastIndex)));
+        m_lastIndex = p.index;
+        m_ema = w * m_ema + (1 - w) * std::log(clampLoss(p.loss));
+        m_debias = w * m_debias + (1 - w);
+        p.smoothedLog = static_cast<float>(m_ema / std::max(m_debias, 1e-300));
+    }
+}
+
+void ModeSeries::add(const MetricsBatch& batch, int mode)
+{
+    const auto m = static_cast<std::size_t>(mode);
+    const auto& points = batch.points[m];
+    m_received += static_cast<std::int64_t>(points.size());
+    for (LossPoint p : points) {
+        // Smoothing in log space (the charts' y axis is log), with the gap since the last point received.
+        if (m_lastIndex < 0)
+            m_lastIndex = p.index - 1;
+        const double w = std::pow(m_smoothing, static_cast<double>(std::max<std::int64_t>(1, p.index - m_lastIndex)));
+        m_lastIndex = p.index;
+        m_ema = w * m_ema + (1 - w) * std::log(clampLoss(p.loss));
+        m_debias = w * m_debias + (1 - w);
+        p.smoothedLog = static_cast<float>(m_ema / std::max(m_debias, 1e-300));
+        m_points.push_back(p);
+        if (m_points.size() >= m_capacity)
+            halve(m_points);
+    }
+    for (const EvalPoint& e : batch.evals[m]) {
+        m_evals.push_back(e);
+        if (m_evals.size() >= m_capacity)
+            halve(m_evals);
+    }
+    m_markers.insert(m_markers.end(), batch.markers[m].begin(), batch.markers[m].end());
+    if (m_markers.size() > 64)
+        m_markers.erase(m_markers.begin(), m_markers.end() - 64);
+    m_timeline.insert(m_timeline.end(), batch.timeline[m].begin(), batch.timeline[m].end());
+    if (!m_timeline.empty()) {
+        const std::int64_t newest = m_timeline.back().bin;
+        const auto keep = static_cast<std::int64_t>(timelineSeconds / TimeBin::width);
+        const auto old = std::find_if(m_timeline.begin(), m_timeline.end(), [&](const TimeBin& b) { return b.bin >= newest - keep; });
+        m_timeline.erase(m_timeline.begin(), old);
+    }
+    if (batch.status[m].valid)
+        m_status = batch.status[m];
+}
+
+double xOf(const LossPoint& p, XAxisKind kind)
+{
+    switch (kind) {
+    case XAxisKind::Updates:
+        return static_cast<double>(p.index + 1);
+    case XAxisKind::Samples:
+        return static_cast<double>(p.samples);
+    case XAxisKind::Seconds:
+        return p.seconds;
+    }
+    return 0;
+}
+
+double xOf(const EvalPoint& p, XAxisKind kind)
+{
+    switch (kind) {
+    case XAxisKind::Updates:
+        return static_cast<double>(p.index);
+    case XAxisKind::Samples:
+        return static_cast<double>(p.samples);
+    case XAxisKind::Seconds:
+        return p.seconds;
+    }
+    return 0;
+}
+
+double xOf(const Marker& m, XAxisKind kind)
+{
+    switch (kind) {
+    case XAxisKind::Updates:
+        return static_cast<double>(m.index);
+    case XAxisKind::Samples:
+        return static_cast<double>(m.samples);
+    case XAxisKind::Seconds:
+        return m.seconds;
+    }
+    return 0;
+}
+
+QList<QPointF> decimateMinMax(const std::vector<LossPoint>& points, XAxisKind kind, double x0, double x1, int columns)
+{
+    QList<QPointF> out;
+    const auto [first, last] = visible(points, kind, x0, x1);
+    if (first >= last || columns < 1)
+        return out;
+    if (last - first <= static_cast<std::size_t>(2 * columns)) {
+        out.reserve(static_cast<qsizetype>(last - first));
+        for (std::size_t i = first; i < last; ++i)
+            out.append(QPointF(xOf(points[i], kind), clampLoss(points[i].loss)));
+        return out;
+    }
+    out.reserve(2 * columns);
+    const double width = std::max(x1 - x0, 1e-300);
+    std::size_t i = first;
+    for (int c = 0; c < columns && i < last; ++c) {
+        const double end = x0 + width * (c + 1) / columns;
+        double lo = INFINITY, hi = -INFINITY, xlo = 0, xhi = 0;
+        for (; i < last && (xOf(points[i], kind) <= end || c == columns - 1); ++i) {
+            const double v = clampLoss(points[i].loss);
+            const double x = xOf(points[i], kind);
+            if (v < lo) {
+                lo = v;
+                xlo = x;
+            }
+            if (v > hi) {
+                hi = v;
+                xhi = x;
+            }
+        }
+        if (lo > hi)
+            continue;
+        if (xlo <= xhi) {
+            out.append(QPointF(xlo, lo));
+            out.append(QPointF(xhi, hi));
+        } else {
+            out.append(QPointF(xhi, hi));
+            out.append(QPointF(xlo, lo));
+        }
+    }
+    return out;
+}
+
+QList<QPointF> smoothed(const std::vector<LossPoint>& points, XAxisKind kind, double x0, double x1, int columns)
+{
+    QList<QPointF> out;
+    const auto [first, last] = visible(points, kind, x0, x1);
+    if (first >= last || columns < 1)
+        return out;
+    out.reserve(columns + 1);
+    const double width = std::max(x1 - x0, 1e-300);
+    // The last point of each pixel column: one binary search per column.
+    std::size_t i = first;
+    for (int c = 0; c < columns && i < last; ++c) {
+        const double end = x0 + width * (c + 1) / columns;
+        const auto next = static_cast<std::size_t>(std::upper_bound(points.begin() + static_cast<std::ptrdiff_t>(i), points.begin() + static_cast<std::ptrdiff_t>(last), end,
+                                                                    [&](double x, const LossPoint& p) { return x < xOf(p, kind); })
+                                                   - points.begin());
+        const std::size_t at = (next > i ? next : i + 1) - 1;
+        out.append(QPointF(xOf(points[at], kind), std::exp(static_cast<double>(points[at].smoothedLog))));
+        i = std::max(next, i + 1);
+    }
+    return out;
+}
+
+QList<QPointF> stalenessTrend(const std::vector<LossPoint>& points, double x0, double x1, int columns)
+{
+    QList<QPointF> out;
+    const auto [first, last] = visible(points, XAxisKind::Seconds, x0, x1);
+    if (first >= last || columns < 1)
+        return out;
+    const double width = std::max(x1 - x0, 1e-300);
+    std::size_t i = first;
+    for (int c = 0; c < columns && i < last; ++c) {
+        const double end = x0 + width * (c + 1) / columns;
+        double sum = 0;
+        int n = 0;
+        double x = 0;
+        for (; i < last && (points[i].seconds <= end || c == columns - 1); ++i) {
+            sum += static_cast<double>(points[i].staleness);
+            x = points[i].seconds;
+            ++n;
+        }
+        if (n > 0)
+            out.append(QPointF(x, sum / n));
+    }
+    return out;
+}
+
+} // namespace sgdscope::ui

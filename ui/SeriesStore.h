@@ -1,0 +1,69 @@
+#pragma once
+
+#include "ui/SessionData.h"
+
+#include <QList>
+#include <QPointF>
+
+#include <cstdint>
+#include <vector>
+
+namespace sgdscope::ui {
+
+enum class XAxisKind { Updates, Samples, Seconds };
+
+/// One mode's curves on the GUI side, in bounded memory: at most `capacity` update points (65,536 by
+/// default: 30 or more per pixel column of any screen; when full, every
+/// other point is dropped, so an hour-long run keeps an evenly thinned curve), all evaluations (also
+/// thinned past the capacity), the markers, and the workers' time bins of the last few seconds.
+class ModeSeries
+{
+public:
+    explicit ModeSeries(std::size_t capacity = 1 << 16);
+
+    void add(const MetricsBatch& batch, int mode);
+    void clear();
+    /// The smoothing weight of smoothedLog (TensorBoard's: weight^gap per update between stored points,
+    /// so a thinned store smooths like the full one). Kept up to date as points arrive; a new weight
+    /// recomputes the stored points once.
+    void setSmoothing(double weight);
+    double smoothing() const { return m_smoothing; }
+
+    const std::vector<LossPoint>& points() const { return m_points; }
+    const std::vector<EvalPoint>& evals() const { return m_evals; }
+    const std::vector<Marker>& markers() const { return m_markers; }
+    const std::vector<TimeBin>& timeline() const { return m_timeline; }
+    const ModeStatus& status() const { return m_status; }
+    std::int64_t received() const { return m_received; }
+    /// Keep timeline bins within this many seconds of the newest (the timeline's window).
+    static constexpr double timelineSeconds = 3.0;
+
+private:
+    std::size_t m_capacity;
+    std::vector<LossPoint> m_points;
+    std::vector<EvalPoint> m_evals;
+    std::vector<Marker> m_markers;
+    std::vector<TimeBin> m_timeline;
+    ModeStatus m_status;
+    std::int64_t m_received = 0;
+    double m_smoothing = 0.9;
+    double m_ema = 0.0;
+    double m_debias = 0.0;
+    std::int64_t m_lastIndex = -1;
+};
+
+double xOf(const LossPoint& p, XAxisKind kind);
+double xOf(const EvalPoint& p, XAxisKind kind);
+double xOf(const Marker& m, XAxisKind kind);
+
+/// Min and max of the loss in each of `columns` pixel columns over [x0, x1], in x order: what a line of
+/// that many pixels can show, whatever the number of points (log-safe: values below 1e-12 are clamped).
+QList<QPointF> decimateMinMax(const std::vector<LossPoint>& points, XAxisKind kind, double x0, double x1, int columns);
+
+/// The stored smoothing (ModeSeries::setSmoothing), one point per pixel column.
+QList<QPointF> smoothed(const std::vector<LossPoint>& points, XAxisKind kind, double x0, double x1, int columns);
+
+/// Mean staleness per pixel column over [x0, x1] (x = the mode's seconds).
+QList<QPointF> stalenessTrend(const std::vector<LossPoint>& points, double x0, double x1, int columns);
+
+} // namespace sgdscope::ui

@@ -1,0 +1,127 @@
+#pragma once
+
+// Value types that the controller hands from the training thread to the GUI (copies, tagged with a run
+// id). Plain structs: the GUI never sees core's types.
+
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace sgdscope::ui {
+
+enum ModeIndex { SyncMode = 0, AsyncMode = 1 };
+inline constexpr int modeCount = 2;
+
+struct LossPoint
+{
+    std::int64_t index = 0; // update (sync) or push (async)
+    std::int64_t samples = 0;
+    double seconds = 0.0; // the mode's own clock
+    double loss = 0.0; // batch loss
+    std::int64_t staleness = 0;
+    float smoothedLog = 0.0f; // the GUI's exponential smoothing of log(loss) up to this point (ModeSeries)
+};
+
+struct EvalPoint
+{
+    std::int64_t index = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0;
+    double loss = 0.0; // whole training set
+    double accuracy = -1.0;
+};
+
+/// How one worker spent one millisecond of its mode's clock (the timeline's unit: updates of a tiny model
+/// take microseconds, so single spans would be far below a pixel).
+struct TimeBin
+{
+    static constexpr double width = 0.001; // seconds
+    enum Kind { Compute, Delay, Wait, Apply, KindCount };
+    int worker = 0;
+    std::int64_t bin = 0; // floor(seconds / width)
+    std::array<float, KindCount> seconds {};
+};
+
+struct WorkerTime
+{
+    double busy = 0.0;
+    double idle = 0.0;
+    double apply = 0.0;
+    std::int64_t updates = 0;
+};
+
+/// Where a mode stood when the configuration changed (a marker on its charts).
+struct Marker
+{
+    std::int64_t index = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0;
+    QString text;
+};
+
+struct ModeStatus
+{
+    bool valid = false;
+    std::int64_t updates = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0;
+    double updatesPerSecond = 0.0; // over the last second of the mode's clock
+    double samplesPerSecond = 0.0;
+    double lastLoss = 0.0; // latest whole-set loss, else the latest batch loss
+    double idleFraction = 0.0;
+    double meanStaleness = 0.0;
+    std::int64_t maxStaleness = 0;
+    bool diverged = false;
+    std::int64_t divergedAt = -1;
+    bool finished = false;
+    std::vector<WorkerTime> workers;
+    std::vector<std::int64_t> stalenessCounts; // [s] = pushes with staleness s
+};
+
+/// Everything that arrived since the GUI's last tick.
+struct MetricsBatch
+{
+    std::uint64_t runId = 0;
+    std::array<std::vector<LossPoint>, modeCount> points;
+    std::array<std::vector<EvalPoint>, modeCount> evals;
+    std::array<std::vector<TimeBin>, modeCount> timeline;
+    std::array<std::vector<Marker>, modeCount> markers;
+    std::array<ModeStatus, modeCount> status;
+    QStringList notes; // e.g. "4 chunks of 64 samples"
+    QString error; // the run could not start or failed
+    bool ready = false; // data loaded, training begun
+
+    bool empty() const
+    {
+        for (int m = 0; m < modeCount; ++m) {
+            if (!points[static_cast<std::size_t>(m)].empty() || !evals[static_cast<std::size_t>(m)].empty()
+                || !timeline[static_cast<std::size_t>(m)].empty() || !markers[static_cast<std::size_t>(m)].empty()
+                || status[static_cast<std::size_t>(m)].valid)
+                return false;
+        }
+        return notes.isEmpty() && error.isEmpty() && !ready;
+    }
+};
+
+/// What the user set in the control panel.
+struct SessionSettings
+{
+    QString preset = QStringLiteral("parabola");
+    int workers = 2;
+    int batch = 0; // 0: the preset's
+    int accum = 1;
+    double learningRate = 0.0; // 0: the preset's
+    int slowWorker = -1; // -1: no straggler
+    double slowFactor = 4.0;
+    double jitter = 0.0;
+    std::uint64_t seed = 0;
+    bool lockFree = false;
+
+    /// Settings that cannot change while a run goes on (they need Reset).
+    bool needsRestartComparedTo(const SessionSettings& other) const { return preset != other.preset || seed != other.seed; }
+};
+
+} // namespace sgdscope::ui

@@ -1,0 +1,60 @@
+#include "ui/charts/Exportable.h"
+
+#include <QApplication>
+#include <QBuffer>
+#include <QClipboard>
+#include <QColor>
+#include <QDir>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSaveFile>
+#include <QWidget>
+
+namespace sgdscope::ui {
+
+QString savePng(const QImage& image, const QString& path)
+{
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (image.isNull() || !image.save(&buffer, "PNG"))
+        return QStringLiteral("could not encode the image for '%1'").arg(path);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+    if (file.write(bytes) != bytes.size() || !file.commit())
+        return QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+    return {};
+}
+
+void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint& globalPos)
+{
+    QMenu menu(widget);
+    QAction* save = menu.addAction(QObject::tr("Save as PNG..."));
+    QAction* copy = menu.addAction(QObject::tr("Copy image"));
+    QAction* chosen = menu.exec(globalPos);
+    if (chosen == copy) {
+        QApplication::clipboard()->setImage(exportable.renderImage(2.0));
+    } else if (chosen == save) {
+        const QString path = QFileDialog::getSaveFileName(widget, QObject::tr("Save chart as PNG"),
+                                                          QDir::home().filePath(exportable.exportName() + QStringLiteral(".png")),
+                                                          QObject::tr("PNG images (*.png)"));
+        if (path.isEmpty())
+            return;
+        const QString error = savePng(exportable.renderImage(2.0), path);
+        if (!error.isEmpty())
+            QMessageBox::warning(widget, QObject::tr("Save as PNG"), error);
+    }
+}
+
+namespace palette {
+    QColor sync() { return QColor(0x1f, 0x77, 0xb4); }
+    QColor async() { return QColor(0xe8, 0x6a, 0x10); }
+    QColor busy() { return QColor(0x4c, 0x78, 0xa8); }
+    QColor delay() { return QColor(0x9e, 0xca, 0xe9); }
+    QColor idle() { return QColor(0xe4, 0x57, 0x56); }
+    QColor apply() { return QColor(0x54, 0xa2, 0x4b); }
+} // namespace palette
+
+} // namespace sgdscope::ui

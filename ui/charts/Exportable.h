@@ -1,0 +1,40 @@
+#pragma once
+
+#include <QImage>
+#include <QString>
+
+class QWidget;
+class QPoint;
+
+namespace sgdscope::ui {
+
+/// Anything the window can export as a picture: the charts and the timeline strip.
+class Exportable
+{
+public:
+    virtual ~Exportable() = default;
+    /// File name stem for exports, e.g. "sync-loss".
+    virtual QString exportName() const = 0;
+    /// The widget drawn at `scale` device pixels per logical pixel (2 for exports), with its title,
+    /// axis labels and legend.
+    virtual QImage renderImage(qreal scale) const = 0;
+};
+
+/// Writes a PNG atomically (QSaveFile): the file is either complete or not there. Returns an error
+/// message, empty on success.
+QString savePng(const QImage& image, const QString& path);
+
+/// The right-click menu of an exportable widget: Save as PNG..., Copy image.
+void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint& globalPos);
+
+/// Colours shared by every chart, so a mode or a kind of time looks the same everywhere.
+namespace palette {
+    QColor sync();
+    QColor async();
+    QColor busy();
+    QColor delay();
+    QColor idle();
+    QColor apply();
+} // namespace palette
+
+} // namespace sgdscope::ui

@@ -1,0 +1,183 @@
+#include "ui/charts/LossChart.h"
+
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QValueAxis>
+
+#include <cmath>
+
+namespace sgdscope::ui {
+
+namespace {
+    constexpr int maxMarkerLines = 12;
+
+    void hideFromLegend(QChart* chart, QAbstractSeries* series)
+    {
+        for (QLegendMarker* m : chart->legend()->markers(series))
+            m->setVisible(false);
+    }
+} // namespace
+
+QString axisTitle(XAxisKind kind)
+{
+    switch (kind) {
+    case XAxisKind::Updates:
+        return QObject::tr("updates (sync) / pushes (async)");
+    case XAxisKind::Samples:
+        return QObject::tr("samples seen");
+    case XAxisKind::Seconds:
+        return QObject::tr("seconds of the mode's clock");
+    }
+    return {};
+}
+
+LossChart::LossChart(const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis, QWidget* parent)
+    : ChartPanel(title, exportName, parent)
+    , m_x(new QValueAxis)
+    , m_y(new QLogValueAxis)
+    , m_xAxis(xAxis)
+    , m_showRaw(curves.size() == 1)
+{
+    styleAxis(m_x, axisTitle(xAxis));
+    styleAxis(m_y, tr("loss (log)"));
+    m_x->setLabelFormat(QStringLiteral("%.3g"));
+    m_y->setLabelFormat(QStringLiteral("%g"));
+    m_y->setBase(10);
+    m_y->setMinorTickCount(0);
+    m_chart->addAxis(m_x, Qt::AlignBottom);
+    m_chart->addAxis(m_y, Qt::AlignLeft);
+    for (const Curve& c : curves) {
+        CurveSeries s;
+        s.curve = c;
+        s.raw = new QLineSeries;
+        QColor faint = c.color;
+        faint.setAlpha(70);
+        s.raw->setPen(QPen(faint, 1));
+        s.raw->setName(c.name + tr(" batch loss"));
+        s.smooth = new QLineSeries;
+        s.smooth->setPen(QPen(c.color, 2));
+        s.smooth->setName(c.name + tr(" (smoothed)"));
+        s.evals = new QScatterSeries;
+        s.evals->setName(c.name + tr(" whole training set"));
+        s.evals->setMarkerSize(6);
+        s.evals->setColor(c.color.darker(130));
+        s.evals->setBorderColor(Qt::white);
+        s.diverged = new QScatterSeries;
+        s.diverged->setName(tr("diverged"));
+        s.diverged->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+        s.diverged->setMarkerSize(11);
+        s.diverged->setColor(QColor(0xd6, 0x27, 0x28));
+        for (QAbstractSeries* series : {static_cast<QAbstractSeries*>(s.raw), static_cast<QAbstractSeries*>(s.smooth),
+                                        static_cast<QAbstractSeries*>(s.evals), static_cast<QAbstractSeries*>(s.diverged)}) {
+            m_chart->addSeries(series);
+            series->attachAxis(m_x);
+            series->attachAxis(m_y);
+        }
+        hideFromLegend(m_chart, s.raw);
+        hideFromLegend(m_chart, s.diverged);
+        if (curves.size() > 1)
+            hideFromLegend(m_chart, s.evals);
+        m_curves.append(s);
+    }
+    for (int i = 0; i < maxMarkerLines; ++i) {
+        auto* line = new QLineSeries;
+        line->setPen(QPen(QColor(0x70, 0x70, 0x70), 1, Qt::DashLine));
+        m_chart->addSeries(line);
+        line->attachAxis(m_x);
+        line->attachAxis(m_y);
+        hideFromLegend(m_chart, line);
+        m_markerLines.append(line);
+    }
+    m_x->setRange(0, 1);
+    m_y->setRange(0.01, 10);
+}
+
+void LossChart::setXAxis(XAxisKind kind)
+{
+    m_xAxis = kind;
+    m_x->setTitleText(axisTitle(kind));
+    refresh();
+}
+
+void LossChart::refresh()
+{
+    double xMax = 0;
+    for (const CurveSeries& s : m_curves) {
+        const auto& points = s.curve.series->points();
+        if (!points.empty())
+            xMax = std::max(xMax, xOf(points.back(), m_xAxis));
+        const auto& evals = s.curve.series->evals();
+        if (!evals.empty())
+            xMax = std::max(xMax, xOf(evals.back(), m_xAxis));
+    }
+    if (xMax <= 0)
+        xMax = 1;
+    const int columns = plotColumns();
+    double yMin = INFINITY, yMax = -INFINITY;
+    for (CurveSeries& s : m_curves) {
+        const ModeSeries& store = *s.curve.series;
+        // The raw curve as a min/max pair per two pixel columns: all its spread, half the points to draw.
+        const QList<QPointF> raw = m_showRaw ? decimateMinMax(store.points(), m_xAxis, 0, xMax, columns / 2) : QList<QPointF> {};
+        const QList<QPointF> smooth = smoothed(store.points(), m_xAxis, 0, xMax, columns);
+        QList<QPointF> evals;
+        for (const EvalPoint& e : store.evals()) {
+            if (std::isfinite(e.loss) && e.loss > 0)
+                evals.append(QPointF(xOf(e, m_xAxis), e.loss));
+        }
+        for (const QList<QPointF>* list : {&raw, &smooth, static_cast<const QList<QPointF>*>(&evals)}) {
+            for (const QPointF& p : *list) {
+                yMin = std::min(yMin, p.y());
+                yMax = std::max(yMax, p.y());
+            }
+        }
+        s.raw->replace(raw);
+        s.smooth->replace(smooth);
+        s.evals->replace(evals);
+        QList<QPointF> cross;
+        if (store.status().diverged && !smooth.isEmpty())
+            cross.append(smooth.back());
+        s.diverged->replace(cross);
+    }
+    if (!(yMin < yMax)) {
+        yMin = std::isfinite(yMin) ? yMin / 2 : 0.01;
+        yMax = std::isfinite(yMax) ? yMax * 2 : 10;
+    }
+    const double lo = std::pow(10.0, std::floor(std::log10(yMin * 0.9)));
+    const double hi = std::pow(10.0, std::ceil(std::log10(yMax * 1.1)));
+    if (m_y->min() != lo || m_y->max() != hi)
+        m_y->setRange(lo, hi);
+    setRoundTicks(m_x, xMax);
+
+    // Configuration changes: the latest few of every curve, as vertical lines.
+    QList<double> markerXs;
+    for (const CurveSeries& s : m_curves) {
+        for (const Marker& m : s.curve.series->markers())
+            markerXs.append(xOf(m, m_xAxis));
+    }
+    while (markerXs.size() > maxMarkerLines)
+        markerXs.removeFirst();
+    for (int i = 0; i < maxMarkerLines; ++i) {
+        if (i < markerXs.size())
+            m_markerLines[i]->replace(QList<QPointF> {QPointF(markerXs[i], lo), QPointF(markerXs[i], hi)});
+        else if (m_markerLines[i]->count() > 0)
+            m_markerLines[i]->clear();
+    }
+}
+
+int LossChart::rawPointCount(int curve) const
+{
+    return m_curves[curve].raw->count();
+}
+
+int LossChart::markerLineCount() const
+{
+    int n = 0;
+    for (const QLineSeries* line : m_markerLines)
+        n += line->count() > 0 ? 1 : 0;
+    return n;
+}
+
+} // namespace sgdscope::ui

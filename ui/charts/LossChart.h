@@ -1,0 +1,63 @@
+#pragma once
+
+#include "ui/SeriesStore.h"
+#include "ui/charts/ChartPanel.h"
+
+#include <QColor>
+#include <QList>
+
+class QLineSeries;
+class QScatterSeries;
+class QValueAxis;
+class QLogValueAxis;
+
+namespace sgdscope::ui {
+
+/// Loss against updates, samples seen or seconds (log y): per curve the raw batch loss drawn faint (in a
+/// chart of one curve), its
+/// exponential smoothing on top (kept by the store, ModeSeries::setSmoothing), the whole-training-set loss as dots, configuration changes as dashed
+/// vertical lines and divergence as a red cross. Each series is redrawn with one replace() per refresh,
+/// decimated to the plot's pixel width.
+class LossChart : public ChartPanel
+{
+    Q_OBJECT
+public:
+    struct Curve
+    {
+        const ModeSeries* series;
+        QColor color;
+        QString name;
+    };
+
+    LossChart(const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis, QWidget* parent = nullptr);
+
+    void setXAxis(XAxisKind kind);
+    XAxisKind xAxis() const { return m_xAxis; }
+    /// Recomputes every series from the stores.
+    void refresh();
+    /// Points in the raw series of curve i after the last refresh (tests).
+    int rawPointCount(int curve) const;
+    int markerLineCount() const;
+
+private:
+    struct CurveSeries
+    {
+        Curve curve;
+        QLineSeries* raw = nullptr;
+        QLineSeries* smooth = nullptr;
+        QScatterSeries* evals = nullptr;
+        QScatterSeries* diverged = nullptr;
+    };
+    void updateAxisTitle();
+
+    QList<CurveSeries> m_curves;
+    QList<QLineSeries*> m_markerLines;
+    QValueAxis* m_x;
+    QLogValueAxis* m_y;
+    XAxisKind m_xAxis;
+    bool m_showRaw; // a single mode's chart shows its raw batch loss; the comparison only the smoothed curves
+};
+
+QString axisTitle(XAxisKind kind);
+
+} // namespace sgdscope::ui
