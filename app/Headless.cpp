@@ -1,5 +1,6 @@
 #include "app/Headless.h"
 
+#include "core/Cancellation.h"
 #include "core/Error.h"
 #include "core/FileUtil.h"
 #include "core/Safetensors.h"
@@ -22,6 +23,7 @@ namespace {
 
     extern "C" void onSignal(int sig)
     {
+        requestCancellation();
         if (g_signal.exchange(sig) != 0) {
             // Second signal: the user insists.
             std::signal(sig, SIG_DFL);
@@ -95,6 +97,11 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
             checkWritableFilePath(config.trace, "--trace");
         ensureWritableDirectory(config.out, "--out");
     } catch (const SgdError& e) {
+        if (const int sig = interruptSignal()) {
+            // Interrupted before training began: there is nothing to summarise.
+            std::cerr << "sgdscope: interrupted before training began; nothing written\n";
+            return 128 + sig;
+        }
         std::cerr << "sgdscope: " << e.what() << '\n';
         return 2;
     }

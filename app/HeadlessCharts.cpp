@@ -3,6 +3,7 @@
 #include "core/Error.h"
 #include "ui/charts/RunCharts.h"
 
+#include <QApplication>
 #include <QString>
 #include <QStringList>
 
@@ -41,6 +42,11 @@ namespace {
 ChartWriter headlessChartWriter()
 {
     return [](const std::string& folder, const std::vector<const HeadlessModeRun*>& runs) {
+        static int argc = 1;
+        static char name[] = "sgdscope";
+        static char* argv[] = {name, nullptr};
+        static QApplication* app = QApplication::instance() ? nullptr : new QApplication(argc, argv);
+        (void)app;
         ui::ModeSeries sync, async;
         for (const HeadlessModeRun* r : runs)
             fill(r->result.mode == Mode::Sync ? sync : async, *r);

@@ -18,7 +18,7 @@ namespace {
 /// not have; those warnings are not the user's business.
 void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message)
 {
-    if (type == QtWarningMsg && message.contains(QLatin1String("does not support")))
+    if (type == QtWarningMsg && (message.contains(QLatin1String("does not support")) || message.contains(QLatin1String("XDG_RUNTIME_DIR"))))
         return;
     std::cerr << qPrintable(qFormatLogMessage(type, context, message)) << '\n';
 }
@@ -47,7 +47,7 @@ int main(int argc, char** argv)
             qputenv("QT_QPA_PLATFORM", "offscreen");
         installInterruptHandlers();
         qInstallMessageHandler(quietOffscreenWarnings);
-        QApplication app(argc, argv);
+        // The QApplication for the charts is made only once the run has been checked and trained.
         return runHeadless(commandLine, headlessChartWriter());
     }
 

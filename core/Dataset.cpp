@@ -1,7 +1,9 @@
 #include "core/Dataset.h"
 
+#include "core/Cancellation.h"
 #include "core/Error.h"
 #include "core/FileUtil.h"
+#include "core/MemoryBudget.h"
 #include "core/Rng.h"
 
 #include <zlib.h>
@@ -12,6 +14,12 @@
 #include <filesystem>
 
 namespace sgdscope {
+
+void throwIfCancelled(const char* during)
+{
+    if (cancellationRequested())
+        throw SgdError(std::string("interrupted while ") + during);
+}
 
 void Dataset::truncate(std::int64_t n)
 {
@@ -61,12 +69,6 @@ Dataset makeBlobs(std::int64_t n, int features, int classes, double spread, std:
 
 namespace {
 
-    struct CsvLine
-    {
-        std::size_t number = 0; // 1-based line number in the file
-        std::vector<std::string_view> fields;
-    };
-
     std::string_view trim(std::string_view s)
     {
         while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -100,53 +102,78 @@ namespace {
 
 } // namespace
 
+namespace {
+
+    /// Calls f(lineNumber, fields) for every non-blank line; `fields` is reused, so memory stays at one line.
+    template<typename F>
+    void forEachCsvLine(const std::string& text, F&& f)
+    {
+        std::vector<std::string_view> fields;
+        std::size_t lineNumber = 0;
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            std::size_t end = text.find('\n', pos);
+            if (end == std::string::npos)
+                end = text.size();
+            ++lineNumber;
+            const std::string_view line = trim(std::string_view(text).substr(pos, end - pos));
+            pos = end + 1;
+            if (line.empty())
+                continue;
+            fields.clear();
+            std::size_t start = 0;
+            while (true) {
+                const std::size_t comma = line.find(',', start);
+                fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
+                if (comma == std::string_view::npos)
+                    break;
+                start = comma + 1;
+            }
+            if (lineNumber % 16384 == 0)
+                throwIfCancelled("reading a CSV file");
+            if (!f(lineNumber, fields))
+                return;
+        }
+    }
+
+} // namespace
+
 Dataset parseCsv(const std::string& text, const std::string& what, const CsvOptions& options)
 {
-    std::vector<CsvLine> lines;
-    std::size_t lineNumber = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string::npos)
-            end = text.size();
-        ++lineNumber;
-        const std::string_view line = trim(std::string_view(text).substr(pos, end - pos));
-        pos = end + 1;
-        if (line.empty())
-            continue;
-        CsvLine parsed;
-        parsed.number = lineNumber;
-        std::size_t start = 0;
-        while (true) {
-            const std::size_t comma = line.find(',', start);
-            parsed.fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
-            if (comma == std::string_view::npos)
-                break;
-            start = comma + 1;
-        }
-        lines.push_back(std::move(parsed));
-    }
-    if (lines.empty())
-        throw SgdError(what + ": the file is empty (no data rows)");
-
-    const std::size_t columns = lines.front().fields.size();
+    // First pass: the shape (and the header); the second parses the numbers straight into the matrix, so
+    // memory is the text plus the data, never a copy of every field.
+    std::size_t columns = 0;
+    std::size_t firstLine = 0;
+    std::size_t rows = 0;
     bool hasHeader = options.header == CsvOptions::Header::Yes;
-    if (options.header == CsvOptions::Header::Auto) {
-        double ignored = 0;
-        for (const auto field : lines.front().fields)
-            hasHeader = hasHeader || !parseFloat(field, ignored);
-    }
     std::vector<std::string> names;
-    if (hasHeader) {
-        for (const auto field : lines.front().fields)
-            names.emplace_back(field);
-    }
-    const std::size_t firstData = hasHeader ? 1 : 0;
-    const std::size_t rows = lines.size() - firstData;
+    forEachCsvLine(text, [&](std::size_t number, const std::vector<std::string_view>& fields) {
+        if (columns == 0) {
+            columns = fields.size();
+            firstLine = number;
+            if (options.header == CsvOptions::Header::Auto) {
+                double ignored = 0;
+                for (const auto field : fields)
+                    hasHeader = hasHeader || !parseFloat(field, ignored);
+            }
+            if (hasHeader) {
+                for (const auto field : fields)
+                    names.emplace_back(field);
+                return true;
+            }
+        }
+        if (fields.size() != columns)
+            throw SgdError(what + ", line " + std::to_string(number) + ": has " + std::to_string(fields.size()) + " fields, expected "
+                           + std::to_string(columns) + " as on line " + std::to_string(firstLine));
+        ++rows;
+        return true;
+    });
+    if (columns == 0)
+        throw SgdError(what + ": the file is empty (no data rows)");
     if (rows == 0)
         throw SgdError(what + ": has a header line but no data rows");
     if (columns < 2)
-        throw SgdError(what + ", line " + std::to_string(lines.front().number) + ": found " + std::to_string(columns)
+        throw SgdError(what + ", line " + std::to_string(firstLine) + ": found " + std::to_string(columns)
                        + " column; at least 2 are needed (inputs and a target)");
 
     // Which columns are targets.
@@ -179,9 +206,9 @@ Dataset parseCsv(const std::string& text, const std::string& what, const CsvOpti
         throw SgdError("--targets: cross-entropy needs exactly one target column of class labels, got "
                        + std::to_string(targetColumns.size()));
 
-    std::vector<bool> isTarget(columns, false);
-    for (const auto c : targetColumns)
-        isTarget[c] = true;
+    std::vector<int> role(columns, -1); // -1: input; else the target's index
+    for (std::size_t t = 0; t < targetColumns.size(); ++t)
+        role[targetColumns[t]] = static_cast<int>(t);
     const auto features = static_cast<Eigen::Index>(columns - targetColumns.size());
 
     Dataset d;
@@ -193,38 +220,36 @@ Dataset parseCsv(const std::string& text, const std::string& what, const CsvOpti
         d.targets.resize(static_cast<Eigen::Index>(targetColumns.size()), static_cast<Eigen::Index>(rows));
 
     std::int32_t maxLabel = 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        const CsvLine& line = lines[firstData + r];
-        if (line.fields.size() != columns)
-            throw SgdError(what + ", line " + std::to_string(line.number) + ": has " + std::to_string(line.fields.size())
-                           + " fields, expected " + std::to_string(columns) + " as on line "
-                           + std::to_string(lines.front().number));
+    Eigen::Index row = 0;
+    bool skippedHeader = !hasHeader;
+    forEachCsvLine(text, [&](std::size_t number, const std::vector<std::string_view>& fields) {
+        if (!skippedHeader) {
+            skippedHeader = true;
+            return true;
+        }
         Eigen::Index feature = 0;
         for (std::size_t c = 0; c < columns; ++c) {
             double value = 0.0;
-            if (!parseFloat(line.fields[c], value) || !std::isfinite(value)
+            if (!parseFloat(fields[c], value) || !std::isfinite(value)
                 || std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
-                throw SgdError(what + ", line " + std::to_string(line.number) + ", column " + std::to_string(c + 1) + ": "
-                               + quoted(line.fields[c]) + " is not a finite number");
-            if (!isTarget[c]) {
-                d.inputs(feature++, static_cast<Eigen::Index>(r)) = static_cast<float>(value);
-                continue;
-            }
-            if (options.classification) {
+                throw SgdError(what + ", line " + std::to_string(number) + ", column " + std::to_string(c + 1) + ": "
+                               + quoted(fields[c]) + " is not a finite number");
+            if (role[c] < 0) {
+                d.inputs(feature++, row) = static_cast<float>(value);
+            } else if (options.classification) {
                 if (value < 0 || value != std::floor(value) || value > 100000)
-                    throw SgdError(what + ", line " + std::to_string(line.number) + ", column " + std::to_string(c + 1)
-                                   + ": " + quoted(line.fields[c])
-                                   + " is not a class label (an integer from 0 to 100000)");
+                    throw SgdError(what + ", line " + std::to_string(number) + ", column " + std::to_string(c + 1) + ": "
+                                   + quoted(fields[c]) + " is not a class label (an integer from 0 to 100000)");
                 const auto label = static_cast<std::int32_t>(value);
-                d.labels[r] = label;
+                d.labels[static_cast<std::size_t>(row)] = label;
                 maxLabel = std::max(maxLabel, label);
             } else {
-                const auto t = static_cast<Eigen::Index>(
-                    std::find(targetColumns.begin(), targetColumns.end(), c) - targetColumns.begin());
-                d.targets(t, static_cast<Eigen::Index>(r)) = static_cast<float>(value);
+                d.targets(role[c], row) = static_cast<float>(value);
             }
         }
-    }
+        ++row;
+        return true;
+    });
     if (options.classification)
         d.classes = std::max(2, maxLabel + 1);
     return d;
@@ -277,9 +302,10 @@ namespace {
             }
             std::size_t done = 0;
             while (done < n && !m_ended) {
+                throwIfCancelled("reading an IDX file");
                 refill();
                 m_stream.next_out = out + done;
-                m_stream.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1U << 30));
+                m_stream.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1U << 22)); // 4 MB at a time
                 const int rc = inflate(&m_stream, Z_NO_FLUSH);
                 done = static_cast<std::size_t>(m_stream.next_out - out);
                 if (rc == Z_STREAM_END) {
@@ -393,6 +419,26 @@ IdxArray parseIdx(const std::string& bytes, const std::string& what, std::uint64
     return array;
 }
 
+std::vector<std::uint32_t> peekIdxDims(const std::string& path)
+{
+    // zlib reads gzip and plain files alike; only the header is read.
+    gzFile file = gzopen(path.c_str(), "rb");
+    if (!file)
+        return {};
+    unsigned char header[4 + 4 * 4] = {};
+    const int got = gzread(file, header, sizeof header);
+    gzclose(file);
+    if (got < 8 || header[0] != 0 || header[1] != 0 || header[3] < 1 || header[3] > 4 || got < 4 + 4 * header[3])
+        return {};
+    std::vector<std::uint32_t> dims;
+    for (int i = 0; i < header[3]; ++i) {
+        const unsigned char* b = header + 4 + 4 * i;
+        dims.push_back((static_cast<std::uint32_t>(b[0]) << 24) | (static_cast<std::uint32_t>(b[1]) << 16)
+                       | (static_cast<std::uint32_t>(b[2]) << 8) | static_cast<std::uint32_t>(b[3]));
+    }
+    return dims;
+}
+
 IdxArray readIdx(const std::string& path, std::uint64_t maxBytes)
 {
     const std::string bytes = readFile(path, "IDX file", maxBytes + (1U << 20));
@@ -418,6 +464,8 @@ Dataset idxToDataset(const IdxArray& images, const IdxArray& labels, const std::
     d.inputs.resize(static_cast<Eigen::Index>(pixels), static_cast<Eigen::Index>(n));
     constexpr float scale = 1.0f / 255.0f;
     for (std::size_t i = 0; i < n; ++i) {
+        if (i % 4096 == 0)
+            throwIfCancelled("converting images");
         const std::uint8_t* src = images.data.data() + i * pixels;
         float* dst = d.inputs.col(static_cast<Eigen::Index>(i)).data();
         for (std::size_t p = 0; p < pixels; ++p)
@@ -448,6 +496,17 @@ DataSplit loadIdxFolder(const std::string& folder, const std::string& name)
     if (trainImages.empty() || trainLabels.empty())
         throw SgdError("data folder '" + folder
                        + "' has no train-images-idx3-ubyte[.gz] and train-labels-idx1-ubyte[.gz] (an MNIST-style set)");
+    // Refuse a set larger than memory from its header, before reading it: the bytes and their floats.
+    double needed = 0.0;
+    for (const std::string& path : {trainImages, find("t10k-images-idx3-ubyte")}) {
+        if (path.empty())
+            continue;
+        double elements = 1.0;
+        for (const auto d : peekIdxDims(path))
+            elements *= d;
+        needed += 5.0 * elements + static_cast<double>(std::filesystem::file_size(path, ec));
+    }
+    requireMemory(needed, "--data", "the data set in '" + folder + "'", "Use a smaller data set.");
     DataSplit split;
     auto load = [&](const std::string& images, const std::string& labels, const std::string& part) {
         const IdxArray x = readIdx(images);

@@ -69,6 +69,8 @@ struct IdxArray
 /// file name and byte offset, a wrong magic number, a type other than unsigned byte, a data size that does
 /// not match the dimensions (truncated or trailing data), and gzip errors. `maxBytes` bounds the data.
 IdxArray readIdx(const std::string& path, std::uint64_t maxBytes = 1ULL << 32);
+/// The dimensions in an IDX file's header (gzipped or plain), reading nothing else; empty if unreadable.
+std::vector<std::uint32_t> peekIdxDims(const std::string& path);
 /// The same on bytes already in memory (plain or gzipped).
 IdxArray parseIdx(const std::string& bytes, const std::string& what, std::uint64_t maxBytes = 1ULL << 32);
 

@@ -2,10 +2,12 @@
 
 #include "core/AsyncTrainer.h"
 #include "core/Error.h"
+#include "core/MemoryBudget.h"
 #include "core/Safetensors.h"
 #include "core/SyncTrainer.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 namespace sgdscope {
@@ -24,8 +26,12 @@ DataSplit loadData(const RunConfig& c)
     DataSplit split;
     const bool classification = c.loss == LossKind::SoftmaxCrossEntropy;
     if (c.dataset == "parabola") {
+        requireMemory(8.0 * static_cast<double>(c.samples), "--samples", "the parabola of " + std::to_string(c.samples) + " points",
+                      "Use fewer points.");
         split.train = makeParabola(c.samples > 0 ? c.samples : defaultParabolaPoints);
     } else if (c.dataset == "blobs") {
+        requireMemory(4.0 * 1.2 * static_cast<double>(c.samples > 0 ? c.samples : defaultBlobsSamples) * (blobsFeatures + 1), "--samples",
+                      "the blobs data set of " + std::to_string(c.samples) + " samples", "Use fewer samples.");
         // One draw of n training and n/8 test samples around the same centres.
         const std::int64_t n = c.samples > 0 ? c.samples : defaultBlobsSamples;
         const std::int64_t testN = std::max<std::int64_t>(1, n / 8);
@@ -42,7 +48,8 @@ DataSplit loadData(const RunConfig& c)
         if (folder.empty() && c.dataset == "idx")
             throw SgdError("--data: dataset 'idx' needs --data FOLDER (a folder of MNIST-style IDX files)");
         if (folder.empty()) {
-            folder = debianFashionMnistFolder;
+            const char* override = std::getenv("SGDSCOPE_FASHION_MNIST_DIR");
+            folder = override && *override ? override : debianFashionMnistFolder;
             std::error_code ec;
             if (!std::filesystem::exists(std::filesystem::path(folder) / "train-images-idx3-ubyte.gz", ec))
                 throw SgdError("--dataset fashion-mnist: the data set is not installed (no " + folder
@@ -59,6 +66,11 @@ DataSplit loadData(const RunConfig& c)
                                               : CsvOptions::Header::Auto;
         options.targets = c.targets;
         options.classification = classification;
+        std::error_code ec;
+        const auto fileSize = std::filesystem::file_size(c.data, ec);
+        if (!ec)
+            requireMemory(3.0 * static_cast<double>(fileSize), "--data", "CSV file '" + c.data + "' (" + formatBytes(static_cast<double>(fileSize)) + ")",
+                          "Use a smaller file.");
         split.train = loadCsv(c.data, options);
     } else {
         throw SgdError("--dataset: unknown data set '" + c.dataset + "'");
@@ -103,6 +115,19 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
         throw SgdError("--layers: the last width is " + std::to_string(problem->spec.layers.back()) + " but " + config.dataset
                        + " needs " + std::to_string(train.outputWidth())
                        + (classification ? " outputs (one per class)" : " outputs (one per target)"));
+    {
+        // Refuse what cannot fit before allocating any of it.
+        TrainerSettings sizing;
+        sizing.workers = config.workers;
+        sizing.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
+        const int chunk = config.chunk > 0 ? std::min(config.chunk, sizing.batch) : defaultChunkSize(sizing.batch, problem->spec);
+        std::string layers;
+        for (std::size_t i = 0; i < problem->spec.layers.size(); ++i)
+            layers += (i ? "," : "") + std::to_string(problem->spec.layers[i]);
+        requireMemory(modelMemoryBytes(problem->spec, sizing, chunk), "--layers",
+                      "an MLP " + layers + " trained by " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers") + " in both modes",
+                      "Use smaller layers or fewer workers.");
+    }
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;
     if (!config.init.empty())

@@ -6,7 +6,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev qt6-charts-dev libgl-dev libeigen3-dev zlib1g-dev libopenblas-openmp-dev
-          fonts-dejavu-core xvfb xauth dataset-fashion-mnist)
+          fonts-dejavu-core xvfb xauth dataset-fashion-mnist
+          clang libclang-rt-14-dev libomp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

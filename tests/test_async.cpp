@@ -218,6 +218,37 @@ private slots:
         QVERIFY2(result.finalLoss < 0.05, qPrintable(QStringLiteral("final loss %1").arg(result.finalLoss)));
     }
 
+    void divergenceStopsAsyncInOrder_data()
+    {
+        QTest::addColumn<int>("apply");
+        QTest::addRow("lock") << static_cast<int>(AsyncApply::Lock);
+        QTest::addRow("lockfree") << static_cast<int>(AsyncApply::LockFree);
+    }
+
+    void divergenceStopsAsyncInOrder()
+    {
+        QFETCH(int, apply);
+        const auto problem = parabolaProblem();
+        TrainerSettings s;
+        s.workers = 2;
+        s.batch = 50;
+        s.learningRate = 1e5;
+        s.asyncApply = static_cast<AsyncApply>(apply);
+        s.sampleBudget = 2000 * 50;
+        AsyncTrainer trainer(problem, s);
+        PushLog log;
+        trainer.run(RunLimits {}, log);
+        QVERIFY(trainer.diverged());
+        QVERIFY(trainer.divergedAt() >= 0);
+        QVERIFY(trainer.samples() < s.sampleBudget);
+        QVERIFY(!log.pushes.empty());
+        QVERIFY(!std::isfinite(log.pushes.back().loss)); // the record of the non-finite push is kept
+        QVERIFY(trainer.finished());
+        const std::int64_t updates = trainer.updates();
+        trainer.run(RunLimits {}, log);
+        QCOMPARE(trainer.updates(), updates); // stays stopped
+    }
+
     void timelineIsValidTraceEventJson()
     {
         const auto problem = mediumProblem();

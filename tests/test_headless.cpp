@@ -10,7 +10,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <QElapsedTimer>
+
+#include <csignal>
 #include <filesystem>
+
+#include <signal.h>
 
 using namespace sgdscope;
 
@@ -153,8 +158,10 @@ private slots:
         const ParameterLayout layout(spec);
         const ParamVector saved = readSafetensors(params.toStdString(), layout);
         QCOMPARE(parameterDigest(layout, saved.data()), run.find("params_digest")->asString());
-        // No temporary files are left behind.
-        QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden).size(), qsizetype(2));
+        // The charts are there, and no temporary files are left behind.
+        QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden),
+                 (QStringList {QStringLiteral("comparison.png"), QStringLiteral("idle.png"), QStringLiteral("loss.png"), QStringLiteral("metrics.csv"),
+                               QStringLiteral("staleness.png"), QStringLiteral("summary.json")}));
     }
 
     void initFromSavedParametersContinues()
@@ -182,6 +189,53 @@ private slots:
             QVERIFY(run.find("diverged_at_update")->isNumber());
         }
         QCOMPARE(summary.find("runs")->asArray().size(), std::size_t(2)); // the other mode still ran
+    }
+
+    void sigtermStopsQuicklyAndKeepsTheResults()
+    {
+        const QString out = m_dir.filePath(QStringLiteral("interrupted"));
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY), {QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"),
+                                                   QStringLiteral("blobs"), QStringLiteral("--epochs"), QStringLiteral("1000"),
+                                                   QStringLiteral("--workers"), QStringLiteral("2")});
+        QVERIFY(p.waitForStarted());
+        QTest::qWait(2500); // training has begun
+        QElapsedTimer t;
+        t.start();
+        ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+        QVERIFY(p.waitForFinished(10000));
+        QVERIFY2(t.elapsed() < 3000, qPrintable(QStringLiteral("took %1 ms to stop").arg(t.elapsed())));
+        QCOMPARE(p.exitCode(), 128 + SIGTERM);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.find("interrupted")->asBool(), true);
+        const Json& run = summary.find("runs")->asArray().front();
+        QCOMPARE(run.find("interrupted")->asBool(), true);
+        QVERIFY(run.find("updates")->asNumber() > 0);
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/metrics.csv")));
+        for (const QString& name : QDir(out).entryList(QDir::Files | QDir::Hidden))
+            QVERIFY2(!name.startsWith(QLatin1Char('.')), qPrintable(name)); // no temporary files
+    }
+
+    void refusesWhatCannotFit()
+    {
+        const QString out = m_dir.filePath(QStringLiteral("refused"));
+        Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--layers"), QStringLiteral("1,100000,100000,1")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.stderrText.contains(QStringLiteral("--layers")) && r.stderrText.contains(QStringLiteral("available")), qPrintable(r.stderrText));
+        // A data set whose header announces more than memory holds is refused before it is read.
+        QDir(m_dir.path()).mkpath(QStringLiteral("huge"));
+        for (const auto& [name, dims] : {std::pair {"train-images-idx3-ubyte", QByteArray("\x00\x00\x08\x03\x7f\xff\xff\xff\x00\x00\x00\x1c\x00\x00\x00\x1c", 16)},
+                                         std::pair {"train-labels-idx1-ubyte", QByteArray("\x00\x00\x08\x01\x7f\xff\xff\xff", 8)}}) {
+            QFile f(m_dir.filePath(QStringLiteral("huge/") + QLatin1String(name)));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(dims);
+        }
+        r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--dataset"), QStringLiteral("idx"), QStringLiteral("--data"),
+                    m_dir.filePath(QStringLiteral("huge")), QStringLiteral("--loss"), QStringLiteral("cross-entropy"), QStringLiteral("--layers"),
+                    QStringLiteral("784,10")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.stderrText.contains(QStringLiteral("--data")) && r.stderrText.contains(QStringLiteral("available")), qPrintable(r.stderrText));
+        QVERIFY(!QFileInfo::exists(out));
     }
 
     void fashionMnistPresetReaches088()

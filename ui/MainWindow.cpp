@@ -44,8 +44,8 @@ MainWindow::MainWindow(QWidget* parent)
     panelScroll->setWidget(m_panel);
     panelScroll->setWidgetResizable(true);
     panelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    panelScroll->setMinimumWidth(m_panel->sizeHint().width() + 16);
-    panelScroll->setMaximumWidth(m_panel->sizeHint().width() + 60);
+    panelScroll->setMinimumWidth(250);
+    panelScroll->setMaximumWidth(std::max(270, m_panel->sizeHint().width() + 40));
 
     for (int m = 0; m < modeCount; ++m)
         m_columns[static_cast<std::size_t>(m)] = new ModeColumn(m, &m_series[static_cast<std::size_t>(m)]);
@@ -70,9 +70,9 @@ MainWindow::MainWindow(QWidget* parent)
     auto* right = new QSplitter(Qt::Vertical);
     right->addWidget(columns);
     right->addWidget(comparison);
-    right->setStretchFactor(0, 5);
-    right->setStretchFactor(1, 2);
-    comparison->setMinimumHeight(200);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 1);
+    comparison->setMinimumHeight(150);
     right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(panelScroll);

@@ -13,8 +13,8 @@
 namespace sgdscope::ui {
 
 ChartPanel::ChartPanel(const QString& title, const QString& exportName, QWidget* parent)
-    : QChartView(parent)
-    , m_chart(new QChart)
+    : QChartView(new QChart, parent) // the view owns it (the default constructor's own chart would leak on setChart)
+    , m_chart(chart())
     , m_exportName(exportName)
 {
     m_chart->setTitle(title);
@@ -30,7 +30,6 @@ ChartPanel::ChartPanel(const QString& title, const QString& exportName, QWidget*
     small.setPointSizeF(font().pointSizeF() * 0.85);
     m_chart->legend()->setFont(small);
     m_chart->setAnimationOptions(QChart::NoAnimation);
-    setChart(m_chart);
     setRenderHint(QPainter::Antialiasing, false);
     setMinimumSize(150, 100);
 }
@@ -87,6 +86,23 @@ QImage ChartPanel::renderImage(qreal scale) const
     painter.setRenderHint(QPainter::Antialiasing);
     const_cast<ChartPanel*>(this)->render(&painter, QRectF(QPointF(0, 0), QSizeF(size())), rect());
     return image;
+}
+
+void ChartPanel::resizeEvent(QResizeEvent* event)
+{
+    QChartView::resizeEvent(event);
+    const bool compact = height() < 190 || width() < 240;
+    if (m_chart->legend()->property("sgdscopeWanted").isValid() == false)
+        m_chart->legend()->setProperty("sgdscopeWanted", m_chart->legend()->isVisible());
+    m_chart->legend()->setVisible(!compact && m_chart->legend()->property("sgdscopeWanted").toBool());
+    for (QAbstractAxis* axis : m_chart->axes()) {
+        if (!axis->property("sgdscopeTitle").isValid())
+            axis->setProperty("sgdscopeTitle", axis->titleText());
+        const QString title = axis->property("sgdscopeTitle").toString();
+        // The x axis keeps its title unless really short of room; the y axis's rotated title goes first.
+        const bool keep = axis->orientation() == Qt::Horizontal ? height() >= 130 : !compact;
+        axis->setTitleText(keep ? title : QString());
+    }
 }
 
 void ChartPanel::contextMenuEvent(QContextMenuEvent* event)

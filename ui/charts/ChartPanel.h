@@ -24,6 +24,9 @@ public:
 
 protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
+    /// Small charts (a 1024x700 window) drop their legend and axis titles, keeping the plot readable; the
+    /// colours are the same everywhere and every chart has a tooltip.
+    void resizeEvent(QResizeEvent* event) override;
     static void styleAxis(QAbstractAxis* axis, const QString& title);
     /// Sets [0, max] with ticks at round numbers (1, 2 or 5 times a power of ten) from 0.
     static void setRoundTicks(QValueAxis* axis, double max);

@@ -98,7 +98,8 @@ LossChart::LossChart(const QString& title, const QString& exportName, QList<Curv
 void LossChart::setXAxis(XAxisKind kind)
 {
     m_xAxis = kind;
-    m_x->setTitleText(axisTitle(kind));
+    m_x->setProperty("sgdscopeTitle", axisTitle(kind));
+    m_x->setTitleText(height() >= 130 ? axisTitle(kind) : QString());
     refresh();
 }
 

@@ -43,15 +43,14 @@ StalenessHistogramChart::StalenessHistogramChart(const QString& title, const QSt
 
 void StalenessHistogramChart::setCounts(const std::vector<std::int64_t>& counts)
 {
-    const int bins = std::clamp(static_cast<int>(counts.size()), 4, maxBins);
+    // As many bins as have room for a label (about 22 pixels each), at most 16.
+    const int room = std::max(4, static_cast<int>(m_chart->plotArea().width() / 22));
+    const int bins = std::clamp(static_cast<int>(counts.size()), 4, std::min(maxBins, room));
     if (bins != m_bins) {
         QStringList names;
-        // Every bin labelled while there is room, else every other one (category names must differ).
         for (int b = 0; b < bins; ++b) {
             if (b == bins - 1 && static_cast<int>(counts.size()) > bins)
                 names << QStringLiteral("%1+").arg(b);
-            else if (bins > 8 && b % 2 == 1)
-                names << QString(b, QLatin1Char(' '));
             else
                 names << QString::number(b);
         }

@@ -66,12 +66,17 @@ void TimelineStrip::paintEvent(QPaintEvent*)
                                                                        {palette::idle(), tr("wait")},
                                                                        {palette::apply(), tr("apply")}}};
     int lx = 6;
-    const int ly = tfm.height() + 4;
+    int ly = tfm.height() + 4;
     for (const auto& [color, name] : legend) {
+        const int itemWidth = 12 + fm.horizontalAdvance(name) + 10;
+        if (lx > 6 && lx + itemWidth - 10 > width()) { // wrap to a second line in a narrow strip
+            lx = 6;
+            ly += fm.height();
+        }
         p.fillRect(lx, ly + 2, 9, 9, color);
         p.setPen(Qt::black);
         p.drawText(lx + 12, ly + fm.ascent(), name);
-        lx += 12 + fm.horizontalAdvance(name) + 10;
+        lx += itemWidth;
     }
 
     const int labelWidth = fm.horizontalAdvance(QStringLiteral("w00")) + 6;

@@ -1,0 +1,281 @@
+// The window, offscreen: sliders reach the controller, points arrive, pause/reset/live changes behave,
+// random use never crashes or leaks a thread, exports are real pictures, closing mid-run is clean.
+#include "ui/ControlPanel.h"
+#include "ui/Controller.h"
+#include "ui/MainWindow.h"
+#include "ui/ModeColumn.h"
+#include "ui/charts/Exportable.h"
+#include "ui/charts/LossChart.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QImage>
+#include <QProcess>
+#include <QPushButton>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sgdscope::ui;
+
+namespace {
+/// Pixels that differ from the background, and dark ones (text, axes, lines).
+struct Ink
+{
+    double variance = 0;
+    int dark = 0;
+};
+
+Ink inkOf(const QImage& image)
+{
+    Ink ink;
+    double sum = 0, sum2 = 0;
+    const int step = 2;
+    int n = 0;
+    for (int y = 0; y < image.height(); y += step) {
+        for (int x = 0; x < image.width(); x += step) {
+            const int g = qGray(image.pixel(x, y));
+            sum += g;
+            sum2 += static_cast<double>(g) * g;
+            ink.dark += g < 100 ? 1 : 0;
+            ++n;
+        }
+    }
+    ink.variance = sum2 / n - (sum / n) * (sum / n);
+    return ink;
+}
+
+void setParabola(MainWindow& w, int workers)
+{
+    SessionSettings s = w.panel()->settings();
+    s.preset = QStringLiteral("parabola");
+    s.workers = workers;
+    s.batch = 0;
+    s.learningRate = 0;
+    s.slowWorker = -1;
+    w.panel()->setSettings(s);
+    w.controller()->setSettings(w.panel()->settings());
+}
+} // namespace
+
+class TestUi : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("sgdscope-tests"));
+        QCoreApplication::setApplicationName(QStringLiteral("test_ui"));
+    }
+
+    void slidersChangeTheControllersConfiguration()
+    {
+        MainWindow w;
+        setParabola(w, 2);
+        ControlPanel* p = w.panel();
+        p->workersSlider()->setValue(5);
+        QCOMPARE(w.controller()->settings().workers, 5);
+        p->accumSlider()->setValue(3);
+        QCOMPARE(w.controller()->settings().accum, 3);
+        p->batchSlider()->setValue(p->batchSlider()->minimum() + 3); // 1, 2, 4, 8, ...
+        QCOMPARE(w.controller()->settings().batch, 8);
+        p->learningRateSlider()->setValue(p->learningRateSlider()->maximum());
+        QVERIFY(std::abs(w.controller()->settings().learningRate - 1.0) < 1e-9);
+        p->slowWorkerBox()->setCurrentIndex(3); // "none", worker 0, 1, 2
+        QCOMPARE(w.controller()->settings().slowWorker, 2);
+        p->slowFactorSlider()->setValue(12);
+        QCOMPARE(w.controller()->settings().slowFactor, 6.0);
+        p->jitterSlider()->setValue(4);
+        QVERIFY(std::abs(w.controller()->settings().jitter - 0.2) < 1e-9);
+        p->seedBox()->setValue(42);
+        QCOMPARE(w.controller()->settings().seed, std::uint64_t(42));
+        p->presetBox()->setCurrentIndex(p->presetBox()->findText(QStringLiteral("blobs")));
+        QCOMPARE(w.controller()->settings().preset, QStringLiteral("blobs"));
+        QCOMPARE(w.controller()->settings().batch, 256); // the preset's own
+        // Fewer workers than the straggler's index: the straggler list follows.
+        p->workersSlider()->setValue(2);
+        QVERIFY(w.controller()->settings().slowWorker < 2);
+    }
+
+    void startPauseResetAndLiveChanges()
+    {
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        setParabola(w, 2);
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty() && !w.series(AsyncMode).points().empty(), 20000);
+        QTRY_VERIFY(w.column(SyncMode)->lossChart()->rawPointCount(0) > 0);
+        QTRY_VERIFY(w.column(AsyncMode)->lossChart()->rawPointCount(0) > 0);
+
+        // A live change of the worker count is applied and marked.
+        w.panel()->workersSlider()->setValue(3);
+        QCOMPARE(w.controller()->runningSettings().workers, 3);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty() && !w.series(AsyncMode).markers().empty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(AsyncMode).status().workers.size()), 3, 10000);
+        QTRY_VERIFY(w.column(SyncMode)->lossChart()->markerLineCount() > 0);
+        // A preset change needs a restart, and says so.
+        QSignalSpy restart(w.controller(), &Controller::restartNeeded);
+        w.panel()->seedBox()->setValue(7);
+        QVERIFY(!restart.isEmpty());
+        QCOMPARE(restart.last().front().toBool(), true);
+        w.panel()->seedBox()->setValue(0);
+
+        // Pause stops the growth.
+        w.controller()->pause();
+        QCOMPARE(w.controller()->state(), Controller::State::Paused);
+        QTest::qWait(300); // what was staged before the pause arrives
+        const auto paused = w.series(SyncMode).received() + w.series(AsyncMode).received();
+        QTest::qWait(500);
+        QCOMPARE(w.series(SyncMode).received() + w.series(AsyncMode).received(), paused);
+        w.controller()->start(); // resume
+        QTRY_VERIFY(w.series(SyncMode).received() + w.series(AsyncMode).received() > paused);
+
+        // Reset clears them.
+        w.controller()->reset();
+        QVERIFY(w.series(SyncMode).points().empty());
+        QVERIFY(w.series(AsyncMode).points().empty());
+        QTest::qWait(200);
+        QVERIFY(w.series(SyncMode).points().empty()); // nothing from the old run arrives
+        QCOMPARE(w.controller()->state(), Controller::State::Idle);
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 10000);
+    }
+
+    void randomUseNeverCrashesOrLeaks()
+    {
+        MainWindow w;
+        w.resize(1024, 700);
+        w.show();
+        setParabola(w, 2);
+        ControlPanel* p = w.panel();
+        auto* rng = QRandomGenerator::global();
+        QList<QSlider*> sliders = {p->workersSlider(), p->batchSlider(), p->accumSlider(), p->learningRateSlider(),
+                                   p->slowFactorSlider(), p->jitterSlider()};
+        for (int i = 0; i < 300; ++i) {
+            switch (rng->bounded(8)) {
+            case 0:
+                w.controller()->start();
+                break;
+            case 1:
+                w.controller()->togglePause();
+                break;
+            case 2:
+                w.controller()->reset();
+                break;
+            case 3:
+                p->slowWorkerBox()->setCurrentIndex(rng->bounded(p->slowWorkerBox()->count()));
+                break;
+            default: {
+                QSlider* s = sliders[rng->bounded(sliders.size())];
+                s->setValue(s->minimum() + rng->bounded(s->maximum() - s->minimum() + 1));
+            }
+            }
+            QTest::qWait(static_cast<int>(rng->bounded(12)));
+        }
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.controller()->state() == Controller::State::Running, 20000);
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void exportWritesRealPictures()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        setParabola(w, 2);
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).points().size() > 100 && w.series(AsyncMode).points().size() > 100, 20000);
+        w.controller()->pause();
+        w.refreshCharts();
+        QTemporaryDir dir;
+        const QStringList problems = w.exportCharts(dir.path());
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        const QList<const Exportable*> charts = w.exportables();
+        QCOMPARE(QDir(dir.path()).entryList({QStringLiteral("*.png")}).size(), charts.size() + 1);
+        for (const Exportable* e : charts) {
+            const QImage image(dir.filePath(e->exportName() + QStringLiteral(".png")));
+            QVERIFY2(!image.isNull(), qPrintable(e->exportName()));
+            const auto* widget = dynamic_cast<const QWidget*>(e);
+            QCOMPARE(image.size(), widget->size() * 2); // twice the device pixel ratio
+            const Ink ink = inkOf(image);
+            QVERIFY2(ink.variance > 100, qPrintable(e->exportName() + QStringLiteral(" is blank")));
+            QVERIFY2(ink.dark > 200, qPrintable(e->exportName() + QStringLiteral(" has no text")));
+        }
+        const QImage window(dir.filePath(QStringLiteral("window.png")));
+        QCOMPARE(window.size(), w.size() * 2);
+        QVERIFY(inkOf(window).variance > 100);
+        // No temporary files are left.
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), charts.size() + 1);
+        w.controller()->reset();
+    }
+
+    void exportToAnUnwritableFolderFailsCleanly()
+    {
+        MainWindow w;
+        w.resize(1024, 700);
+        w.show();
+        QTemporaryDir dir;
+        QFile file(dir.filePath(QStringLiteral("not-a-folder")));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        QVERIFY(!w.exportCharts(dir.filePath(QStringLiteral("not-a-folder"))).isEmpty());
+        QVERIFY(!w.exportCharts(QStringLiteral("/proc/sgdscope-no")).isEmpty());
+        const QString error = savePng(w.column(SyncMode)->lossChart()->renderImage(1.0), QStringLiteral("/proc/sgdscope.png"));
+        QVERIFY(error.contains(QStringLiteral("/proc/sgdscope.png")));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), qsizetype(1));
+    }
+
+    void missingDataSetNamesTheDebianPackage()
+    {
+        // A folder without the files stands in for an uninstalled dataset-fashion-mnist.
+        QTemporaryDir empty;
+        qputenv("SGDSCOPE_FASHION_MNIST_DIR", empty.path().toUtf8());
+        MainWindow w;
+        SessionSettings s = w.panel()->settings();
+        s.preset = QStringLiteral("fashion-mnist");
+        w.panel()->setSettings(s);
+        w.controller()->setSettings(w.panel()->settings());
+        w.controller()->start();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->state(), Controller::State::Failed, 20000);
+        QVERIFY2(w.lastError().contains(QStringLiteral("dataset-fashion-mnist")), qPrintable(w.lastError()));
+        qunsetenv("SGDSCOPE_FASHION_MNIST_DIR");
+    }
+
+    void closingMidRunStopsTheThread()
+    {
+        auto* w = new MainWindow;
+        w->show();
+        setParabola(*w, 4);
+        w->controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!w->series(SyncMode).points().empty(), 20000);
+        QElapsedTimer t;
+        t.start();
+        w->close();
+        delete w; // joins the training thread
+        QVERIFY2(t.elapsed() < 5000, "closing took too long");
+    }
+
+    void headlessChartsExistAndDecode()
+    {
+        QTemporaryDir dir;
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY), {QStringLiteral("--headless"), QStringLiteral("--out"), dir.path(), QStringLiteral("--workers"),
+                                                   QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:3")});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"}) {
+            const QImage image(dir.filePath(QLatin1String(name)));
+            QVERIFY2(!image.isNull(), name);
+            QVERIFY(image.width() > 800);
+            QVERIFY2(inkOf(image).variance > 100, name);
+        }
+    }
+};
+
+QTEST_MAIN(TestUi)
+#include "test_ui.moc"
