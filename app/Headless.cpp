@@ -13,61 +13,61 @@
 #include <filesystem>
 #include <iostream>
 
-
 namespace sgdscope {
 
 namespace {
 
-    std::atomic<int> g_signal {0};
-    static_assert(std::atomic<int>::is_always_lock_free);
+std::atomic<int> g_signal {0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-    extern "C" void onSignal(int sig)
-    {
-        requestCancellation();
-        if (g_signal.exchange(sig) != 0) {
-            // Second signal: the user insists.
-            std::signal(sig, SIG_DFL);
-            std::raise(sig);
-        }
+extern "C" void onSignal(int sig)
+{
+    requestCancellation();
+    if (g_signal.exchange(sig) != 0) {
+        // Second signal: the user insists.
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
     }
+}
 
-    /// Records the run, prints progress now and then, and stops it on a signal.
-    class HeadlessObserver : public TrainingObserver
+/// Records the run, prints progress now and then, and stops it on a signal.
+class HeadlessObserver : public TrainingObserver
+{
+public:
+    HeadlessObserver(RunRecorder& recorder, Mode mode)
+        : m_recorder(recorder)
+        , m_mode(mode)
     {
-    public:
-        HeadlessObserver(RunRecorder& recorder, Mode mode)
-            : m_recorder(recorder)
-            , m_mode(mode)
-        {
-        }
-        void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override
-        {
-            m_recorder.onUpdate(update, workers);
-        }
-        void onEvaluation(const EvaluationRecord& e) override
-        {
-            m_recorder.onEvaluation(e);
-            // Progress about once a second, whatever the evaluation rate.
-            const auto now = std::chrono::steady_clock::now();
-            if (now - m_lastPrint < std::chrono::seconds(1))
-                return;
-            m_lastPrint = now;
-            std::fprintf(stderr, "%-5s %10lld samples  %7.2f s  training loss %.6g%s\n", modeName(m_mode),
-                         static_cast<long long>(e.samples), e.seconds, e.trainLoss,
-                         e.trainAccuracy >= 0 ? (", accuracy " + formatNumber(std::round(e.trainAccuracy * 1e4) / 1e4)).c_str() : "");
-        }
-        bool stopRequested() override { return g_signal.load(std::memory_order_relaxed) != 0; }
-
-    private:
-        RunRecorder& m_recorder;
-        Mode m_mode;
-        std::chrono::steady_clock::time_point m_lastPrint = std::chrono::steady_clock::now();
-    };
-
-    std::string joinPath(const std::string& dir, const std::string& name)
-    {
-        return (std::filesystem::path(dir) / name).string();
     }
+    void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override
+    {
+        m_recorder.onUpdate(update, workers);
+    }
+    void onEvaluation(const EvaluationRecord& e) override
+    {
+        m_recorder.onEvaluation(e);
+        // Progress about once a second, whatever the evaluation rate.
+        const auto now = std::chrono::steady_clock::now();
+        if (now - m_lastPrint < std::chrono::seconds(1))
+            return;
+        m_lastPrint = now;
+        std::fprintf(stderr, "%-5s %10lld samples  %7.2f s  training loss %.6g%s\n", modeName(m_mode),
+            static_cast<long long>(e.samples), e.seconds, e.trainLoss,
+            e.trainAccuracy >= 0 ? (", accuracy " + formatNumber(std::round(e.trainAccuracy * 1e4) / 1e4)).c_str()
+                                 : "");
+    }
+    bool stopRequested() override { return g_signal.load(std::memory_order_relaxed) != 0; }
+
+private:
+    RunRecorder& m_recorder;
+    Mode m_mode;
+    std::chrono::steady_clock::time_point m_lastPrint = std::chrono::steady_clock::now();
+};
+
+std::string joinPath(const std::string& dir, const std::string& name)
+{
+    return (std::filesystem::path(dir) / name).string();
+}
 
 } // namespace
 
@@ -122,11 +122,14 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
             HeadlessObserver observer(r->recorder, mode);
             r->result = runMode(run, mode, observer);
             const ModeResult& m = r->result;
-            std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f s (%.0f samples/s), final loss %.6g%s%s%s\n",
-                         modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
-                         m.samplesPerSecond(), m.finalLoss,
-                         m.testAccuracy >= 0 ? (", test accuracy " + formatNumber(std::round(m.testAccuracy * 1e4) / 1e4)).c_str() : "",
-                         m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
+            std::fprintf(stderr,
+                "%-5s done: %lld updates, %lld samples in %.3f s (%.0f samples/s), final loss %.6g%s%s%s\n",
+                modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
+                m.samplesPerSecond(), m.finalLoss,
+                m.testAccuracy >= 0
+                    ? (", test accuracy " + formatNumber(std::round(m.testAccuracy * 1e4) / 1e4)).c_str()
+                    : "",
+                m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
             runs.push_back(std::move(r));
         }
 
@@ -163,7 +166,8 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         if (!config.saveParams.empty() && !runs.empty()) {
             const ModeResult& first = runs.front()->result;
             writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
-                             {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", toJson(config).find("layers")->asString()}});
+                {{"sgdscope_mode", modeName(first.mode)},
+                    {"sgdscope_layers", toJson(config).find("layers")->asString()}});
         }
         // summary.json last: its presence means the run's files are complete.
         writeFileAtomically(joinPath(config.out, "summary.json"), summary.dump(2) + "\n");

@@ -18,7 +18,8 @@ namespace {
 /// not have; those warnings are not the user's business.
 void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message)
 {
-    if (type == QtWarningMsg && (message.contains(QLatin1String("does not support")) || message.contains(QLatin1String("XDG_RUNTIME_DIR"))))
+    if (type == QtWarningMsg
+        && (message.contains(QLatin1String("does not support")) || message.contains(QLatin1String("XDG_RUNTIME_DIR"))))
         return;
     std::cerr << qPrintable(qFormatLogMessage(type, context, message)) << '\n';
 }

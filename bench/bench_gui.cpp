@@ -2,8 +2,8 @@
 // latency while both modes train at full speed, and resident memory after a run of 10^7 updates.
 // Runs on Qt's offscreen platform (no display needed).
 //   bench_gui [--latency-seconds S] [--long-updates N]
-#include "ui/Controller.h"
 #include "ui/ControlPanel.h"
+#include "ui/Controller.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
 #include "ui/charts/Exportable.h"
@@ -46,7 +46,8 @@ QJsonObject stats(std::vector<double> ms)
     if (ms.empty())
         return o;
     o[QStringLiteral("median_ms")] = std::round(ms[ms.size() / 2] * 1000) / 1000;
-    o[QStringLiteral("p99_ms")] = std::round(ms[std::min(ms.size() - 1, static_cast<std::size_t>(ms.size() * 0.99))] * 1000) / 1000;
+    o[QStringLiteral("p99_ms")]
+        = std::round(ms[std::min(ms.size() - 1, static_cast<std::size_t>(ms.size() * 0.99))] * 1000) / 1000;
     o[QStringLiteral("max_ms")] = std::round(ms.back() * 1000) / 1000;
     o[QStringLiteral("samples")] = static_cast<int>(ms.size());
     return o;
@@ -64,7 +65,8 @@ void feedSynthetic(MainWindow& window, std::int64_t updates)
             auto& pts = batch.points[static_cast<std::size_t>(m)];
             for (std::int64_t i = done; i < std::min(updates, done + perBatch); ++i) {
                 const double loss = 2.0 / (1.0 + 1e-4 * static_cast<double>(i)) * std::exp(noise(rng));
-                pts.push_back({i, 256 * (i + 1), 1e-3 * static_cast<double>(i), loss, m == AsyncMode ? static_cast<std::int64_t>(i % 9) : 0});
+                pts.push_back({i, 256 * (i + 1), 1e-3 * static_cast<double>(i), loss,
+                    m == AsyncMode ? static_cast<std::int64_t>(i % 9) : 0});
             }
             ModeStatus& s = batch.status[static_cast<std::size_t>(m)];
             s.valid = true;
@@ -81,7 +83,8 @@ void feedSynthetic(MainWindow& window, std::int64_t updates)
                 }
             }
             if (done % 100000 == 0)
-                batch.evals[static_cast<std::size_t>(m)].push_back({done, 256 * done, 1e-3 * static_cast<double>(done), 1.0 / (1 + 1e-4 * static_cast<double>(done)), 0.8});
+                batch.evals[static_cast<std::size_t>(m)].push_back({done, 256 * done, 1e-3 * static_cast<double>(done),
+                    1.0 / (1 + 1e-4 * static_cast<double>(done)), 0.8});
         }
         window.acceptMetrics(batch);
     }
@@ -195,8 +198,10 @@ int main(int argc, char** argv)
         rusage r1 {};
         ::getrusage(RUSAGE_THREAD, &r1);
         probe.stop();
-        const double guiCpu = static_cast<double>(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec)
-            + static_cast<double>(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
+        const double guiCpu
+            = static_cast<double>(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec)
+            + static_cast<double>(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec)
+                / 1e6;
         const long involuntary = r1.ru_nivcsw - r0.ru_nivcsw;
         QJsonObject r = stats(late);
         r[QStringLiteral("preset")] = preset;

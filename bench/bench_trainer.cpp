@@ -63,9 +63,10 @@ Measurement measure(const PreparedRun& run, Mode mode, double seconds, int warmu
 }
 
 Json record(const std::string& workload, Mode mode, int workers, int accum, const std::string& backend,
-            std::vector<Measurement> reps)
+    std::vector<Measurement> reps)
 {
-    std::sort(reps.begin(), reps.end(), [](const Measurement& a, const Measurement& b) { return a.samplesPerSecond < b.samplesPerSecond; });
+    std::sort(reps.begin(), reps.end(),
+        [](const Measurement& a, const Measurement& b) { return a.samplesPerSecond < b.samplesPerSecond; });
     const Measurement& median = reps[reps.size() / 2];
     Json j = Json::object();
     j.set("workload", workload);
@@ -97,23 +98,25 @@ int main(int argc, char** argv)
             only = argv[i + 1];
     }
     Json results = Json::array();
-    auto run = [&](const std::string& workload, const PreparedRun& prepared, Mode mode, int workers, int accum, int warmup) {
-        PreparedRun r = prepared;
-        r.settings.workers = workers;
-        r.settings.accum = accum;
-        std::vector<Measurement> ms;
-        for (int i = 0; i < reps; ++i)
-            ms.push_back(measure(r, mode, seconds, warmup));
-        const Json rec = record(workload, mode, workers, accum, toString(gemmBackend()), ms);
-        std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
-        results.push(rec);
-    };
+    auto run
+        = [&](const std::string& workload, const PreparedRun& prepared, Mode mode, int workers, int accum, int warmup) {
+              PreparedRun r = prepared;
+              r.settings.workers = workers;
+              r.settings.accum = accum;
+              std::vector<Measurement> ms;
+              for (int i = 0; i < reps; ++i)
+                  ms.push_back(measure(r, mode, seconds, warmup));
+              const Json rec = record(workload, mode, workers, accum, toString(gemmBackend()), ms);
+              std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
+              results.push(rec);
+          };
     if (only.empty() || only == "parabola") {
         const PreparedRun parabola = prepare("parabola", {{"mode", "sync"}});
         for (const int p : {1, 2})
             run("parabola", parabola, Mode::Sync, p, 1, 2000);
     }
-    if ((only.empty() || only == "fashion") && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+    if ((only.empty() || only == "fashion")
+        && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
         const PreparedRun fashion = prepare("fashion-mnist", {{"mode", "sync"}});
         for (const GemmBackend backend : {GemmBackend::OpenBlas, GemmBackend::Eigen}) {
             if (backend == GemmBackend::OpenBlas && !openBlasAvailable())

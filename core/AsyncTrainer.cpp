@@ -126,8 +126,8 @@ void AsyncTrainer::push(WorkerState& s, int worker, int count)
         for (int c = micro.begin; c < micro.end; ++c) {
             const IndexRange samples = s.chunks.samples(c);
             float* leaf = s.buffers[static_cast<std::size_t>(part.leafBuffer[static_cast<std::size_t>(c)])].data();
-            lossSum += ws.gradient(m_problem->layout, s.snapshot.data(), m_view, indices + samples.begin, samples.size(),
-                                   scale, leaf);
+            lossSum += ws.gradient(
+                m_problem->layout, s.snapshot.data(), m_view, indices + samples.begin, samples.size(), scale, leaf);
             for (const MergeOp& op : part.mergesAfter[static_cast<std::size_t>(c)]) {
                 float* dst = s.buffers[static_cast<std::size_t>(op.dst)].data();
                 const float* src = s.buffers[static_cast<std::size_t>(op.src)].data();
@@ -221,7 +221,8 @@ void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline, Clock::tim
             std::int64_t count = 0;
             do {
                 count = std::min(slice, m_settings.sampleBudget - claimed);
-            } while (count > 0 && !m_claimedSamples.compare_exchange_weak(claimed, claimed + count, std::memory_order_acq_rel));
+            } while (count > 0
+                && !m_claimedSamples.compare_exchange_weak(claimed, claimed + count, std::memory_order_acq_rel));
             if (count <= 0)
                 break;
             if (m_pushesLeft.fetch_sub(1, std::memory_order_acq_rel) <= 0) {
@@ -245,12 +246,13 @@ void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, 
 {
     const int team = m_settings.workers;
     m_pushesLeft.store(limits.maxUpdates == std::numeric_limits<std::int64_t>::max()
-                           ? limits.maxUpdates
-                           : std::max<std::int64_t>(0, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+            ? limits.maxUpdates
+            : std::max<std::int64_t>(0, limits.maxUpdates - (m_updates - m_runStartUpdates)));
     const double remaining = limits.maxSeconds - (m_seconds - sliceStartSeconds);
     const double sliceSeconds = std::max(0.0, std::min(m_sliceSeconds, remaining));
     const Clock::time_point t0 = Clock::now();
-    const Clock::time_point deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(sliceSeconds));
+    const Clock::time_point deadline
+        = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(sliceSeconds));
     m_preDeadlineActive.store(0);
     std::exception_ptr teamFailure;
     if (team == 1) {
@@ -261,8 +263,7 @@ void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, 
             if (omp_get_num_threads() != team) {
 #pragma omp single
                 teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
-                                                               + " worker threads (OpenMP gave "
-                                                               + std::to_string(omp_get_num_threads()) + ")"));
+                    + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
             } else {
                 workerLoop(omp_get_thread_num(), deadline, t0);
             }

@@ -21,8 +21,8 @@ namespace sgdscope {
 ///
 /// Data: worker i's n-th push uses slice i of global batch n (DataOrder), so with equally fast workers async
 /// sees the same samples as sync. The sample budget is shared: the run ends when the pushes begun have used
-/// exactly the same number of samples as sync would (the last push is cut short if needed); a fast worker keeps pushing while a slow
-/// one computes, and so goes further in the data order. Each worker keeps its own momentum buffer (as
+/// exactly the same number of samples as sync would (the last push is cut short if needed); a fast worker keeps pushing
+/// while a slow one computes, and so goes further in the data order. Each worker keeps its own momentum buffer (as
 /// PyTorch's Hogwild example does with one optimizer per process).
 ///
 /// Staleness of a push = version at its apply - version at its read (updates applied in between).

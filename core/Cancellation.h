@@ -12,8 +12,14 @@ inline std::atomic<bool>& cancellationFlag()
     static std::atomic<bool> flag {false};
     return flag;
 }
-inline void requestCancellation() { cancellationFlag().store(true, std::memory_order_relaxed); }
-inline bool cancellationRequested() { return cancellationFlag().load(std::memory_order_relaxed); }
+inline void requestCancellation()
+{
+    cancellationFlag().store(true, std::memory_order_relaxed);
+}
+inline bool cancellationRequested()
+{
+    return cancellationFlag().load(std::memory_order_relaxed);
+}
 void throwIfCancelled(const char* during);
 
 } // namespace sgdscope

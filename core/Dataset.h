@@ -44,7 +44,12 @@ Dataset makeBlobs(std::int64_t n, int features, int classes, double spread, std:
 
 struct CsvOptions
 {
-    enum class Header { Auto, Yes, No };
+    enum class Header
+    {
+        Auto,
+        Yes,
+        No
+    };
     Header header = Header::Auto;
     /// Target columns by 0-based index or by header name; empty means the last column.
     std::vector<std::string> targets;
@@ -77,7 +82,7 @@ IdxArray parseIdx(const std::string& bytes, const std::string& what, std::uint64
 /// Builds a classification set from an images array (N x ...) and a labels array (N): pixels scaled to
 /// [0, 1], classes = max label + 1 (at least 2).
 Dataset idxToDataset(const IdxArray& images, const IdxArray& labels, const std::string& name,
-                     const std::string& imagesWhat, const std::string& labelsWhat);
+    const std::string& imagesWhat, const std::string& labelsWhat);
 
 /// Loads an MNIST-style folder: train-images-idx3-ubyte[.gz] and train-labels-idx1-ubyte[.gz], and the
 /// t10k-* test files if present.

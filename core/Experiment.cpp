@@ -13,12 +13,12 @@
 namespace sgdscope {
 
 namespace {
-    constexpr std::int64_t defaultParabolaPoints = 50;
-    constexpr std::int64_t defaultBlobsSamples = 16384;
-    constexpr int blobsFeatures = 64;
-    constexpr int blobsClasses = 10;
-    constexpr double blobsSpread = 1.5;
-    constexpr std::int64_t maxEvaluationsPerRun = 200;
+constexpr std::int64_t defaultParabolaPoints = 50;
+constexpr std::int64_t defaultBlobsSamples = 16384;
+constexpr int blobsFeatures = 64;
+constexpr int blobsClasses = 10;
+constexpr double blobsSpread = 1.5;
+constexpr std::int64_t maxEvaluationsPerRun = 200;
 } // namespace
 
 DataSplit loadData(const RunConfig& c)
@@ -26,12 +26,13 @@ DataSplit loadData(const RunConfig& c)
     DataSplit split;
     const bool classification = c.loss == LossKind::SoftmaxCrossEntropy;
     if (c.dataset == "parabola") {
-        requireMemory(8.0 * static_cast<double>(c.samples), "--samples", "the parabola of " + std::to_string(c.samples) + " points",
-                      "Use fewer points.");
+        requireMemory(8.0 * static_cast<double>(c.samples), "--samples",
+            "the parabola of " + std::to_string(c.samples) + " points", "Use fewer points.");
         split.train = makeParabola(c.samples > 0 ? c.samples : defaultParabolaPoints);
     } else if (c.dataset == "blobs") {
-        requireMemory(4.0 * 1.2 * static_cast<double>(c.samples > 0 ? c.samples : defaultBlobsSamples) * (blobsFeatures + 1), "--samples",
-                      "the blobs data set of " + std::to_string(c.samples) + " samples", "Use fewer samples.");
+        requireMemory(
+            4.0 * 1.2 * static_cast<double>(c.samples > 0 ? c.samples : defaultBlobsSamples) * (blobsFeatures + 1),
+            "--samples", "the blobs data set of " + std::to_string(c.samples) + " samples", "Use fewer samples.");
         // One draw of n training and n/8 test samples around the same centres.
         const std::int64_t n = c.samples > 0 ? c.samples : defaultBlobsSamples;
         const std::int64_t testN = std::max<std::int64_t>(1, n / 8);
@@ -53,8 +54,8 @@ DataSplit loadData(const RunConfig& c)
             std::error_code ec;
             if (!std::filesystem::exists(std::filesystem::path(folder) / "train-images-idx3-ubyte.gz", ec))
                 throw SgdError("--dataset fashion-mnist: the data set is not installed (no " + folder
-                               + "/train-images-idx3-ubyte.gz); install Debian's package dataset-fashion-mnist "
-                                 "(apt-get install dataset-fashion-mnist) or give --data FOLDER");
+                    + "/train-images-idx3-ubyte.gz); install Debian's package dataset-fashion-mnist "
+                      "(apt-get install dataset-fashion-mnist) or give --data FOLDER");
         }
         split = loadIdxFolder(folder, c.dataset);
     } else if (c.dataset == "csv") {
@@ -69,16 +70,17 @@ DataSplit loadData(const RunConfig& c)
         std::error_code ec;
         const auto fileSize = std::filesystem::file_size(c.data, ec);
         if (!ec)
-            requireMemory(3.0 * static_cast<double>(fileSize), "--data", "CSV file '" + c.data + "' (" + formatBytes(static_cast<double>(fileSize)) + ")",
-                          "Use a smaller file.");
+            requireMemory(3.0 * static_cast<double>(fileSize), "--data",
+                "CSV file '" + c.data + "' (" + formatBytes(static_cast<double>(fileSize)) + ")",
+                "Use a smaller file.");
         split.train = loadCsv(c.data, options);
     } else {
         throw SgdError("--dataset: unknown data set '" + c.dataset + "'");
     }
     if (c.samples > 0 && c.dataset != "parabola" && c.dataset != "blobs") {
         if (c.samples > split.train.size())
-            throw SgdError("--samples: " + std::to_string(c.samples) + " is more than the " + std::to_string(split.train.size())
-                           + " training samples of " + c.dataset);
+            throw SgdError("--samples: " + std::to_string(c.samples) + " is more than the "
+                + std::to_string(split.train.size()) + " training samples of " + c.dataset);
         split.train.truncate(c.samples);
     }
     return split;
@@ -97,10 +99,10 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;
     if (classification && !train.isClassification())
         throw SgdError("--loss: cross-entropy needs class labels, but " + config.dataset
-                       + " has real-valued targets; use --loss mse");
+            + " has real-valued targets; use --loss mse");
     if (!classification && train.isClassification())
         throw SgdError("--loss: mse needs real-valued targets, but " + config.dataset
-                       + " has class labels; use --loss cross-entropy");
+            + " has class labels; use --loss cross-entropy");
 
     auto problem = std::make_shared<Problem>();
     problem->spec.activation = config.activation;
@@ -109,24 +111,27 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     if (problem->spec.layers.empty())
         problem->spec.layers = {train.features(), train.outputWidth()};
     if (problem->spec.layers.front() != train.features())
-        throw SgdError("--layers: the first width is " + std::to_string(problem->spec.layers.front()) + " but " + config.dataset
-                       + " has " + std::to_string(train.features()) + " input features");
+        throw SgdError("--layers: the first width is " + std::to_string(problem->spec.layers.front()) + " but "
+            + config.dataset + " has " + std::to_string(train.features()) + " input features");
     if (problem->spec.layers.back() != train.outputWidth())
-        throw SgdError("--layers: the last width is " + std::to_string(problem->spec.layers.back()) + " but " + config.dataset
-                       + " needs " + std::to_string(train.outputWidth())
-                       + (classification ? " outputs (one per class)" : " outputs (one per target)"));
+        throw SgdError("--layers: the last width is " + std::to_string(problem->spec.layers.back()) + " but "
+            + config.dataset + " needs " + std::to_string(train.outputWidth())
+            + (classification ? " outputs (one per class)" : " outputs (one per target)"));
     {
         // Refuse what cannot fit before allocating any of it.
         TrainerSettings sizing;
         sizing.workers = config.workers;
-        sizing.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
-        const int chunk = config.chunk > 0 ? std::min(config.chunk, sizing.batch) : defaultChunkSize(sizing.batch, problem->spec);
+        sizing.batch
+            = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
+        const int chunk
+            = config.chunk > 0 ? std::min(config.chunk, sizing.batch) : defaultChunkSize(sizing.batch, problem->spec);
         std::string layers;
         for (std::size_t i = 0; i < problem->spec.layers.size(); ++i)
             layers += (i ? "," : "") + std::to_string(problem->spec.layers[i]);
         requireMemory(modelMemoryBytes(problem->spec, sizing, chunk), "--layers",
-                      "an MLP " + layers + " trained by " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers") + " in both modes",
-                      "Use smaller layers or fewer workers.");
+            "an MLP " + layers + " trained by " + std::to_string(config.workers)
+                + (config.workers == 1 ? " worker" : " workers") + " in both modes",
+            "Use smaller layers or fewer workers.");
     }
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;
@@ -139,8 +144,8 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.workers = config.workers;
     s.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
     if (s.batch > train.size())
-        throw SgdError("--batch: " + std::to_string(s.batch) + " is larger than the training set (" + std::to_string(train.size())
-                       + " samples of " + config.dataset + ")");
+        throw SgdError("--batch: " + std::to_string(s.batch) + " is larger than the training set ("
+            + std::to_string(train.size()) + " samples of " + config.dataset + ")");
     s.accum = config.accum;
     s.chunk = std::min(config.chunk, s.batch);
     s.learningRate = config.lr;
@@ -152,14 +157,16 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.asyncLearningRate = config.asyncLr;
     const std::int64_t perEpoch = std::max<std::int64_t>(1, train.size() / s.batch);
     run.steps = config.steps > 0 ? config.steps
-        : config.epochs > 0      ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
-                                 : perEpoch;
+        : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
+                            : perEpoch;
     if (run.steps > (std::numeric_limits<std::int64_t>::max() / 2) / s.batch)
-        throw SgdError("--steps: " + std::to_string(run.steps) + " updates of " + std::to_string(s.batch) + " samples is too many");
+        throw SgdError("--steps: " + std::to_string(run.steps) + " updates of " + std::to_string(s.batch)
+            + " samples is too many");
     s.sampleBudget = run.steps * s.batch;
     // Whole-set loss once per epoch, but no more than 200 times a run (it is not free on large sets).
-    const std::int64_t evalEvery = config.evalEvery >= 0 ? config.evalEvery
-                                                         : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
+    const std::int64_t evalEvery = config.evalEvery >= 0
+        ? config.evalEvery
+        : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
     s.evalEverySamples = evalEvery * s.batch;
     validateSettings(s, *problem);
     run.problem = std::move(problem);
@@ -228,7 +235,8 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         const EvalSums test = trainer->evaluate(*run.problem->data->test);
         result.testLoss = test.lossSum / static_cast<double>(std::max<std::int64_t>(1, test.samples));
         if (run.problem->data->test->isClassification())
-            result.testAccuracy = static_cast<double>(test.correct) / static_cast<double>(std::max<std::int64_t>(1, test.samples));
+            result.testAccuracy
+                = static_cast<double>(test.correct) / static_cast<double>(std::max<std::int64_t>(1, test.samples));
     }
     result.workers = trainer->workerTotals();
     result.staleness = trainer->staleness();
@@ -268,7 +276,8 @@ Json summaryJson(const ModeResult& r)
         o.set("busy_seconds", t.busySeconds);
         o.set("idle_seconds", t.idleSeconds);
         o.set("apply_seconds", t.applySeconds);
-        o.set("idle_fraction", t.busySeconds + t.idleSeconds > 0 ? t.idleSeconds / (t.busySeconds + t.idleSeconds) : 0.0);
+        o.set(
+            "idle_fraction", t.busySeconds + t.idleSeconds > 0 ? t.idleSeconds / (t.busySeconds + t.idleSeconds) : 0.0);
         o.set("updates", t.updates);
         o.set("samples", t.samples);
         if (r.mode == Mode::Async && w < r.staleness.perWorker().size()) {

@@ -35,7 +35,8 @@ DataSplit loadData(const RunConfig& config);
 std::int64_t trainingSetSize(const RunConfig& config);
 
 /// Makes the trainer of one mode.
-std::unique_ptr<Trainer> makeTrainer(Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
+std::unique_ptr<Trainer> makeTrainer(
+    Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
 
 /// The outcome of one mode's run, with what summary.json reports.
 struct ModeResult

@@ -16,26 +16,29 @@ namespace sgdscope {
 namespace fs = std::filesystem;
 
 namespace {
-    std::string errnoText() { return std::strerror(errno); }
+std::string errnoText()
+{
+    return std::strerror(errno);
+}
 
-    std::string parentOf(const std::string& path)
-    {
-        const fs::path parent = fs::path(path).parent_path();
-        return parent.empty() ? std::string(".") : parent.string();
-    }
+std::string parentOf(const std::string& path)
+{
+    const fs::path parent = fs::path(path).parent_path();
+    return parent.empty() ? std::string(".") : parent.string();
+}
 
-    /// Creates a uniquely named file next to `path`; returns its descriptor and name.
-    int createTemporaryBeside(const std::string& path, std::string& tmpName)
-    {
-        const fs::path p(path);
-        std::string pattern = (p.parent_path() / ("." + p.filename().string() + ".tmp-XXXXXX")).string();
-        std::vector<char> buffer(pattern.begin(), pattern.end());
-        buffer.push_back('\0');
-        const int fd = ::mkstemp(buffer.data());
-        if (fd >= 0)
-            tmpName.assign(buffer.data());
-        return fd;
-    }
+/// Creates a uniquely named file next to `path`; returns its descriptor and name.
+int createTemporaryBeside(const std::string& path, std::string& tmpName)
+{
+    const fs::path p(path);
+    std::string pattern = (p.parent_path() / ("." + p.filename().string() + ".tmp-XXXXXX")).string();
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    const int fd = ::mkstemp(buffer.data());
+    if (fd >= 0)
+        tmpName.assign(buffer.data());
+    return fd;
+}
 } // namespace
 
 void writeFileAtomically(const std::string& path, std::string_view contents)
@@ -85,7 +88,7 @@ std::string readFile(const std::string& path, const std::string& what, std::uint
         throw SgdError(what + " '" + path + "': cannot read its size");
     if (static_cast<std::uint64_t>(size) > maxBytes)
         throw SgdError(what + " '" + path + "': " + std::to_string(size) + " bytes is larger than the "
-                       + std::to_string(maxBytes) + " allowed");
+            + std::to_string(maxBytes) + " allowed");
     in.seekg(0, std::ios::beg);
     std::string data(static_cast<std::size_t>(size), '\0');
     if (size > 0 && !in.read(data.data(), size))

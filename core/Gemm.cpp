@@ -12,26 +12,26 @@ extern "C" void openblas_set_num_threads(int);
 namespace sgdscope {
 
 namespace {
-    GemmBackend initialBackend()
-    {
+GemmBackend initialBackend()
+{
 #ifdef SGDSCOPE_HAVE_OPENBLAS
-        // Our workers are the parallelism: OpenBLAS itself must stay on the calling thread.
-        openblas_set_num_threads(1);
-        return GemmBackend::OpenBlas;
+    // Our workers are the parallelism: OpenBLAS itself must stay on the calling thread.
+    openblas_set_num_threads(1);
+    return GemmBackend::OpenBlas;
 #else
-        return GemmBackend::Eigen;
+    return GemmBackend::Eigen;
 #endif
-    }
+}
 
-    std::atomic<GemmBackend>& backendSetting()
-    {
-        static std::atomic<GemmBackend> backend {initialBackend()};
-        return backend;
-    }
+std::atomic<GemmBackend>& backendSetting()
+{
+    static std::atomic<GemmBackend> backend {initialBackend()};
+    return backend;
+}
 
-    using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
-    using Map = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
-    using ConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
+using Map = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+using ConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 } // namespace
 
 bool openBlasAvailable()
@@ -59,12 +59,12 @@ std::string toString(GemmBackend backend)
 }
 
 void gemmColumnMajor(bool transposeA, bool transposeB, int m, int n, int k, const float* a, int lda, const float* b,
-                     int ldb, float* c, int ldc)
+    int ldb, float* c, int ldc)
 {
 #ifdef SGDSCOPE_HAVE_OPENBLAS
     if (gemmBackend() == GemmBackend::OpenBlas) {
-        cblas_sgemm(CblasColMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans, m, n, k,
-                    1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+        cblas_sgemm(CblasColMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans, m, n,
+            k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
         return;
     }
 #endif

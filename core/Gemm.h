@@ -9,7 +9,11 @@ namespace sgdscope {
 /// comparison; Eigen's own GEMM is the portable fallback. Either is single-threaded inside our workers and
 /// gives the same bits for the same shapes, which the sync trainer's exactness needs. Small products and
 /// everything in double always use Eigen.
-enum class GemmBackend { Eigen, OpenBlas };
+enum class GemmBackend
+{
+    Eigen,
+    OpenBlas
+};
 
 bool openBlasAvailable();
 /// Process-wide; set it before training starts (not while a trainer runs).
@@ -20,6 +24,6 @@ std::string toString(GemmBackend backend);
 /// C (M x N, column-major, ldc) = op(A) * op(B), op(X) = X or X^T; A and B column-major with leading
 /// dimensions lda and ldb. Float only.
 void gemmColumnMajor(bool transposeA, bool transposeB, int m, int n, int k, const float* a, int lda, const float* b,
-                     int ldb, float* c, int ldc);
+    int ldb, float* c, int ldc);
 
 } // namespace sgdscope

@@ -9,317 +9,317 @@ namespace sgdscope {
 
 namespace {
 
-    constexpr int maxDepth = 64;
+constexpr int maxDepth = 64;
 
-    class Parser
+class Parser
+{
+public:
+    Parser(std::string_view text, const std::string& what)
+        : m_text(text)
+        , m_what(what)
     {
-    public:
-        Parser(std::string_view text, const std::string& what)
-            : m_text(text)
-            , m_what(what)
-        {
-        }
+    }
 
-        Json parseDocument()
-        {
-            skipSpace();
-            Json value = parseValue(0);
-            skipSpace();
-            if (m_pos != m_text.size())
-                fail("unexpected text after the JSON value");
-            return value;
-        }
+    Json parseDocument()
+    {
+        skipSpace();
+        Json value = parseValue(0);
+        skipSpace();
+        if (m_pos != m_text.size())
+            fail("unexpected text after the JSON value");
+        return value;
+    }
 
-    private:
-        [[noreturn]] void fail(const std::string& problem) const
-        {
-            std::size_t line = 1;
-            std::size_t column = 1;
-            for (std::size_t i = 0; i < m_pos && i < m_text.size(); ++i) {
-                if (m_text[i] == '\n') {
-                    ++line;
-                    column = 1;
-                } else {
-                    ++column;
-                }
-            }
-            throw SgdError(m_what + ": " + problem + " at line " + std::to_string(line) + ", column "
-                           + std::to_string(column));
-        }
-
-        void skipSpace()
-        {
-            while (m_pos < m_text.size()) {
-                const char c = m_text[m_pos];
-                if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-                    break;
-                ++m_pos;
+private:
+    [[noreturn]] void fail(const std::string& problem) const
+    {
+        std::size_t line = 1;
+        std::size_t column = 1;
+        for (std::size_t i = 0; i < m_pos && i < m_text.size(); ++i) {
+            if (m_text[i] == '\n') {
+                ++line;
+                column = 1;
+            } else {
+                ++column;
             }
         }
+        throw SgdError(
+            m_what + ": " + problem + " at line " + std::to_string(line) + ", column " + std::to_string(column));
+    }
 
-        bool consume(std::string_view word)
-        {
-            if (m_text.substr(m_pos, word.size()) == word) {
-                m_pos += word.size();
-                return true;
-            }
-            return false;
-        }
-
-        Json parseValue(int depth)
-        {
-            if (depth > maxDepth)
-                fail("nesting deeper than 64 levels");
-            if (m_pos >= m_text.size())
-                fail("unexpected end of text, expected a value");
+    void skipSpace()
+    {
+        while (m_pos < m_text.size()) {
             const char c = m_text[m_pos];
-            switch (c) {
-            case '{':
-                return parseObject(depth);
-            case '[':
-                return parseArray(depth);
-            case '"':
-                return Json(parseString());
-            case 't':
-                if (consume("true"))
-                    return Json(true);
+            if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
                 break;
-            case 'f':
-                if (consume("false"))
-                    return Json(false);
-                break;
-            case 'n':
-                if (consume("null"))
-                    return Json(nullptr);
-                break;
-            default:
-                if (c == '-' || (c >= '0' && c <= '9'))
-                    return Json(parseNumber());
-                break;
-            }
-            fail(std::string("unexpected character '") + printable(c) + "'");
+            ++m_pos;
         }
+    }
 
-        static std::string printable(char c)
-        {
-            if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-                static const char* hex = "0123456789abcdef";
-                const auto u = static_cast<unsigned char>(c);
-                return std::string("\\x") + hex[u >> 4] + hex[u & 15];
-            }
-            return std::string(1, c);
+    bool consume(std::string_view word)
+    {
+        if (m_text.substr(m_pos, word.size()) == word) {
+            m_pos += word.size();
+            return true;
         }
+        return false;
+    }
 
-        Json parseObject(int depth)
-        {
-            ++m_pos; // {
-            Json::Object members;
+    Json parseValue(int depth)
+    {
+        if (depth > maxDepth)
+            fail("nesting deeper than 64 levels");
+        if (m_pos >= m_text.size())
+            fail("unexpected end of text, expected a value");
+        const char c = m_text[m_pos];
+        switch (c) {
+        case '{':
+            return parseObject(depth);
+        case '[':
+            return parseArray(depth);
+        case '"':
+            return Json(parseString());
+        case 't':
+            if (consume("true"))
+                return Json(true);
+            break;
+        case 'f':
+            if (consume("false"))
+                return Json(false);
+            break;
+        case 'n':
+            if (consume("null"))
+                return Json(nullptr);
+            break;
+        default:
+            if (c == '-' || (c >= '0' && c <= '9'))
+                return Json(parseNumber());
+            break;
+        }
+        fail(std::string("unexpected character '") + printable(c) + "'");
+    }
+
+    static std::string printable(char c)
+    {
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            const auto u = static_cast<unsigned char>(c);
+            return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+        }
+        return std::string(1, c);
+    }
+
+    Json parseObject(int depth)
+    {
+        ++m_pos; // {
+        Json::Object members;
+        skipSpace();
+        if (m_pos < m_text.size() && m_text[m_pos] == '}') {
+            ++m_pos;
+            return Json(std::move(members));
+        }
+        while (true) {
             skipSpace();
+            if (m_pos >= m_text.size() || m_text[m_pos] != '"')
+                fail("expected a key in double quotes");
+            std::string key = parseString();
+            for (const auto& member : members) {
+                if (member.first == key)
+                    fail("duplicate key \"" + key + "\"");
+            }
+            skipSpace();
+            if (m_pos >= m_text.size() || m_text[m_pos] != ':')
+                fail("expected ':' after key \"" + key + "\"");
+            ++m_pos;
+            skipSpace();
+            Json value = parseValue(depth + 1);
+            members.emplace_back(std::move(key), std::move(value));
+            skipSpace();
+            if (m_pos < m_text.size() && m_text[m_pos] == ',') {
+                ++m_pos;
+                continue;
+            }
             if (m_pos < m_text.size() && m_text[m_pos] == '}') {
                 ++m_pos;
                 return Json(std::move(members));
             }
-            while (true) {
-                skipSpace();
-                if (m_pos >= m_text.size() || m_text[m_pos] != '"')
-                    fail("expected a key in double quotes");
-                std::string key = parseString();
-                for (const auto& member : members) {
-                    if (member.first == key)
-                        fail("duplicate key \"" + key + "\"");
-                }
-                skipSpace();
-                if (m_pos >= m_text.size() || m_text[m_pos] != ':')
-                    fail("expected ':' after key \"" + key + "\"");
-                ++m_pos;
-                skipSpace();
-                Json value = parseValue(depth + 1);
-                members.emplace_back(std::move(key), std::move(value));
-                skipSpace();
-                if (m_pos < m_text.size() && m_text[m_pos] == ',') {
-                    ++m_pos;
-                    continue;
-                }
-                if (m_pos < m_text.size() && m_text[m_pos] == '}') {
-                    ++m_pos;
-                    return Json(std::move(members));
-                }
-                fail("expected ',' or '}' in object");
-            }
+            fail("expected ',' or '}' in object");
         }
+    }
 
-        Json parseArray(int depth)
-        {
-            ++m_pos; // [
-            Json::Array items;
+    Json parseArray(int depth)
+    {
+        ++m_pos; // [
+        Json::Array items;
+        skipSpace();
+        if (m_pos < m_text.size() && m_text[m_pos] == ']') {
+            ++m_pos;
+            return Json(std::move(items));
+        }
+        while (true) {
             skipSpace();
+            items.push_back(parseValue(depth + 1));
+            skipSpace();
+            if (m_pos < m_text.size() && m_text[m_pos] == ',') {
+                ++m_pos;
+                continue;
+            }
             if (m_pos < m_text.size() && m_text[m_pos] == ']') {
                 ++m_pos;
                 return Json(std::move(items));
             }
-            while (true) {
-                skipSpace();
-                items.push_back(parseValue(depth + 1));
-                skipSpace();
-                if (m_pos < m_text.size() && m_text[m_pos] == ',') {
-                    ++m_pos;
-                    continue;
-                }
-                if (m_pos < m_text.size() && m_text[m_pos] == ']') {
-                    ++m_pos;
-                    return Json(std::move(items));
-                }
-                fail("expected ',' or ']' in array");
-            }
+            fail("expected ',' or ']' in array");
         }
+    }
 
-        unsigned parseHex4()
-        {
-            if (m_pos + 4 > m_text.size())
-                fail("incomplete \\u escape");
-            unsigned value = 0;
-            for (int i = 0; i < 4; ++i) {
-                const char c = m_text[m_pos++];
-                value <<= 4;
-                if (c >= '0' && c <= '9')
-                    value |= static_cast<unsigned>(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                    value |= static_cast<unsigned>(c - 'a' + 10);
-                else if (c >= 'A' && c <= 'F')
-                    value |= static_cast<unsigned>(c - 'A' + 10);
-                else
-                    fail("bad hex digit in \\u escape");
-            }
-            return value;
+    unsigned parseHex4()
+    {
+        if (m_pos + 4 > m_text.size())
+            fail("incomplete \\u escape");
+        unsigned value = 0;
+        for (int i = 0; i < 4; ++i) {
+            const char c = m_text[m_pos++];
+            value <<= 4;
+            if (c >= '0' && c <= '9')
+                value |= static_cast<unsigned>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                value |= static_cast<unsigned>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                value |= static_cast<unsigned>(c - 'A' + 10);
+            else
+                fail("bad hex digit in \\u escape");
         }
+        return value;
+    }
 
-        static void appendUtf8(std::string& out, unsigned cp)
-        {
-            if (cp < 0x80) {
-                out += static_cast<char>(cp);
-            } else if (cp < 0x800) {
-                out += static_cast<char>(0xC0 | (cp >> 6));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                out += static_cast<char>(0xE0 | (cp >> 12));
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            } else {
-                out += static_cast<char>(0xF0 | (cp >> 18));
-                out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            }
+    static void appendUtf8(std::string& out, unsigned cp)
+    {
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
         }
+    }
 
-        std::string parseString()
-        {
-            ++m_pos; // opening quote
-            std::string out;
-            while (true) {
-                if (m_pos >= m_text.size())
-                    fail("unterminated string");
-                const char c = m_text[m_pos++];
-                if (c == '"')
-                    return out;
-                if (static_cast<unsigned char>(c) < 0x20)
-                    fail("control character in string");
-                if (c != '\\') {
-                    out += c;
-                    continue;
-                }
-                if (m_pos >= m_text.size())
-                    fail("unterminated escape");
-                const char e = m_text[m_pos++];
-                switch (e) {
-                case '"':
-                case '\\':
-                case '/':
-                    out += e;
-                    break;
-                case 'b':
-                    out += '\b';
-                    break;
-                case 'f':
-                    out += '\f';
-                    break;
-                case 'n':
-                    out += '\n';
-                    break;
-                case 'r':
-                    out += '\r';
-                    break;
-                case 't':
-                    out += '\t';
-                    break;
-                case 'u': {
-                    unsigned cp = parseHex4();
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        if (!consume("\\u"))
-                            fail("unpaired surrogate in \\u escape");
-                        const unsigned low = parseHex4();
-                        if (low < 0xDC00 || low > 0xDFFF)
-                            fail("unpaired surrogate in \\u escape");
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+    std::string parseString()
+    {
+        ++m_pos; // opening quote
+        std::string out;
+        while (true) {
+            if (m_pos >= m_text.size())
+                fail("unterminated string");
+            const char c = m_text[m_pos++];
+            if (c == '"')
+                return out;
+            if (static_cast<unsigned char>(c) < 0x20)
+                fail("control character in string");
+            if (c != '\\') {
+                out += c;
+                continue;
+            }
+            if (m_pos >= m_text.size())
+                fail("unterminated escape");
+            const char e = m_text[m_pos++];
+            switch (e) {
+            case '"':
+            case '\\':
+            case '/':
+                out += e;
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case 'u': {
+                unsigned cp = parseHex4();
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    if (!consume("\\u"))
                         fail("unpaired surrogate in \\u escape");
-                    }
-                    appendUtf8(out, cp);
-                    break;
+                    const unsigned low = parseHex4();
+                    if (low < 0xDC00 || low > 0xDFFF)
+                        fail("unpaired surrogate in \\u escape");
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    fail("unpaired surrogate in \\u escape");
                 }
-                default:
-                    fail(std::string("unknown escape '\\") + printable(e) + "'");
-                }
+                appendUtf8(out, cp);
+                break;
+            }
+            default:
+                fail(std::string("unknown escape '\\") + printable(e) + "'");
             }
         }
+    }
 
-        double parseNumber()
-        {
-            const std::size_t start = m_pos;
-            if (m_text[m_pos] == '-')
+    double parseNumber()
+    {
+        const std::size_t start = m_pos;
+        if (m_text[m_pos] == '-')
+            ++m_pos;
+        auto digits = [&] {
+            const std::size_t from = m_pos;
+            while (m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9')
                 ++m_pos;
-            auto digits = [&] {
-                const std::size_t from = m_pos;
-                while (m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9')
-                    ++m_pos;
-                return m_pos - from;
-            };
-            if (m_pos < m_text.size() && m_text[m_pos] == '0') {
-                ++m_pos;
-            } else if (digits() == 0) {
-                fail("bad number");
-            }
-            if (m_pos < m_text.size() && m_text[m_pos] == '.') {
-                ++m_pos;
-                if (digits() == 0)
-                    fail("bad number: digits expected after '.'");
-            }
-            if (m_pos < m_text.size() && (m_text[m_pos] == 'e' || m_text[m_pos] == 'E')) {
-                ++m_pos;
-                if (m_pos < m_text.size() && (m_text[m_pos] == '+' || m_text[m_pos] == '-'))
-                    ++m_pos;
-                if (digits() == 0)
-                    fail("bad number: digits expected in exponent");
-            }
-            double value = 0.0;
-            const auto* first = m_text.data() + start;
-            const auto* last = m_text.data() + m_pos;
-            const auto result = std::from_chars(first, last, value);
-            if (result.ec == std::errc::result_out_of_range || !std::isfinite(value)) {
-                m_pos = start;
-                fail("number out of range");
-            }
-            if (result.ec != std::errc() || result.ptr != last) {
-                m_pos = start;
-                fail("bad number");
-            }
-            return value;
+            return m_pos - from;
+        };
+        if (m_pos < m_text.size() && m_text[m_pos] == '0') {
+            ++m_pos;
+        } else if (digits() == 0) {
+            fail("bad number");
         }
+        if (m_pos < m_text.size() && m_text[m_pos] == '.') {
+            ++m_pos;
+            if (digits() == 0)
+                fail("bad number: digits expected after '.'");
+        }
+        if (m_pos < m_text.size() && (m_text[m_pos] == 'e' || m_text[m_pos] == 'E')) {
+            ++m_pos;
+            if (m_pos < m_text.size() && (m_text[m_pos] == '+' || m_text[m_pos] == '-'))
+                ++m_pos;
+            if (digits() == 0)
+                fail("bad number: digits expected in exponent");
+        }
+        double value = 0.0;
+        const auto* first = m_text.data() + start;
+        const auto* last = m_text.data() + m_pos;
+        const auto result = std::from_chars(first, last, value);
+        if (result.ec == std::errc::result_out_of_range || !std::isfinite(value)) {
+            m_pos = start;
+            fail("number out of range");
+        }
+        if (result.ec != std::errc() || result.ptr != last) {
+            m_pos = start;
+            fail("bad number");
+        }
+        return value;
+    }
 
-        std::string_view m_text;
-        const std::string& m_what;
-        std::size_t m_pos = 0;
-    };
+    std::string_view m_text;
+    const std::string& m_what;
+    std::size_t m_pos = 0;
+};
 
 } // namespace
 

@@ -75,8 +75,8 @@ void requireMemory(double bytes, const std::string& option, const std::string& w
     const double available = availableMemoryBytes();
     if (bytes <= 0.9 * available)
         return;
-    throw SgdError(option + ": " + what + " needs about " + formatBytes(bytes) + "; this machine has " + formatBytes(available)
-                   + " available. " + advice);
+    throw SgdError(option + ": " + what + " needs about " + formatBytes(bytes) + "; this machine has "
+        + formatBytes(available) + " available. " + advice);
 }
 
 } // namespace sgdscope

@@ -14,119 +14,121 @@ namespace sgdscope {
 
 namespace {
 
-    template<typename Scalar>
-    using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
-    template<typename Scalar>
-    using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    template<typename Scalar>
-    using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+template<typename Scalar>
+using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+template<typename Scalar>
+using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template<typename Scalar>
+using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
-    /// Products this small are cheaper coefficient by coefficient than through a blocked GEMM, whose
-    /// packing dominates at the seed example's sizes (1-5-1). The choice depends only on the shapes, so it
-    /// is the same for every worker.
-    constexpr double lazyProductWork = 4096.0;
+/// Products this small are cheaper coefficient by coefficient than through a blocked GEMM, whose
+/// packing dominates at the seed example's sizes (1-5-1). The choice depends only on the shapes, so it
+/// is the same for every worker.
+constexpr double lazyProductWork = 4096.0;
 
-    template<typename Dst, typename Lhs, typename Rhs>
-    void multiply(Dst&& dst, const Lhs& lhs, const Rhs& rhs)
-    {
-        const double work = static_cast<double>(lhs.rows()) * static_cast<double>(lhs.cols())
-            * static_cast<double>(rhs.cols());
-        if (work <= lazyProductWork)
-            dst.noalias() = lhs.lazyProduct(rhs);
-        else
-            dst.noalias() = lhs * rhs;
-    }
+template<typename Dst, typename Lhs, typename Rhs>
+void multiply(Dst&& dst, const Lhs& lhs, const Rhs& rhs)
+{
+    const double work
+        = static_cast<double>(lhs.rows()) * static_cast<double>(lhs.cols()) * static_cast<double>(rhs.cols());
+    if (work <= lazyProductWork)
+        dst.noalias() = lhs.lazyProduct(rhs);
+    else
+        dst.noalias() = lhs * rhs;
+}
 
-    bool useGemm(int m, int n, int k)
-    {
-        return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > lazyProductWork;
-    }
+bool useGemm(int m, int n, int k)
+{
+    return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > lazyProductWork;
+}
 
-    // Activations and deltas are stored feature-major: a layer's values are a row-major (width x n) block,
-    // each feature's n samples contiguous. Small layers then vectorise along the samples; for the large
-    // products the same memory is a column-major (n x width) matrix, which is how BLAS sees it below.
+// Activations and deltas are stored feature-major: a layer's values are a row-major (width x n) block,
+// each feature's n samples contiguous. Small layers then vectorise along the samples; for the large
+// products the same memory is a column-major (n x width) matrix, which is how BLAS sees it below.
 
-    /// z (out x n) = W a, W row-major out x in, a in x n.
-    template<typename Scalar>
-    void linearForward(const Scalar* w, const Scalar* a, Scalar* z, int out, int in, int n)
-    {
-        if constexpr (std::is_same_v<Scalar, float>) {
-            if (useGemm(out, n, in)) {
-                // z^T (n x out) = a^T (n x in) * W^T (in x out)
-                gemmColumnMajor(false, false, n, out, in, a, n, w, in, z, n);
-                return;
-            }
-        }
-        Eigen::Map<RowMatrix<Scalar>> zm(z, out, n);
-        multiply(zm, Eigen::Map<const RowMatrix<Scalar>>(w, out, in), Eigen::Map<const RowMatrix<Scalar>>(a, in, n));
-    }
-
-    /// gw (row-major out x in) = delta a^T, delta out x n, a in x n.
-    template<typename Scalar>
-    void weightGradient(const Scalar* delta, const Scalar* a, Scalar* gw, int out, int in, int n)
-    {
-        if constexpr (std::is_same_v<Scalar, float>) {
-            if (useGemm(in, out, n)) {
-                // gw^T (in x out) = (a^T)^T (in x n) * delta^T (n x out)
-                gemmColumnMajor(true, false, in, out, n, a, n, delta, n, gw, in);
-                return;
-            }
-        }
-        Eigen::Map<RowMatrix<Scalar>> g(gw, out, in);
-        multiply(g, Eigen::Map<const RowMatrix<Scalar>>(delta, out, n), Eigen::Map<const RowMatrix<Scalar>>(a, in, n).transpose());
-    }
-
-    /// prev (in x n) = W^T delta, W row-major out x in, delta out x n.
-    template<typename Scalar>
-    void inputGradient(const Scalar* w, const Scalar* delta, Scalar* prev, int out, int in, int n)
-    {
-        if constexpr (std::is_same_v<Scalar, float>) {
-            if (useGemm(in, n, out)) {
-                // prev^T (n x in) = delta^T (n x out) * W (out x in), W stored as W^T column-major (ld in)
-                gemmColumnMajor(false, true, n, in, out, delta, n, w, in, prev, n);
-                return;
-            }
-        }
-        Eigen::Map<RowMatrix<Scalar>> p(prev, in, n);
-        multiply(p, Eigen::Map<const RowMatrix<Scalar>>(w, out, in).transpose(), Eigen::Map<const RowMatrix<Scalar>>(delta, out, n));
-    }
-
-    template<typename Scalar, typename Block>
-    void activate(Activation a, Block&& z)
-    {
-        switch (a) {
-        case Activation::Tanh:
-            z = z.array().tanh().matrix();
-            break;
-        case Activation::Relu:
-            z = z.cwiseMax(Scalar(0));
-            break;
-        case Activation::Sigmoid:
-            z = z.array().logistic().matrix();
-            break;
-        case Activation::Identity:
-            break;
+/// z (out x n) = W a, W row-major out x in, a in x n.
+template<typename Scalar>
+void linearForward(const Scalar* w, const Scalar* a, Scalar* z, int out, int in, int n)
+{
+    if constexpr (std::is_same_v<Scalar, float>) {
+        if (useGemm(out, n, in)) {
+            // z^T (n x out) = a^T (n x in) * W^T (in x out)
+            gemmColumnMajor(false, false, n, out, in, a, n, w, in, z, n);
+            return;
         }
     }
+    Eigen::Map<RowMatrix<Scalar>> zm(z, out, n);
+    multiply(zm, Eigen::Map<const RowMatrix<Scalar>>(w, out, in), Eigen::Map<const RowMatrix<Scalar>>(a, in, n));
+}
 
-    /// delta *= f'(z), written in terms of the activation a = f(z).
-    template<typename Scalar, typename DeltaBlock, typename ActBlock>
-    void multiplyByDerivative(Activation a, DeltaBlock&& delta, const ActBlock& act)
-    {
-        switch (a) {
-        case Activation::Tanh:
-            delta.array() *= (Scalar(1) - act.array().square());
-            break;
-        case Activation::Relu:
-            delta.array() *= (act.array() > Scalar(0)).template cast<Scalar>();
-            break;
-        case Activation::Sigmoid:
-            delta.array() *= act.array() * (Scalar(1) - act.array());
-            break;
-        case Activation::Identity:
-            break;
+/// gw (row-major out x in) = delta a^T, delta out x n, a in x n.
+template<typename Scalar>
+void weightGradient(const Scalar* delta, const Scalar* a, Scalar* gw, int out, int in, int n)
+{
+    if constexpr (std::is_same_v<Scalar, float>) {
+        if (useGemm(in, out, n)) {
+            // gw^T (in x out) = (a^T)^T (in x n) * delta^T (n x out)
+            gemmColumnMajor(true, false, in, out, n, a, n, delta, n, gw, in);
+            return;
         }
     }
+    Eigen::Map<RowMatrix<Scalar>> g(gw, out, in);
+    multiply(g, Eigen::Map<const RowMatrix<Scalar>>(delta, out, n),
+        Eigen::Map<const RowMatrix<Scalar>>(a, in, n).transpose());
+}
+
+/// prev (in x n) = W^T delta, W row-major out x in, delta out x n.
+template<typename Scalar>
+void inputGradient(const Scalar* w, const Scalar* delta, Scalar* prev, int out, int in, int n)
+{
+    if constexpr (std::is_same_v<Scalar, float>) {
+        if (useGemm(in, n, out)) {
+            // prev^T (n x in) = delta^T (n x out) * W (out x in), W stored as W^T column-major (ld in)
+            gemmColumnMajor(false, true, n, in, out, delta, n, w, in, prev, n);
+            return;
+        }
+    }
+    Eigen::Map<RowMatrix<Scalar>> p(prev, in, n);
+    multiply(p, Eigen::Map<const RowMatrix<Scalar>>(w, out, in).transpose(),
+        Eigen::Map<const RowMatrix<Scalar>>(delta, out, n));
+}
+
+template<typename Scalar, typename Block>
+void activate(Activation a, Block&& z)
+{
+    switch (a) {
+    case Activation::Tanh:
+        z = z.array().tanh().matrix();
+        break;
+    case Activation::Relu:
+        z = z.cwiseMax(Scalar(0));
+        break;
+    case Activation::Sigmoid:
+        z = z.array().logistic().matrix();
+        break;
+    case Activation::Identity:
+        break;
+    }
+}
+
+/// delta *= f'(z), written in terms of the activation a = f(z).
+template<typename Scalar, typename DeltaBlock, typename ActBlock>
+void multiplyByDerivative(Activation a, DeltaBlock&& delta, const ActBlock& act)
+{
+    switch (a) {
+    case Activation::Tanh:
+        delta.array() *= (Scalar(1) - act.array().square());
+        break;
+    case Activation::Relu:
+        delta.array() *= (act.array() > Scalar(0)).template cast<Scalar>();
+        break;
+    case Activation::Sigmoid:
+        delta.array() *= act.array() * (Scalar(1) - act.array());
+        break;
+    case Activation::Identity:
+        break;
+    }
+}
 
 } // namespace
 
@@ -150,7 +152,8 @@ MlpWorkspace<Scalar>::MlpWorkspace(const MlpSpec& spec, int capacity)
 }
 
 template<typename Scalar>
-void MlpWorkspace<Scalar>::gather(const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n)
+void MlpWorkspace<Scalar>::gather(
+    const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n)
 {
     // Transposes the samples' columns into the feature-major input block.
     const int features = data.features;
@@ -172,7 +175,8 @@ void MlpWorkspace<Scalar>::forward(const ParameterLayout& layout, const Scalar* 
         const int out = m_spec.layers[static_cast<std::size_t>(l) + 1];
         const Eigen::Map<const Vector<Scalar>> b(params + layout.bias(l).offset, out);
         Eigen::Map<RowMatrix<Scalar>> z(m_act[static_cast<std::size_t>(l) + 1].data(), out, n);
-        linearForward(params + layout.weight(l).offset, m_act[static_cast<std::size_t>(l)].data(), z.data(), out, in, n);
+        linearForward(
+            params + layout.weight(l).offset, m_act[static_cast<std::size_t>(l)].data(), z.data(), out, in, n);
         z.colwise() += b;
         if (l + 1 < layers)
             activate<Scalar>(m_spec.activation, z);
@@ -181,8 +185,7 @@ void MlpWorkspace<Scalar>::forward(const ParameterLayout& layout, const Scalar* 
 
 template<typename Scalar>
 double MlpWorkspace<Scalar>::lossAndDelta(const SampleView<Scalar>& data, const std::uint32_t* indices,
-                                          std::int64_t first, int n, Scalar scale, bool wantDelta,
-                                          std::int64_t* correct)
+    std::int64_t first, int n, Scalar scale, bool wantDelta, std::int64_t* correct)
 {
     const int outputs = m_spec.outputs();
     const Eigen::Map<const RowMatrix<Scalar>> z(m_act.back().data(), outputs, n);
@@ -235,8 +238,7 @@ double MlpWorkspace<Scalar>::lossAndDelta(const SampleView<Scalar>& data, const 
 
 template<typename Scalar>
 double MlpWorkspace<Scalar>::gradient(const ParameterLayout& layout, const Scalar* params,
-                                      const SampleView<Scalar>& data, const std::uint32_t* indices, int n,
-                                      Scalar scale, Scalar* grad)
+    const SampleView<Scalar>& data, const std::uint32_t* indices, int n, Scalar scale, Scalar* grad)
 {
     gather(data, indices, 0, n);
     forward(layout, params, n);
@@ -263,7 +265,7 @@ double MlpWorkspace<Scalar>::gradient(const ParameterLayout& layout, const Scala
 
 template<typename Scalar>
 EvalSums MlpWorkspace<Scalar>::evaluate(const ParameterLayout& layout, const Scalar* params,
-                                        const SampleView<Scalar>& data, std::int64_t first, std::int64_t n)
+    const SampleView<Scalar>& data, std::int64_t first, std::int64_t n)
 {
     EvalSums sums;
     for (std::int64_t done = 0; done < n;) {

@@ -46,12 +46,12 @@ public:
     /// into `grad` (the padded layout; padding untouched). Returns the sum of the n per-sample losses.
     /// n must be in 1..capacity().
     double gradient(const ParameterLayout& layout, const Scalar* params, const SampleView<Scalar>& data,
-                    const std::uint32_t* indices, int n, Scalar scale, Scalar* grad);
+        const std::uint32_t* indices, int n, Scalar scale, Scalar* grad);
 
     /// Loss (and correct predictions) of samples [first, first + n) without a backward pass; any n >= 1
     /// (processed in pieces of capacity()).
     EvalSums evaluate(const ParameterLayout& layout, const Scalar* params, const SampleView<Scalar>& data,
-                      std::int64_t first, std::int64_t n);
+        std::int64_t first, std::int64_t n);
 
     /// The outputs of the last forward pass (row-major outputs x n: feature-major), for tests.
     const Scalar* outputs() const { return m_act.back().data(); }
@@ -60,7 +60,7 @@ private:
     void gather(const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n);
     void forward(const ParameterLayout& layout, const Scalar* params, int n);
     double lossAndDelta(const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n,
-                        Scalar scale, bool wantDelta, std::int64_t* correct);
+        Scalar scale, bool wantDelta, std::int64_t* correct);
 
     MlpSpec m_spec;
     int m_capacity = 0;

@@ -71,8 +71,7 @@ ParameterLayout::ParameterLayout(const MlpSpec& spec)
     m_paddedSize = offset;
 }
 
-ParamVector initialParameters(const MlpSpec& spec, const ParameterLayout& layout, WeightInit init,
-                              std::uint64_t seed)
+ParamVector initialParameters(const MlpSpec& spec, const ParameterLayout& layout, WeightInit init, std::uint64_t seed)
 {
     ParamVector params(layout.paddedSize(), 0.0f);
     Rng rng(seed);

@@ -9,9 +9,24 @@
 
 namespace sgdscope {
 
-enum class Activation { Tanh, Relu, Sigmoid, Identity };
-enum class LossKind { MeanSquaredError, SoftmaxCrossEntropy };
-enum class WeightInit { StandardNormal, He, Glorot };
+enum class Activation
+{
+    Tanh,
+    Relu,
+    Sigmoid,
+    Identity
+};
+enum class LossKind
+{
+    MeanSquaredError,
+    SoftmaxCrossEntropy
+};
+enum class WeightInit
+{
+    StandardNormal,
+    He,
+    Glorot
+};
 
 std::string toString(Activation a);
 std::string toString(LossKind l);
@@ -72,8 +87,7 @@ using ParamVector = AlignedVector<float>;
 /// Draws initial parameters: StandardNormal draws every weight and bias from N(0, 1) (as the seed
 /// example's tf.random_normal); He draws weights from N(0, 2/in), Glorot from U(-a, a) with
 /// a = sqrt(6/(in+out)), both with zero biases. Tensors are drawn in layout order, row-major.
-ParamVector initialParameters(const MlpSpec& spec, const ParameterLayout& layout, WeightInit init,
-                              std::uint64_t seed);
+ParamVector initialParameters(const MlpSpec& spec, const ParameterLayout& layout, WeightInit init, std::uint64_t seed);
 
 /// The parameters as contiguous bytes in layout order without padding (little-endian F32): what
 /// safetensors stores and what params_digest hashes.

@@ -34,35 +34,35 @@ int defaultChunkSize(int batch, const MlpSpec& spec)
 
 namespace {
 
-    struct StackEntry
-    {
-        int begin = 0;
-        int end = 0;
-        int buffer = 0;
-    };
+struct StackEntry
+{
+    int begin = 0;
+    int end = 0;
+    int buffer = 0;
+};
 
-    /// Pushes `entry` and adds up, as the fixed tree says, every pair of siblings now complete on top of
-    /// the stack. Returns the additions made; freed buffers go to `freed`.
-    std::vector<MergeOp> pushAndMerge(std::vector<StackEntry>& stack, StackEntry entry, int chunkCount,
-                                      std::vector<int>* freed)
-    {
-        std::vector<MergeOp> ops;
-        stack.push_back(entry);
-        while (stack.size() >= 2) {
-            const StackEntry right = stack[stack.size() - 1];
-            StackEntry& left = stack[stack.size() - 2];
-            const int size = left.end - left.begin;
-            const bool leftIsWholeNode = std::has_single_bit(static_cast<unsigned>(size)) && left.begin % (2 * size) == 0;
-            if (!leftIsWholeNode || right.begin != left.end || right.end != std::min(left.begin + 2 * size, chunkCount))
-                break;
-            ops.push_back({left.buffer, right.buffer});
-            left.end = right.end;
-            if (freed)
-                freed->push_back(right.buffer);
-            stack.pop_back();
-        }
-        return ops;
+/// Pushes `entry` and adds up, as the fixed tree says, every pair of siblings now complete on top of
+/// the stack. Returns the additions made; freed buffers go to `freed`.
+std::vector<MergeOp> pushAndMerge(
+    std::vector<StackEntry>& stack, StackEntry entry, int chunkCount, std::vector<int>* freed)
+{
+    std::vector<MergeOp> ops;
+    stack.push_back(entry);
+    while (stack.size() >= 2) {
+        const StackEntry right = stack[stack.size() - 1];
+        StackEntry& left = stack[stack.size() - 2];
+        const int size = left.end - left.begin;
+        const bool leftIsWholeNode = std::has_single_bit(static_cast<unsigned>(size)) && left.begin % (2 * size) == 0;
+        if (!leftIsWholeNode || right.begin != left.end || right.end != std::min(left.begin + 2 * size, chunkCount))
+            break;
+        ops.push_back({left.buffer, right.buffer});
+        left.end = right.end;
+        if (freed)
+            freed->push_back(right.buffer);
+        stack.pop_back();
     }
+    return ops;
+}
 
 } // namespace
 

@@ -37,7 +37,8 @@ const std::vector<OptionInfo>& runOptions()
         {"jitter", "SIGMA", "random compute-time factor exp(SIGMA x z), z standard normal, seeded"},
         {"async-apply", "A", "lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!)"},
         {"async-lr", "R", "constant | staleness (lr / max(1, staleness), Zhang et al. 2016)"},
-        {"eval-every", "N", "loss on the whole training set every N sync updates (0: only at the end; default: automatic)"},
+        {"eval-every", "N",
+            "loss on the whole training set every N sync updates (0: only at the end; default: automatic)"},
         {"init", "FILE", "initial parameters from a safetensors file (PyTorch nn.Sequential names)"},
         {"save-params", "FILE", "write the final parameters (safetensors F32; the sync run's when --mode both)"},
         {"out", "DIR", "output folder (headless)"},
@@ -56,128 +57,128 @@ std::vector<std::string> presetNames()
 
 namespace {
 
-    std::string joined(const std::vector<std::string>& items, const std::string& separator = " | ")
-    {
-        std::string out;
-        for (std::size_t i = 0; i < items.size(); ++i)
-            out += (i ? separator : "") + items[i];
-        return out;
-    }
+std::string joined(const std::vector<std::string>& items, const std::string& separator = " | ")
+{
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i ? separator : "") + items[i];
+    return out;
+}
 
-    bool isKnownKey(const std::string& key)
-    {
-        for (const auto& o : runOptions()) {
-            if (o.name == key)
-                return true;
+bool isKnownKey(const std::string& key)
+{
+    for (const auto& o : runOptions()) {
+        if (o.name == key)
+            return true;
+    }
+    return false;
+}
+
+/// The value as the user wrote it, for messages.
+std::string shown(const Json& value)
+{
+    if (value.isString()) {
+        std::string s = value.asString().substr(0, 60);
+        for (char& c : s) {
+            if (static_cast<unsigned char>(c) < 0x20)
+                c = '?';
         }
+        return "'" + s + (value.asString().size() > 60 ? "...'" : "'");
+    }
+    if (value.isNumber())
+        return formatNumber(value.asNumber());
+    return value.dump(-1).substr(0, 60);
+}
+
+bool parseDoubleText(const std::string& text, double& out)
+{
+    std::string_view s = text;
+    if (!s.empty() && s.front() == '+')
+        s.remove_prefix(1);
+    if (s.empty())
         return false;
-    }
+    // from_chars accepts "nan" and "inf": they are reported as not allowed rather than as non-numbers.
+    const auto result = std::from_chars(s.data(), s.data() + s.size(), out);
+    return result.ec == std::errc() && result.ptr == s.data() + s.size();
+}
 
-    /// The value as the user wrote it, for messages.
-    std::string shown(const Json& value)
-    {
-        if (value.isString()) {
-            std::string s = value.asString().substr(0, 60);
-            for (char& c : s) {
-                if (static_cast<unsigned char>(c) < 0x20)
-                    c = '?';
-            }
-            return "'" + s + (value.asString().size() > 60 ? "...'" : "'");
-        }
-        if (value.isNumber())
-            return formatNumber(value.asNumber());
-        return value.dump(-1).substr(0, 60);
-    }
+double numberOf(const Json& value, const std::string& origin, const std::string& allowed)
+{
+    if (value.isNumber())
+        return value.asNumber();
+    double out = 0.0;
+    if (value.isString() && parseDoubleText(value.asString(), out))
+        return out;
+    throw SgdError(origin + ": " + shown(value) + " is not a number; " + allowed);
+}
 
-    bool parseDoubleText(const std::string& text, double& out)
-    {
-        std::string_view s = text;
-        if (!s.empty() && s.front() == '+')
-            s.remove_prefix(1);
-        if (s.empty())
-            return false;
-        // from_chars accepts "nan" and "inf": they are reported as not allowed rather than as non-numbers.
-        const auto result = std::from_chars(s.data(), s.data() + s.size(), out);
-        return result.ec == std::errc() && result.ptr == s.data() + s.size();
-    }
+std::int64_t integerOf(const Json& value, const std::string& origin, std::int64_t lo, std::int64_t hi)
+{
+    const std::string allowed = "use an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+    const double d = numberOf(value, origin, allowed);
+    if (!std::isfinite(d) || d != std::floor(d))
+        throw SgdError(origin + ": " + shown(value) + " is not an integer; " + allowed);
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+        throw SgdError(origin + ": " + shown(value) + " is not allowed; " + allowed);
+    return static_cast<std::int64_t>(d);
+}
 
-    double numberOf(const Json& value, const std::string& origin, const std::string& allowed)
-    {
-        if (value.isNumber())
-            return value.asNumber();
-        double out = 0.0;
-        if (value.isString() && parseDoubleText(value.asString(), out))
-            return out;
-        throw SgdError(origin + ": " + shown(value) + " is not a number; " + allowed);
-    }
+std::string stringOf(const Json& value, const std::string& origin)
+{
+    if (!value.isString())
+        throw SgdError(origin + ": expected a string, got " + value.typeName());
+    return value.asString();
+}
 
-    std::int64_t integerOf(const Json& value, const std::string& origin, std::int64_t lo, std::int64_t hi)
-    {
-        const std::string allowed = "use an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-        const double d = numberOf(value, origin, allowed);
-        if (!std::isfinite(d) || d != std::floor(d))
-            throw SgdError(origin + ": " + shown(value) + " is not an integer; " + allowed);
-        if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
-            throw SgdError(origin + ": " + shown(value) + " is not allowed; " + allowed);
-        return static_cast<std::int64_t>(d);
+template<typename T>
+T choiceOf(const Json& value, const std::string& origin, const std::vector<std::pair<std::string, T>>& choices)
+{
+    const std::string text = stringOf(value, origin);
+    std::vector<std::string> names;
+    for (const auto& [name, v] : choices) {
+        if (name == text)
+            return v;
+        names.push_back(name);
     }
+    throw SgdError(origin + ": unknown value " + shown(value) + "; use " + joined(names));
+}
 
-    std::string stringOf(const Json& value, const std::string& origin)
-    {
-        if (!value.isString())
-            throw SgdError(origin + ": expected a string, got " + value.typeName());
-        return value.asString();
-    }
-
-    template<typename T>
-    T choiceOf(const Json& value, const std::string& origin, const std::vector<std::pair<std::string, T>>& choices)
-    {
-        const std::string text = stringOf(value, origin);
-        std::vector<std::string> names;
-        for (const auto& [name, v] : choices) {
-            if (name == text)
-                return v;
-            names.push_back(name);
-        }
-        throw SgdError(origin + ": unknown value " + shown(value) + "; use " + joined(names));
-    }
-
-    std::vector<std::string> listOf(const Json& value, const std::string& origin)
-    {
-        std::vector<std::string> items;
-        if (value.isArray()) {
-            for (const auto& item : value.asArray()) {
-                if (item.isNumber())
-                    items.push_back(formatNumber(item.asNumber()));
-                else
-                    items.push_back(stringOf(item, origin));
-            }
-            return items;
-        }
-        const std::string text = stringOf(value, origin);
-        std::size_t start = 0;
-        while (true) {
-            const std::size_t comma = text.find(',', start);
-            items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-            if (comma == std::string::npos)
-                break;
-            start = comma + 1;
+std::vector<std::string> listOf(const Json& value, const std::string& origin)
+{
+    std::vector<std::string> items;
+    if (value.isArray()) {
+        for (const auto& item : value.asArray()) {
+            if (item.isNumber())
+                items.push_back(formatNumber(item.asNumber()));
+            else
+                items.push_back(stringOf(item, origin));
         }
         return items;
     }
+    const std::string text = stringOf(value, origin);
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', start);
+        items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos)
+            break;
+        start = comma + 1;
+    }
+    return items;
+}
 
 } // namespace
 
 std::vector<int> parseLayers(const std::string& text, const std::string& origin)
 {
     std::vector<int> layers;
-        for (const auto& item : listOf(Json(text), origin))
-            layers.push_back(static_cast<int>(integerOf(Json(item), origin + " (layer width)", 1, 1 << 20)));
-        if (layers.size() < 2)
-            throw SgdError(origin + ": '" + text + "' has " + std::to_string(layers.size())
-                           + " layer; give at least 2 widths (inputs and outputs), e.g. 1,5,1");
-        if (layers.size() > 64)
-            throw SgdError(origin + ": " + std::to_string(layers.size()) + " layers are too many; at most 64 are allowed");
+    for (const auto& item : listOf(Json(text), origin))
+        layers.push_back(static_cast<int>(integerOf(Json(item), origin + " (layer width)", 1, 1 << 20)));
+    if (layers.size() < 2)
+        throw SgdError(origin + ": '" + text + "' has " + std::to_string(layers.size())
+            + " layer; give at least 2 widths (inputs and outputs), e.g. 1,5,1");
+    if (layers.size() > 64)
+        throw SgdError(origin + ": " + std::to_string(layers.size()) + " layers are too many; at most 64 are allowed");
     return layers;
 }
 
@@ -188,7 +189,8 @@ Straggler parseStraggler(const std::string& text, const std::string& origin)
         throw SgdError(origin + ": '" + text + "' is not W:F (worker index, colon, slow-down factor), e.g. 0:4");
     Straggler s;
     s.worker = static_cast<int>(integerOf(Json(text.substr(0, colon)), origin + " (worker in '" + text + "')", 0, 255));
-    s.factor = numberOf(Json(text.substr(colon + 1)), origin + " (factor in '" + text + "')", "use a number from 1 to 1000");
+    s.factor
+        = numberOf(Json(text.substr(colon + 1)), origin + " (factor in '" + text + "')", "use a number from 1 to 1000");
     if (!std::isfinite(s.factor) || s.factor < 1 || s.factor > 1000)
         throw SgdError(origin + ": factor in '" + text + "' is not allowed; use a number from 1 to 1000");
     return s;
@@ -264,10 +266,13 @@ RunConfig ConfigBuilder::resolve() const
     with("mode", [&](const Json& v, const std::string& o) {
         c.mode = choiceOf<RunMode>(v, o, {{"sync", RunMode::Sync}, {"async", RunMode::Async}, {"both", RunMode::Both}});
     });
-    with("workers", [&](const Json& v, const std::string& o) { c.workers = static_cast<int>(integerOf(v, o, 1, 256)); });
-    with("batch", [&](const Json& v, const std::string& o) { c.batch = static_cast<int>(integerOf(v, o, 1, 1 << 30)); });
+    with(
+        "workers", [&](const Json& v, const std::string& o) { c.workers = static_cast<int>(integerOf(v, o, 1, 256)); });
+    with(
+        "batch", [&](const Json& v, const std::string& o) { c.batch = static_cast<int>(integerOf(v, o, 1, 1 << 30)); });
     with("accum", [&](const Json& v, const std::string& o) { c.accum = static_cast<int>(integerOf(v, o, 1, 4096)); });
-    with("chunk", [&](const Json& v, const std::string& o) { c.chunk = static_cast<int>(integerOf(v, o, 1, 1 << 30)); });
+    with(
+        "chunk", [&](const Json& v, const std::string& o) { c.chunk = static_cast<int>(integerOf(v, o, 1, 1 << 30)); });
     with("steps", [&](const Json& v, const std::string& o) { c.steps = integerOf(v, o, 1, 1'000'000'000'000LL); });
     with("epochs", [&](const Json& v, const std::string& o) {
         c.epochs = numberOf(v, o, "use a number of epochs above 0");
@@ -295,19 +300,22 @@ RunConfig ConfigBuilder::resolve() const
         c.layers = parseLayers(text, o);
     });
     with("activation", [&](const Json& v, const std::string& o) {
-        c.activation = choiceOf<Activation>(v, o, {{"tanh", Activation::Tanh}, {"relu", Activation::Relu},
-                                                   {"sigmoid", Activation::Sigmoid}, {"identity", Activation::Identity}});
+        c.activation = choiceOf<Activation>(v, o,
+            {{"tanh", Activation::Tanh}, {"relu", Activation::Relu}, {"sigmoid", Activation::Sigmoid},
+                {"identity", Activation::Identity}});
     });
     with("loss", [&](const Json& v, const std::string& o) {
-        c.loss = choiceOf<LossKind>(v, o, {{"mse", LossKind::MeanSquaredError}, {"cross-entropy", LossKind::SoftmaxCrossEntropy}});
+        c.loss = choiceOf<LossKind>(
+            v, o, {{"mse", LossKind::MeanSquaredError}, {"cross-entropy", LossKind::SoftmaxCrossEntropy}});
     });
     with("weight-init", [&](const Json& v, const std::string& o) {
-        c.weightInit = choiceOf<WeightInit>(v, o, {{"normal", WeightInit::StandardNormal}, {"he", WeightInit::He},
-                                                   {"glorot", WeightInit::Glorot}});
+        c.weightInit = choiceOf<WeightInit>(
+            v, o, {{"normal", WeightInit::StandardNormal}, {"he", WeightInit::He}, {"glorot", WeightInit::Glorot}});
     });
     with("dataset", [&](const Json& v, const std::string& o) {
-        c.dataset = choiceOf<std::string>(v, o, {{"parabola", "parabola"}, {"blobs", "blobs"}, {"fashion-mnist", "fashion-mnist"},
-                                                 {"idx", "idx"}, {"csv", "csv"}});
+        c.dataset = choiceOf<std::string>(v, o,
+            {{"parabola", "parabola"}, {"blobs", "blobs"}, {"fashion-mnist", "fashion-mnist"}, {"idx", "idx"},
+                {"csv", "csv"}});
     });
     with("samples", [&](const Json& v, const std::string& o) { c.samples = integerOf(v, o, 1, 1LL << 32); });
     with("data", [&](const Json& v, const std::string& o) {
@@ -338,10 +346,11 @@ RunConfig ConfigBuilder::resolve() const
         c.asyncApply = choiceOf<AsyncApply>(v, o, {{"lock", AsyncApply::Lock}, {"lockfree", AsyncApply::LockFree}});
     });
     with("async-lr", [&](const Json& v, const std::string& o) {
-        c.asyncLr = choiceOf<AsyncLearningRate>(v, o, {{"constant", AsyncLearningRate::Constant},
-                                                       {"staleness", AsyncLearningRate::Staleness}});
+        c.asyncLr = choiceOf<AsyncLearningRate>(
+            v, o, {{"constant", AsyncLearningRate::Constant}, {"staleness", AsyncLearningRate::Staleness}});
     });
-    with("eval-every", [&](const Json& v, const std::string& o) { c.evalEvery = integerOf(v, o, 0, 1'000'000'000'000LL); });
+    with("eval-every",
+        [&](const Json& v, const std::string& o) { c.evalEvery = integerOf(v, o, 0, 1'000'000'000'000LL); });
     auto path = [&](const char* key, std::string& field) {
         with(key, [&](const Json& v, const std::string& o) {
             field = stringOf(v, o);
@@ -370,7 +379,7 @@ RunConfig ConfigBuilder::resolve() const
     for (const auto& s : c.slow) {
         if (s.worker >= c.workers)
             throw SgdError(get("slow")->origin + ": worker " + std::to_string(s.worker) + " does not exist; with "
-                           + std::to_string(c.workers) + " workers they are 0 to " + std::to_string(c.workers - 1));
+                + std::to_string(c.workers) + " workers they are 0 to " + std::to_string(c.workers - 1));
     }
     return c;
 }

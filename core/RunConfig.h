@@ -12,7 +12,12 @@
 
 namespace sgdscope {
 
-enum class RunMode { Sync, Async, Both };
+enum class RunMode
+{
+    Sync,
+    Async,
+    Both
+};
 
 /// A fully resolved, validated run configuration: presets, --config files and command-line options all
 /// end up here. Field names follow the options (--workers -> workers).

@@ -13,14 +13,14 @@ RunRecorder::RunRecorder(std::size_t capacity, std::size_t spanCapacity)
 }
 
 namespace {
-    template<typename T>
-    void halve(std::vector<T>& points)
-    {
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < points.size(); i += 2)
-            points[kept++] = points[i];
-        points.resize(kept);
-    }
+template<typename T>
+void halve(std::vector<T>& points)
+{
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < points.size(); i += 2)
+        points[kept++] = points[i];
+    points.resize(kept);
+}
 } // namespace
 
 void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> workers)
@@ -58,17 +58,19 @@ void RunRecorder::onEvaluation(const EvaluationRecord& e)
 std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)
 {
     std::string out = "mode,kind,update,samples,seconds,batch_loss,staleness,worker,train_loss,train_accuracy\n";
-    auto num = [](double v) { return std::isfinite(v) ? formatNumber(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")); };
+    auto num = [](double v) {
+        return std::isfinite(v) ? formatNumber(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+    };
     for (const auto& [mode, recorder] : runs) {
         const std::string m = modeName(mode);
         for (const auto& p : recorder->updates()) {
-            out += m + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + num(p.seconds) + ","
-                + num(p.batchLoss) + "," + std::to_string(p.staleness) + "," + (p.worker >= 0 ? std::to_string(p.worker) : "")
-                + ",,\n";
+            out += m + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + num(p.seconds)
+                + "," + num(p.batchLoss) + "," + std::to_string(p.staleness) + ","
+                + (p.worker >= 0 ? std::to_string(p.worker) : "") + ",,\n";
         }
         for (const auto& e : recorder->evaluations()) {
-            out += m + ",eval," + std::to_string(e.index) + "," + std::to_string(e.samples) + "," + num(e.seconds) + ",,,,"
-                + num(e.trainLoss) + "," + (e.trainAccuracy >= 0 ? num(e.trainAccuracy) : "") + "\n";
+            out += m + ",eval," + std::to_string(e.index) + "," + std::to_string(e.samples) + "," + num(e.seconds)
+                + ",,,," + num(e.trainLoss) + "," + (e.trainAccuracy >= 0 ? num(e.trainAccuracy) : "") + "\n";
         }
     }
     return out;
@@ -85,21 +87,23 @@ std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& ru
             return;
         out += first ? "" : ",\n";
         first = false;
-        out += "{\"name\": \"" + std::string(name) + "\", \"cat\": \"" + cat + "\", \"ph\": \"X\", \"pid\": " + std::to_string(pid)
-            + ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + formatNumber(std::round(start * 1e9) / 1e3)
+        out += "{\"name\": \"" + std::string(name) + "\", \"cat\": \"" + cat
+            + "\", \"ph\": \"X\", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(tid)
+            + ", \"ts\": " + formatNumber(std::round(start * 1e9) / 1e3)
             + ", \"dur\": " + formatNumber(std::round((end - start) * 1e9) / 1e3) + "}";
     };
     auto meta = [&](int pid, int tid, const char* what, const std::string& name) {
         out += first ? "" : ",\n";
         first = false;
-        out += "{\"name\": \"" + std::string(what) + "\", \"ph\": \"M\", \"pid\": " + std::to_string(pid) + ", \"tid\": "
-            + std::to_string(tid) + ", \"args\": {\"name\": ";
+        out += "{\"name\": \"" + std::string(what) + "\", \"ph\": \"M\", \"pid\": " + std::to_string(pid)
+            + ", \"tid\": " + std::to_string(tid) + ", \"args\": {\"name\": ";
         appendJsonString(out, name);
         out += "}}";
     };
     for (const auto& [mode, recorder] : runs) {
         const int pid = mode == Mode::Sync ? 1 : 2;
-        meta(pid, 0, "process_name", std::string(modeName(mode)) + (recorder->spansTruncated() ? " (first spans only)" : ""));
+        meta(pid, 0, "process_name",
+            std::string(modeName(mode)) + (recorder->spansTruncated() ? " (first spans only)" : ""));
         int workers = 0;
         for (const auto& s : recorder->spans())
             workers = std::max(workers, s.worker + 1);

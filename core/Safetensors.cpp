@@ -11,19 +11,19 @@
 namespace sgdscope {
 
 namespace {
-    constexpr std::uint64_t maxHeaderBytes = 100U << 20; // the reference library's limit
+constexpr std::uint64_t maxHeaderBytes = 100U << 20; // the reference library's limit
 
-    std::string shapeText(const std::vector<std::int64_t>& shape)
-    {
-        std::string s = "[";
-        for (std::size_t i = 0; i < shape.size(); ++i)
-            s += (i ? ", " : "") + std::to_string(shape[i]);
-        return s + "]";
-    }
+std::string shapeText(const std::vector<std::int64_t>& shape)
+{
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
 } // namespace
 
-std::string encodeSafetensors(const ParameterLayout& layout, const float* params,
-                              const std::map<std::string, std::string>& metadata)
+std::string encodeSafetensors(
+    const ParameterLayout& layout, const float* params, const std::map<std::string, std::string>& metadata)
 {
     Json header = Json::object();
     if (!metadata.empty()) {
@@ -60,7 +60,7 @@ std::string encodeSafetensors(const ParameterLayout& layout, const float* params
 }
 
 void writeSafetensors(const std::string& path, const ParameterLayout& layout, const float* params,
-                      const std::map<std::string, std::string>& metadata)
+    const std::map<std::string, std::string>& metadata)
 {
     writeFileAtomically(path, encodeSafetensors(layout, params, metadata));
 }
@@ -69,15 +69,16 @@ ParamVector decodeSafetensors(const std::string& bytes, const std::string& what,
 {
     if (bytes.size() < 8)
         throw SgdError(what + ": " + std::to_string(bytes.size())
-                       + " bytes is too short for a safetensors file (it starts with an 8-byte header length)");
+            + " bytes is too short for a safetensors file (it starts with an 8-byte header length)");
     std::uint64_t headerLength = 0;
     for (int i = 7; i >= 0; --i)
         headerLength = (headerLength << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
     if (headerLength > maxHeaderBytes)
-        throw SgdError(what + ": header length " + std::to_string(headerLength) + " (bytes 0-7) is over the 100 MB limit");
+        throw SgdError(
+            what + ": header length " + std::to_string(headerLength) + " (bytes 0-7) is over the 100 MB limit");
     if (headerLength > bytes.size() - 8)
-        throw SgdError(what + ": header length " + std::to_string(headerLength) + " (bytes 0-7) runs past the end of the "
-                       + std::to_string(bytes.size()) + "-byte file");
+        throw SgdError(what + ": header length " + std::to_string(headerLength)
+            + " (bytes 0-7) runs past the end of the " + std::to_string(bytes.size()) + "-byte file");
     const Json header = Json::parse(std::string_view(bytes).substr(8, headerLength), what + " header");
     if (!header.isObject())
         throw SgdError(what + ": the header is " + header.typeName() + ", not a JSON object");
@@ -100,7 +101,7 @@ ParamVector decodeSafetensors(const std::string& bytes, const std::string& what,
             for (const auto& [key, meta] : value.asObject()) {
                 if (!meta.isString())
                     throw SgdError(what + ": __metadata__ value of \"" + key + "\" is " + meta.typeName()
-                                   + "; metadata values must be strings");
+                        + "; metadata values must be strings");
             }
             continue;
         }
@@ -138,40 +139,41 @@ ParamVector decodeSafetensors(const std::string& bytes, const std::string& what,
         e.end = static_cast<std::uint64_t>(offsets->asArray()[1].asNumber());
         if (e.end < e.begin)
             throw SgdError(what + ": tensor \"" + name + "\" has data_offsets [" + std::to_string(e.begin) + ", "
-                           + std::to_string(e.end) + "] that end before they begin");
+                + std::to_string(e.end) + "] that end before they begin");
         const std::uint64_t elementBytes = e.dtype == "F32" ? 4 : 8;
         if (elements * elementBytes != e.end - e.begin)
-            throw SgdError(what + ": tensor \"" + name + "\" has shape " + shapeText(e.shape) + " (" + std::to_string(elements * elementBytes)
-                           + " bytes of " + e.dtype + ") but data_offsets cover " + std::to_string(e.end - e.begin) + " bytes");
+            throw SgdError(what + ": tensor \"" + name + "\" has shape " + shapeText(e.shape) + " ("
+                + std::to_string(elements * elementBytes) + " bytes of " + e.dtype + ") but data_offsets cover "
+                + std::to_string(e.end - e.begin) + " bytes");
         entries.push_back(std::move(e));
     }
     // The byte ranges must tile the data exactly: contiguous from 0, no overlaps or gaps, ending at the end.
     std::vector<const Entry*> byOffset;
     for (const auto& e : entries)
         byOffset.push_back(&e);
-    std::sort(byOffset.begin(), byOffset.end(), [](const Entry* a, const Entry* b) {
-        return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
-    });
+    std::sort(byOffset.begin(), byOffset.end(),
+        [](const Entry* a, const Entry* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
     std::uint64_t expected = 0;
     for (const Entry* e : byOffset) {
         if (e->begin != expected)
             throw SgdError(what + ": tensor \"" + e->name + "\" starts at data byte " + std::to_string(e->begin)
-                           + " but the previous tensor ends at " + std::to_string(expected)
-                           + " (tensors must follow each other without gaps or overlaps)");
+                + " but the previous tensor ends at " + std::to_string(expected)
+                + " (tensors must follow each other without gaps or overlaps)");
         expected = e->end;
     }
     if (expected != dataBytes)
         throw SgdError(what + ": the tensors cover " + std::to_string(expected) + " data bytes but the file holds "
-                       + std::to_string(dataBytes) + " after the header");
+            + std::to_string(dataBytes) + " after the header");
 
     ParamVector params(layout.paddedSize(), 0.0f);
     for (const auto& t : layout.tensors()) {
-        const auto found = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.name == t.name; });
+        const auto found
+            = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.name == t.name; });
         if (found == entries.end())
             throw SgdError(what + ": has no tensor \"" + t.name + "\" (the model needs " + shapeText(t.shape) + ")");
         if (found->shape != t.shape)
-            throw SgdError(what + ": tensor \"" + t.name + "\" has shape " + shapeText(found->shape) + "; the model needs "
-                           + shapeText(t.shape));
+            throw SgdError(what + ": tensor \"" + t.name + "\" has shape " + shapeText(found->shape)
+                + "; the model needs " + shapeText(t.shape));
         const char* src = data + found->begin;
         for (std::size_t i = 0; i < t.size; ++i) {
             if (found->dtype == "F32") {
@@ -187,7 +189,7 @@ ParamVector decodeSafetensors(const std::string& bytes, const std::string& what,
     }
     for (const auto& e : entries) {
         const auto known = std::find_if(layout.tensors().begin(), layout.tensors().end(),
-                                        [&](const ParameterLayout::Tensor& t) { return t.name == e.name; });
+            [&](const ParameterLayout::Tensor& t) { return t.name == e.name; });
         if (known == layout.tensors().end())
             throw SgdError(what + ": has tensor \"" + e.name + "\", which this model does not have");
     }

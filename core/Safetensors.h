@@ -14,10 +14,10 @@ namespace sgdscope {
 
 /// Writes the parameters as F32, atomically. Throws SgdError naming the path.
 void writeSafetensors(const std::string& path, const ParameterLayout& layout, const float* params,
-                      const std::map<std::string, std::string>& metadata = {});
+    const std::map<std::string, std::string>& metadata = {});
 /// Serialises to bytes (what writeSafetensors writes).
-std::string encodeSafetensors(const ParameterLayout& layout, const float* params,
-                              const std::map<std::string, std::string>& metadata = {});
+std::string encodeSafetensors(
+    const ParameterLayout& layout, const float* params, const std::map<std::string, std::string>& metadata = {});
 
 /// Reads parameters for `layout` from a file (F32 or F64 tensors; F64 is rounded to float). Rejects, with
 /// the file name and what is wrong, a header that lies about its length, offsets that overlap, leave gaps or

@@ -10,8 +10,8 @@
 namespace sgdscope {
 
 namespace {
-    constexpr std::size_t blockFloats = 4096; // combine/apply in cache-sized blocks
-    constexpr std::size_t alignFloats = 16;
+constexpr std::size_t blockFloats = 4096; // combine/apply in cache-sized blocks
+constexpr std::size_t alignFloats = 16;
 } // namespace
 
 SyncTrainer::SyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
@@ -62,8 +62,8 @@ void SyncTrainer::computePart(int worker, const std::uint32_t* indices)
             const int local = c - part.chunks.begin;
             const IndexRange samples = m_chunks.samples(c);
             float* leaf = m_buffers[static_cast<std::size_t>(part.leafBuffer[static_cast<std::size_t>(local)])].data();
-            m_chunkLoss[static_cast<std::size_t>(c)] = ws.gradient(m_problem->layout, m_params.data(), m_view,
-                                                                    indices + samples.begin, samples.size(), scale, leaf);
+            m_chunkLoss[static_cast<std::size_t>(c)] = ws.gradient(
+                m_problem->layout, m_params.data(), m_view, indices + samples.begin, samples.size(), scale, leaf);
             for (const MergeOp& op : part.mergesAfter[static_cast<std::size_t>(local)]) {
                 float* dst = m_buffers[static_cast<std::size_t>(op.dst)].data();
                 const float* src = m_buffers[static_cast<std::size_t>(op.src)].data();
@@ -137,9 +137,8 @@ void SyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer
             const int w = omp_get_thread_num();
             if (omp_get_num_threads() != team) {
 #pragma omp single
-                m_slots[0].failure = std::make_exception_ptr(
-                    SgdError("could not start " + std::to_string(team) + " worker threads (OpenMP gave "
-                             + std::to_string(omp_get_num_threads()) + ")"));
+                m_slots[0].failure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
+                    + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
             } else {
                 try {
                     computePart(w, indices);

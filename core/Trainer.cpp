@@ -16,8 +16,8 @@
 namespace sgdscope {
 
 namespace {
-    constexpr int evalBlock = 1024; // samples per evaluation block (fixed: the loss sum must not depend on P)
-    constexpr int evalCapacity = 256;
+constexpr int evalBlock = 1024; // samples per evaluation block (fixed: the loss sum must not depend on P)
+constexpr int evalCapacity = 256;
 } // namespace
 
 void validateSettings(const TrainerSettings& s, const Problem& problem)
@@ -27,16 +27,18 @@ void validateSettings(const TrainerSettings& s, const Problem& problem)
         throw SgdError("--workers: " + std::to_string(s.workers) + " is not allowed; use an integer from 1 to 256");
     if (s.batch < 1 || s.batch > n)
         throw SgdError("--batch: " + std::to_string(s.batch) + " is not allowed; use 1 to " + std::to_string(n)
-                       + " (the training set has " + std::to_string(n) + " samples)");
+            + " (the training set has " + std::to_string(n) + " samples)");
     if (s.accum < 1 || s.accum > 4096)
         throw SgdError("--accum: " + std::to_string(s.accum) + " is not allowed; use an integer from 1 to 4096");
     if (s.chunk < 0 || s.chunk > s.batch)
-        throw SgdError("--chunk: " + std::to_string(s.chunk) + " is not allowed; use 0 (automatic) or 1 to the batch size "
-                       + std::to_string(s.batch));
+        throw SgdError("--chunk: " + std::to_string(s.chunk)
+            + " is not allowed; use 0 (automatic) or 1 to the batch size " + std::to_string(s.batch));
     if (!std::isfinite(s.learningRate) || s.learningRate <= 0 || s.learningRate > 1e6)
-        throw SgdError("--lr: " + std::to_string(s.learningRate) + " is not allowed; use a finite number above 0 (and at most 1e6)");
+        throw SgdError("--lr: " + std::to_string(s.learningRate)
+            + " is not allowed; use a finite number above 0 (and at most 1e6)");
     if (!std::isfinite(s.momentum) || s.momentum < 0 || s.momentum >= 1)
-        throw SgdError("--momentum: " + std::to_string(s.momentum) + " is not allowed; use a number from 0 up to (not including) 1");
+        throw SgdError("--momentum: " + std::to_string(s.momentum)
+            + " is not allowed; use a number from 0 up to (not including) 1");
     if (s.sampleBudget < 1)
         throw SgdError("--steps: the run would train on no samples; use at least 1 step");
     if (!std::isfinite(s.jitter) || s.jitter < 0 || s.jitter > 4)
@@ -44,10 +46,10 @@ void validateSettings(const TrainerSettings& s, const Problem& problem)
     for (const auto& slow : s.stragglers) {
         if (slow.worker < 0 || slow.worker >= s.workers)
             throw SgdError("--slow: worker " + std::to_string(slow.worker) + " does not exist; workers are 0 to "
-                           + std::to_string(s.workers - 1));
+                + std::to_string(s.workers - 1));
         if (!std::isfinite(slow.factor) || slow.factor < 1 || slow.factor > 1000)
-            throw SgdError("--slow: factor " + std::to_string(slow.factor) + " for worker " + std::to_string(slow.worker)
-                           + " is not allowed; use a number from 1 to 1000");
+            throw SgdError("--slow: factor " + std::to_string(slow.factor) + " for worker "
+                + std::to_string(slow.worker) + " is not allowed; use a number from 1 to 1000");
     }
 }
 
@@ -60,8 +62,8 @@ Trainer::Trainer(std::shared_ptr<const Problem> problem, TrainerSettings setting
 {
     validateSettings(m_settings, *m_problem);
     m_totals.resize(static_cast<std::size_t>(m_settings.workers));
-    m_nextEvalSamples = m_settings.evalEverySamples > 0 ? m_settings.evalEverySamples
-                                                        : std::numeric_limits<std::int64_t>::max();
+    m_nextEvalSamples
+        = m_settings.evalEverySamples > 0 ? m_settings.evalEverySamples : std::numeric_limits<std::int64_t>::max();
 }
 
 Trainer::~Trainer() = default;
@@ -104,7 +106,8 @@ double Trainer::stragglerDelay(int worker, std::int64_t step, double computeSeco
             factor *= slow.factor;
     }
     if (m_settings.jitter > 0) {
-        Rng rng(mixSeed(m_settings.seed ^ 0x7177E5ULL, static_cast<std::uint64_t>(worker), static_cast<std::uint64_t>(step)));
+        Rng rng(mixSeed(
+            m_settings.seed ^ 0x7177E5ULL, static_cast<std::uint64_t>(worker), static_cast<std::uint64_t>(step)));
         factor *= std::exp(m_settings.jitter * rng.normal());
     }
     // Only slow-downs can be modelled (by sleeping); a factor below 1 counts as 1.
@@ -131,11 +134,9 @@ void Trainer::sleepSeconds(double seconds)
         const double total = static_cast<double>(deadline.tv_nsec) * 1e-9 + (seconds - spinSeconds);
         deadline.tv_sec += static_cast<time_t>(std::floor(total));
         deadline.tv_nsec = static_cast<long>((total - std::floor(total)) * 1e9);
-        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
-        }
+        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) { }
     }
-    while (Clock::now() < end) {
-    }
+    while (Clock::now() < end) { }
 }
 
 void Trainer::markDiverged(std::int64_t atUpdate)
@@ -187,7 +188,8 @@ EvaluationRecord Trainer::evaluateAndReport(TrainingObserver& observer)
     record.seconds = m_seconds;
     record.trainLoss = sums.lossSum / static_cast<double>(std::max<std::int64_t>(1, sums.samples));
     if (m_problem->train().isClassification())
-        record.trainAccuracy = static_cast<double>(sums.correct) / static_cast<double>(std::max<std::int64_t>(1, sums.samples));
+        record.trainAccuracy
+            = static_cast<double>(sums.correct) / static_cast<double>(std::max<std::int64_t>(1, sums.samples));
     observer.onEvaluation(record);
     return record;
 }
@@ -209,8 +211,9 @@ EvalSums Trainer::evaluate(const Dataset& data)
         // Exceptions must not leave an OpenMP region: record, rethrow outside.
         try {
             const std::int64_t first = b * evalBlock;
-            perBlock[static_cast<std::size_t>(b)] = m_evalWorkspaces[static_cast<std::size_t>(omp_get_thread_num())]->evaluate(
-                layout, params, view, first, std::min<std::int64_t>(evalBlock, n - first));
+            perBlock[static_cast<std::size_t>(b)]
+                = m_evalWorkspaces[static_cast<std::size_t>(omp_get_thread_num())]->evaluate(
+                    layout, params, view, first, std::min<std::int64_t>(evalBlock, n - first));
         } catch (...) {
 #pragma omp critical(sgdscope_eval_failure)
             failure = std::current_exception();

@@ -15,8 +15,16 @@ struct Straggler
     double factor = 1.0;
 };
 
-enum class AsyncApply { Lock, LockFree };
-enum class AsyncLearningRate { Constant, Staleness };
+enum class AsyncApply
+{
+    Lock,
+    LockFree
+};
+enum class AsyncLearningRate
+{
+    Constant,
+    Staleness
+};
 
 /// Everything a trainer needs besides the problem. The window may change workers, batch, accum, lr,
 /// stragglers and jitter between updates (see Trainer::reconfigure).

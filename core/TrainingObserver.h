@@ -5,8 +5,15 @@
 
 namespace sgdscope {
 
-enum class Mode { Sync, Async };
-inline const char* modeName(Mode m) { return m == Mode::Sync ? "sync" : "async"; }
+enum class Mode
+{
+    Sync,
+    Async
+};
+inline const char* modeName(Mode m)
+{
+    return m == Mode::Sync ? "sync" : "async";
+}
 
 /// One update (sync) or one push (async), as the observer sees it.
 struct UpdateRecord

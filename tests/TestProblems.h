@@ -14,8 +14,8 @@
 namespace sgdscope::testing {
 
 /// A classification problem big enough to have many chunks and several layers: 8 features, 3 classes.
-inline std::shared_ptr<Problem> blobsProblem(std::int64_t samples = 240, Activation activation = Activation::Tanh,
-                                             std::vector<int> layers = {8, 16, 12, 3})
+inline std::shared_ptr<Problem> blobsProblem(
+    std::int64_t samples = 240, Activation activation = Activation::Tanh, std::vector<int> layers = {8, 16, 12, 3})
 {
     auto data = std::make_shared<DataSplit>();
     data->train = makeBlobs(samples, 8, 3, 1.0, 11);

@@ -32,7 +32,8 @@ struct PushLog : TrainingObserver
     std::vector<Push> pushes;
     void onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> spans) override
     {
-        pushes.push_back({u.index, u.staleness, u.samples, u.worker, u.batchLoss, spans.empty() ? WorkerSpan {} : spans.front()});
+        pushes.push_back(
+            {u.index, u.staleness, u.samples, u.worker, u.batchLoss, spans.empty() ? WorkerSpan {} : spans.front()});
     }
 };
 
@@ -47,7 +48,7 @@ void checkAccounting(const Trainer& t)
     for (const WorkerTotals& w : t.workerTotals()) {
         const double total = w.busySeconds + w.idleSeconds + w.applySeconds;
         QVERIFY2(std::fabs(total - t.seconds()) <= kAccountingTolerance * t.seconds(),
-                 qPrintable(QStringLiteral("busy+idle+apply %1 vs wall %2").arg(total).arg(t.seconds())));
+            qPrintable(QStringLiteral("busy+idle+apply %1 vs wall %2").arg(total).arg(t.seconds())));
         QVERIFY(w.busySeconds > 0);
         QVERIFY(w.idleSeconds >= -1e-9);
         QVERIFY(w.applySeconds >= 0);
@@ -139,7 +140,7 @@ private slots:
         // P equal workers: each sees the others' pushes between its read and its apply, about P - 1.
         const double mean = trainer.staleness().mean();
         QVERIFY2(mean > 0.4 * (workers - 1) && mean < 1.6 * (workers - 1),
-                 qPrintable(QStringLiteral("mean staleness %1 with %2 workers").arg(mean).arg(workers)));
+            qPrintable(QStringLiteral("mean staleness %1 with %2 workers").arg(mean).arg(workers)));
         std::int64_t perWorker = 0;
         for (const auto& w : trainer.staleness().perWorker())
             perWorker += w.count;
@@ -264,7 +265,8 @@ private slots:
         sync.run(RunLimits {}, syncRecorder);
         AsyncTrainer async(problem, s);
         async.run(RunLimits {}, asyncRecorder);
-        const Json trace = Json::parse(traceJson({{Mode::Sync, &syncRecorder}, {Mode::Async, &asyncRecorder}}), "trace");
+        const Json trace
+            = Json::parse(traceJson({{Mode::Sync, &syncRecorder}, {Mode::Async, &asyncRecorder}}), "trace");
         QVERIFY(trace.find("traceEvents")->isArray());
         std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> rows;
         std::map<int, int> threadNames;
@@ -292,7 +294,7 @@ private slots:
             for (std::size_t i = 1; i < spans.size(); ++i) {
                 // Timestamps are rounded to 1 ns (microseconds with 3 decimals).
                 QVERIFY2(spans[i].first >= spans[i - 1].second - 0.0015,
-                         qPrintable(QStringLiteral("overlap in pid %1 tid %2").arg(row.first).arg(row.second)));
+                    qPrintable(QStringLiteral("overlap in pid %1 tid %2").arg(row.first).arg(row.second)));
             }
         }
     }

@@ -73,27 +73,36 @@ private slots:
         auto row = [](const char* name, QStringList args, const char* needle) {
             QTest::addRow("%s", name) << args << QString::fromLatin1(needle);
         };
-        row("workers-zero", {QStringLiteral("--workers"), QStringLiteral("0")}, "--workers: '0' is not allowed; use an integer from 1 to 256");
+        row("workers-zero", {QStringLiteral("--workers"), QStringLiteral("0")},
+            "--workers: '0' is not allowed; use an integer from 1 to 256");
         row("workers-negative", {QStringLiteral("--workers=-3")}, "--workers: '-3' is not allowed");
         row("workers-text", {QStringLiteral("--workers"), QStringLiteral("many")}, "--workers: 'many' is not a number");
-        row("workers-fraction", {QStringLiteral("--workers"), QStringLiteral("2.5")}, "--workers: '2.5' is not an integer");
+        row("workers-fraction", {QStringLiteral("--workers"), QStringLiteral("2.5")},
+            "--workers: '2.5' is not an integer");
         row("batch-zero", {QStringLiteral("--batch"), QStringLiteral("0")}, "--batch: '0' is not allowed");
         row("accum-zero", {QStringLiteral("--accum"), QStringLiteral("0")}, "--accum: '0' is not allowed");
         row("steps-zero", {QStringLiteral("--steps"), QStringLiteral("0")}, "--steps: '0' is not allowed");
-        row("lr-nan", {QStringLiteral("--lr"), QStringLiteral("nan")}, "--lr: 'nan' is not allowed; use a finite number above 0");
+        row("lr-nan", {QStringLiteral("--lr"), QStringLiteral("nan")},
+            "--lr: 'nan' is not allowed; use a finite number above 0");
         row("lr-inf", {QStringLiteral("--lr"), QStringLiteral("inf")}, "--lr: 'inf' is not allowed");
         row("lr-negative", {QStringLiteral("--lr"), QStringLiteral("-0.1")}, "--lr: '-0.1' is not allowed");
         row("lr-text", {QStringLiteral("--lr"), QStringLiteral("fast")}, "--lr: 'fast' is not a number");
         row("momentum-one", {QStringLiteral("--momentum"), QStringLiteral("1")}, "--momentum: '1' is not allowed");
-        row("mode", {QStringLiteral("--mode"), QStringLiteral("hybrid")}, "--mode: unknown value 'hybrid'; use sync | async | both");
+        row("mode", {QStringLiteral("--mode"), QStringLiteral("hybrid")},
+            "--mode: unknown value 'hybrid'; use sync | async | both");
         row("preset", {QStringLiteral("--preset"), QStringLiteral("mnist")}, "--preset: unknown preset 'mnist'");
-        row("activation", {QStringLiteral("--activation"), QStringLiteral("gelu")}, "--activation: unknown value 'gelu'");
+        row("activation", {QStringLiteral("--activation"), QStringLiteral("gelu")},
+            "--activation: unknown value 'gelu'");
         row("dataset", {QStringLiteral("--dataset"), QStringLiteral("cifar")}, "--dataset: unknown value 'cifar'");
-        row("layers-zero", {QStringLiteral("--layers"), QStringLiteral("1,0,1")}, "--layers (layer width): '0' is not allowed");
+        row("layers-zero", {QStringLiteral("--layers"), QStringLiteral("1,0,1")},
+            "--layers (layer width): '0' is not allowed");
         row("layers-one", {QStringLiteral("--layers"), QStringLiteral("3")}, "--layers: '3' has 1 layer");
         row("slow-syntax", {QStringLiteral("--slow"), QStringLiteral("4")}, "--slow: '4' is not W:F");
-        row("slow-factor", {QStringLiteral("--slow"), QStringLiteral("0:0.5")}, "--slow: factor in '0:0.5' is not allowed");
-        row("slow-worker", {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("5:2")}, "--slow: worker 5 does not exist");
+        row("slow-factor", {QStringLiteral("--slow"), QStringLiteral("0:0.5")},
+            "--slow: factor in '0:0.5' is not allowed");
+        row("slow-worker",
+            {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("5:2")},
+            "--slow: worker 5 does not exist");
         row("jitter", {QStringLiteral("--jitter"), QStringLiteral("-1")}, "--jitter: '-1' is not allowed");
         row("samples", {QStringLiteral("--samples"), QStringLiteral("0")}, "--samples: '0' is not allowed");
         row("eval-every", {QStringLiteral("--eval-every"), QStringLiteral("-2")}, "--eval-every: '-2' is not allowed");
@@ -121,15 +130,23 @@ private slots:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("needle");
-        QTest::addRow("unknown-key") << QStringLiteral(R"({"workerz": 2})") << QStringLiteral("field \"workerz\" of config file 'c.json': unknown field");
-        QTest::addRow("wrong-type") << QStringLiteral(R"({"workers": true})") << QStringLiteral("field \"workers\" of config file 'c.json': expected a number or a string");
-        QTest::addRow("bad-value") << QStringLiteral(R"({"workers": 0})") << QStringLiteral("field \"workers\" of config file 'c.json': 0 is not allowed");
+        QTest::addRow("unknown-key") << QStringLiteral(R"({"workerz": 2})")
+                                     << QStringLiteral("field \"workerz\" of config file 'c.json': unknown field");
+        QTest::addRow("wrong-type") << QStringLiteral(R"({"workers": true})")
+                                    << QStringLiteral(
+                                           "field \"workers\" of config file 'c.json': expected a number or a string");
+        QTest::addRow("bad-value") << QStringLiteral(R"({"workers": 0})")
+                                   << QStringLiteral("field \"workers\" of config file 'c.json': 0 is not allowed");
         QTest::addRow("not-object") << QStringLiteral("[1]") << QStringLiteral("expected a JSON object");
-        QTest::addRow("syntax") << QStringLiteral(R"({"workers": 2,})") << QStringLiteral("config file 'c.json': expected a key in double quotes at line 1, column 15");
+        QTest::addRow("syntax") << QStringLiteral(R"({"workers": 2,})")
+                                << QStringLiteral(
+                                       "config file 'c.json': expected a key in double quotes at line 1, column 15");
         QTest::addRow("duplicate") << QStringLiteral(R"({"lr": 1, "lr": 2})") << QStringLiteral("duplicate key \"lr\"");
-        QTest::addRow("nested-config") << QStringLiteral(R"({"config": "x.json"})") << QStringLiteral("not allowed in a configuration file");
+        QTest::addRow("nested-config") << QStringLiteral(R"({"config": "x.json"})")
+                                       << QStringLiteral("not allowed in a configuration file");
         QTest::addRow("null") << QStringLiteral(R"({"lr": null})") << QStringLiteral("null is not a value");
-        QTest::addRow("preset-type") << QStringLiteral(R"({"preset": 3})") << QStringLiteral("field \"preset\" of config file 'c.json': expected a string");
+        QTest::addRow("preset-type") << QStringLiteral(R"({"preset": 3})")
+                                     << QStringLiteral("field \"preset\" of config file 'c.json': expected a string");
     }
 
     void badConfigFiles()

@@ -67,10 +67,10 @@ private slots:
     {
         QTest::addColumn<int>("activation");
         QTest::addColumn<int>("loss");
-        const std::pair<const char*, Activation> activations[] = {
-            {"tanh", Activation::Tanh}, {"relu", Activation::Relu}, {"sigmoid", Activation::Sigmoid}, {"identity", Activation::Identity}};
-        const std::pair<const char*, LossKind> losses[] = {{"mse", LossKind::MeanSquaredError},
-                                                          {"cross-entropy", LossKind::SoftmaxCrossEntropy}};
+        const std::pair<const char*, Activation> activations[] = {{"tanh", Activation::Tanh},
+            {"relu", Activation::Relu}, {"sigmoid", Activation::Sigmoid}, {"identity", Activation::Identity}};
+        const std::pair<const char*, LossKind> losses[]
+            = {{"mse", LossKind::MeanSquaredError}, {"cross-entropy", LossKind::SoftmaxCrossEntropy}};
         for (const auto& [an, a] : activations) {
             for (const auto& [ln, l] : losses)
                 QTest::addRow("%s-%s", an, ln) << static_cast<int>(a) << static_cast<int>(l);
@@ -111,7 +111,10 @@ private slots:
                 const double error = std::fabs(numeric - grad[k]) / std::max(1.0, std::fabs(numeric));
                 if (error > kGradientTolerance)
                     QFAIL(qPrintable(QStringLiteral("%1[%2]: analytic %3, finite difference %4")
-                                         .arg(QString::fromStdString(t.name)).arg(i).arg(grad[k], 0, 'g', 12).arg(numeric, 0, 'g', 12)));
+                                         .arg(QString::fromStdString(t.name))
+                                         .arg(i)
+                                         .arg(grad[k], 0, 'g', 12)
+                                         .arg(numeric, 0, 'g', 12)));
                 ++checked;
             }
         }

@@ -75,7 +75,8 @@ private slots:
         row("workers-negative", {QStringLiteral("--workers"), QStringLiteral("-2")}, "--workers");
         row("workers-not-number", {QStringLiteral("--workers"), QStringLiteral("x")}, "--workers");
         row("batch-zero", {QStringLiteral("--batch"), QStringLiteral("0")}, "--batch");
-        row("batch-too-large", {QStringLiteral("--batch"), QStringLiteral("51")}, "--batch: 51 is larger than the training set (50 samples");
+        row("batch-too-large", {QStringLiteral("--batch"), QStringLiteral("51")},
+            "--batch: 51 is larger than the training set (50 samples");
         row("accum-negative", {QStringLiteral("--accum"), QStringLiteral("-1")}, "--accum");
         row("steps-zero", {QStringLiteral("--steps"), QStringLiteral("0")}, "--steps");
         row("lr-nan", {QStringLiteral("--lr"), QStringLiteral("nan")}, "--lr");
@@ -86,19 +87,28 @@ private slots:
         row("unknown-activation", {QStringLiteral("--activation"), QStringLiteral("x")}, "--activation");
         row("unknown-option", {QStringLiteral("--colour"), QStringLiteral("red")}, "--colour: unknown option");
         row("layers-mismatch", {QStringLiteral("--layers"), QStringLiteral("2,5,1")}, "--layers: the first width is 2");
-        row("loss-mismatch", {QStringLiteral("--loss"), QStringLiteral("cross-entropy")}, "--loss: cross-entropy needs class labels");
-        row("missing-csv", {QStringLiteral("--dataset"), QStringLiteral("csv"), QStringLiteral("--data"), missing + QStringLiteral(".csv")}, "missing.csv");
+        row("loss-mismatch", {QStringLiteral("--loss"), QStringLiteral("cross-entropy")},
+            "--loss: cross-entropy needs class labels");
+        row("missing-csv",
+            {QStringLiteral("--dataset"), QStringLiteral("csv"), QStringLiteral("--data"),
+                missing + QStringLiteral(".csv")},
+            "missing.csv");
         row("csv-without-data", {QStringLiteral("--dataset"), QStringLiteral("csv")}, "--data");
-        row("missing-idx", {QStringLiteral("--dataset"), QStringLiteral("idx"), QStringLiteral("--data"), missing}, "data folder");
-        row("missing-init", {QStringLiteral("--init"), missing + QStringLiteral(".safetensors")}, "missing.safetensors");
+        row("missing-idx", {QStringLiteral("--dataset"), QStringLiteral("idx"), QStringLiteral("--data"), missing},
+            "data folder");
+        row("missing-init", {QStringLiteral("--init"), missing + QStringLiteral(".safetensors")},
+            "missing.safetensors");
         row("missing-config", {QStringLiteral("--config"), missing + QStringLiteral(".json")}, "--config");
-        row("config-unknown-key", {QStringLiteral("--config"), m_dir.filePath(QStringLiteral("bad.json"))}, "field \"speed\"");
+        row("config-unknown-key", {QStringLiteral("--config"), m_dir.filePath(QStringLiteral("bad.json"))},
+            "field \"speed\"");
         row("slow-worker", {QStringLiteral("--slow"), QStringLiteral("3:2")}, "--slow: worker 3 does not exist");
         row("jitter", {QStringLiteral("--jitter"), QStringLiteral("nan")}, "--jitter");
         row("samples", {QStringLiteral("--samples"), QStringLiteral("-5")}, "--samples");
-        row("save-params-folder", {QStringLiteral("--save-params"), missing + QStringLiteral("/p.safetensors")}, "--save-params");
+        row("save-params-folder", {QStringLiteral("--save-params"), missing + QStringLiteral("/p.safetensors")},
+            "--save-params");
         row("trace-folder", {QStringLiteral("--trace"), missing + QStringLiteral("/t.json")}, "--trace");
-        row("out-under-file", {QStringLiteral("--out"), m_dir.filePath(QStringLiteral("file")) + QStringLiteral("/sub")}, "--out");
+        row("out-under-file",
+            {QStringLiteral("--out"), m_dir.filePath(QStringLiteral("file")) + QStringLiteral("/sub")}, "--out");
         row("out-unwritable", {QStringLiteral("--out"), QStringLiteral("/proc/sgdscope-test")}, "--out");
         row("no-out", {QStringLiteral("--no-out")}, "--out");
     }
@@ -126,13 +136,14 @@ private slots:
     {
         const QString out = m_dir.filePath(QStringLiteral("ok"));
         const QString params = m_dir.filePath(QStringLiteral("final.safetensors"));
-        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--mode"), QStringLiteral("sync"),
-                                 QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--save-params"), params});
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--mode"),
+            QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--save-params"),
+            params});
         QCOMPARE(r.exitCode, 0);
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         const Json& run = summary.find("runs")->asArray().front();
-        for (const char* field : {"mode", "workers", "batch", "accum", "updates", "samples", "final_loss", "seconds", "samples_per_second",
-                                  "idle_fraction", "workers_detail", "staleness", "params_digest", "diverged"})
+        for (const char* field : {"mode", "workers", "batch", "accum", "updates", "samples", "final_loss", "seconds",
+                 "samples_per_second", "idle_fraction", "workers_detail", "staleness", "params_digest", "diverged"})
             QVERIFY2(run.find(field), field);
         QCOMPARE(run.find("mode")->asString(), std::string("sync"));
         QCOMPARE(run.find("updates")->asNumber(), 2000.0);
@@ -148,7 +159,8 @@ private slots:
         QFile metrics(out + QStringLiteral("/metrics.csv"));
         QVERIFY(metrics.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = metrics.readAll().split('\n');
-        QCOMPARE(lines.front(), QByteArray("mode,kind,update,samples,seconds,batch_loss,staleness,worker,train_loss,train_accuracy"));
+        QCOMPARE(lines.front(),
+            QByteArray("mode,kind,update,samples,seconds,batch_loss,staleness,worker,train_loss,train_accuracy"));
         QVERIFY(lines.size() > 2000);
         QVERIFY(lines[1].startsWith("sync,update,0,50,"));
 
@@ -160,8 +172,8 @@ private slots:
         QCOMPARE(parameterDigest(layout, saved.data()), run.find("params_digest")->asString());
         // The charts are there, and no temporary files are left behind.
         QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden),
-                 (QStringList {QStringLiteral("comparison.png"), QStringLiteral("idle.png"), QStringLiteral("loss.png"), QStringLiteral("metrics.csv"),
-                               QStringLiteral("staleness.png"), QStringLiteral("summary.json")}));
+            (QStringList {QStringLiteral("comparison.png"), QStringLiteral("idle.png"), QStringLiteral("loss.png"),
+                QStringLiteral("metrics.csv"), QStringLiteral("staleness.png"), QStringLiteral("summary.json")}));
     }
 
     void initFromSavedParametersContinues()
@@ -170,18 +182,33 @@ private slots:
         const QString second = m_dir.filePath(QStringLiteral("second"));
         const QString both = m_dir.filePath(QStringLiteral("both"));
         const QString params = m_dir.filePath(QStringLiteral("half.safetensors"));
-        const QStringList common = {QStringLiteral("--headless"), QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("1000")};
-        QCOMPARE(runApp(QStringList(common) << QStringLiteral("--out") << first << QStringLiteral("--save-params") << params).exitCode, 0);
-        QCOMPARE(runApp(QStringList(common) << QStringLiteral("--out") << second << QStringLiteral("--init") << params).exitCode, 0);
-        const double continued = readJson(second + QStringLiteral("/summary.json")).find("runs")->asArray()[0].find("final_loss")->asNumber();
-        const double started = readJson(first + QStringLiteral("/summary.json")).find("runs")->asArray()[0].find("final_loss")->asNumber();
+        const QStringList common = {QStringLiteral("--headless"), QStringLiteral("--mode"), QStringLiteral("sync"),
+            QStringLiteral("--steps"), QStringLiteral("1000")};
+        QCOMPARE(
+            runApp(QStringList(common) << QStringLiteral("--out") << first << QStringLiteral("--save-params") << params)
+                .exitCode,
+            0);
+        QCOMPARE(runApp(QStringList(common) << QStringLiteral("--out") << second << QStringLiteral("--init") << params)
+                     .exitCode,
+            0);
+        const double continued = readJson(second + QStringLiteral("/summary.json"))
+                                     .find("runs")
+                                     ->asArray()[0]
+                                     .find("final_loss")
+                                     ->asNumber();
+        const double started = readJson(first + QStringLiteral("/summary.json"))
+                                   .find("runs")
+                                   ->asArray()[0]
+                                   .find("final_loss")
+                                   ->asNumber();
         QVERIFY(continued < started);
     }
 
     void divergenceExitsThreeWithSummary()
     {
         const QString out = m_dir.filePath(QStringLiteral("diverged"));
-        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--lr"), QStringLiteral("100000")});
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--lr"),
+            QStringLiteral("100000")});
         QCOMPARE(r.exitCode, 3);
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         for (const Json& run : summary.find("runs")->asArray()) {
@@ -195,9 +222,10 @@ private slots:
     {
         const QString out = m_dir.filePath(QStringLiteral("interrupted"));
         QProcess p;
-        p.start(QStringLiteral(SGDSCOPE_BINARY), {QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"),
-                                                   QStringLiteral("blobs"), QStringLiteral("--epochs"), QStringLiteral("1000"),
-                                                   QStringLiteral("--workers"), QStringLiteral("2")});
+        p.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"),
+                QStringLiteral("blobs"), QStringLiteral("--epochs"), QStringLiteral("1000"),
+                QStringLiteral("--workers"), QStringLiteral("2")});
         QVERIFY(p.waitForStarted());
         QTest::qWait(2500); // training has begun
         QElapsedTimer t;
@@ -219,22 +247,29 @@ private slots:
     void refusesWhatCannotFit()
     {
         const QString out = m_dir.filePath(QStringLiteral("refused"));
-        Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--layers"), QStringLiteral("1,100000,100000,1")});
+        Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--layers"),
+            QStringLiteral("1,100000,100000,1")});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.stderrText.contains(QStringLiteral("--layers")) && r.stderrText.contains(QStringLiteral("available")), qPrintable(r.stderrText));
+        QVERIFY2(
+            r.stderrText.contains(QStringLiteral("--layers")) && r.stderrText.contains(QStringLiteral("available")),
+            qPrintable(r.stderrText));
         // A data set whose header announces more than memory holds is refused before it is read.
         QDir(m_dir.path()).mkpath(QStringLiteral("huge"));
-        for (const auto& [name, dims] : {std::pair {"train-images-idx3-ubyte", QByteArray("\x00\x00\x08\x03\x7f\xff\xff\xff\x00\x00\x00\x1c\x00\x00\x00\x1c", 16)},
-                                         std::pair {"train-labels-idx1-ubyte", QByteArray("\x00\x00\x08\x01\x7f\xff\xff\xff", 8)}}) {
+        for (const auto& [name, dims] :
+            {std::pair {"train-images-idx3-ubyte",
+                 QByteArray("\x00\x00\x08\x03\x7f\xff\xff\xff\x00\x00\x00\x1c\x00\x00\x00\x1c", 16)},
+                std::pair {"train-labels-idx1-ubyte", QByteArray("\x00\x00\x08\x01\x7f\xff\xff\xff", 8)}}) {
             QFile f(m_dir.filePath(QStringLiteral("huge/") + QLatin1String(name)));
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write(dims);
         }
-        r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--dataset"), QStringLiteral("idx"), QStringLiteral("--data"),
-                    m_dir.filePath(QStringLiteral("huge")), QStringLiteral("--loss"), QStringLiteral("cross-entropy"), QStringLiteral("--layers"),
-                    QStringLiteral("784,10")});
+        r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--dataset"),
+            QStringLiteral("idx"), QStringLiteral("--data"), m_dir.filePath(QStringLiteral("huge")),
+            QStringLiteral("--loss"), QStringLiteral("cross-entropy"), QStringLiteral("--layers"),
+            QStringLiteral("784,10")});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.stderrText.contains(QStringLiteral("--data")) && r.stderrText.contains(QStringLiteral("available")), qPrintable(r.stderrText));
+        QVERIFY2(r.stderrText.contains(QStringLiteral("--data")) && r.stderrText.contains(QStringLiteral("available")),
+            qPrintable(r.stderrText));
         QVERIFY(!QFileInfo::exists(out));
     }
 
@@ -243,9 +278,10 @@ private slots:
         if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
             QSKIP("dataset-fashion-mnist is not installed");
         const QString out = m_dir.filePath(QStringLiteral("fashion"));
-        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"), QStringLiteral("fashion-mnist"),
-                                 QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2")},
-                                600000);
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"),
+                                    QStringLiteral("fashion-mnist"), QStringLiteral("--mode"), QStringLiteral("sync"),
+                                    QStringLiteral("--workers"), QStringLiteral("2")},
+            600000);
         QCOMPARE(r.exitCode, 0);
         const Json run = readJson(out + QStringLiteral("/summary.json")).find("runs")->asArray()[0];
         const double accuracy = run.find("test_accuracy")->asNumber();

@@ -50,7 +50,10 @@ std::string images3()
     return idx({3, 2, 2}, pixels);
 }
 
-std::string labels3() { return idx({3}, {2, 0, 1}); }
+std::string labels3()
+{
+    return idx({3}, {2, 0, 1});
+}
 
 /// Calls f, which must throw SgdError whose message contains every one of `needles`.
 template<typename F>
@@ -62,7 +65,8 @@ void expectError(F&& f, std::initializer_list<const char*> needles)
         const std::string message = e.what();
         for (const char* needle : needles) {
             if (message.find(needle) == std::string::npos)
-                QFAIL(qPrintable(QStringLiteral("message \"%1\" lacks \"%2\"").arg(QString::fromStdString(message), QLatin1String(needle))));
+                QFAIL(qPrintable(QStringLiteral("message \"%1\" lacks \"%2\"")
+                                     .arg(QString::fromStdString(message), QLatin1String(needle))));
         }
         return;
     } catch (const std::exception& e) {
@@ -133,12 +137,15 @@ private slots:
         CsvOptions o;
         expectError([&] { loadCsv(write("empty.csv", ""), o); }, {"empty.csv", "empty"});
         expectError([&] { loadCsv(write("blank.csv", "\n\n  \n"), o); }, {"blank.csv", "empty"});
-        expectError([&] { loadCsv(write("nan.csv", "1,2\n3,abc\n"), o); }, {"nan.csv", "line 2", "column 2", "'abc'", "not a finite number"});
+        expectError([&] { loadCsv(write("nan.csv", "1,2\n3,abc\n"), o); },
+            {"nan.csv", "line 2", "column 2", "'abc'", "not a finite number"});
         expectError([&] { loadCsv(write("nonfinite.csv", "1,2\n3,inf\n"), o); }, {"nonfinite.csv", "line 2", "'inf'"});
-        expectError([&] { loadCsv(write("ragged.csv", "1,2,3\n4,5\n"), o); }, {"ragged.csv", "line 2", "2 fields, expected 3"});
+        expectError(
+            [&] { loadCsv(write("ragged.csv", "1,2,3\n4,5\n"), o); }, {"ragged.csv", "line 2", "2 fields, expected 3"});
         expectError([&] { loadCsv(write("header.csv", "a,b\n"), o); }, {"header.csv", "no data rows"});
         expectError([&] { loadCsv(write("one.csv", "1\n2\n"), o); }, {"one.csv", "at least 2"});
-        expectError([&] { loadCsv(m_dir.filePath(QStringLiteral("missing.csv")).toStdString(), o); }, {"missing.csv", "cannot open"});
+        expectError([&] { loadCsv(m_dir.filePath(QStringLiteral("missing.csv")).toStdString(), o); },
+            {"missing.csv", "cannot open"});
         CsvOptions t;
         t.targets = {"zz"};
         expectError([&] { loadCsv(write("t.csv", "a,b\n1,2\n"), t); }, {"--targets", "'zz'"});
@@ -156,7 +163,8 @@ private slots:
             QCOMPARE(a.data.size(), std::size_t(12));
             QCOMPARE(a.data[11], std::uint8_t(220));
         }
-        const Dataset d = idxToDataset(parseIdx(images3(), "images"), parseIdx(labels3(), "labels"), "tiny", "images", "labels");
+        const Dataset d
+            = idxToDataset(parseIdx(images3(), "images"), parseIdx(labels3(), "labels"), "tiny", "images", "labels");
         QCOMPARE(d.size(), std::int64_t(3));
         QCOMPARE(d.features(), 4);
         QCOMPARE(d.classes, 3);
@@ -169,13 +177,17 @@ private slots:
         const std::string good = images3();
         expectError([&] { readIdx(write("e0", "")); }, {"'", "e0", "empty"});
         expectError([&] { readIdx(write("e1", good.substr(0, 3))); }, {"e1", "truncated at byte 3", "magic"});
-        expectError([&] { readIdx(write("e2", std::string("\x1f\x00\x08\x01rest", 8))); }, {"e2", "wrong magic number at byte 0"});
+        expectError([&] { readIdx(write("e2", std::string("\x1f\x00\x08\x01rest", 8))); },
+            {"e2", "wrong magic number at byte 0"});
         std::string wrongType = good;
         wrongType[2] = 0x0D;
         expectError([&] { readIdx(write("e3", wrongType)); }, {"e3", "data type 0x0d", "unsigned bytes"});
-        expectError([&] { readIdx(write("e4", good.substr(0, 10))); }, {"e4", "truncated at byte 10", "dimension 2 of 3"});
-        expectError([&] { readIdx(write("e5", good.substr(0, good.size() - 5))); }, {"e5", "truncated", "12 data bytes", "ends at byte 23"});
-        expectError([&] { readIdx(write("e6", good + "xy")); }, {"e6", "2 unexpected bytes after the data, from byte 28"});
+        expectError(
+            [&] { readIdx(write("e4", good.substr(0, 10))); }, {"e4", "truncated at byte 10", "dimension 2 of 3"});
+        expectError([&] { readIdx(write("e5", good.substr(0, good.size() - 5))); },
+            {"e5", "truncated", "12 data bytes", "ends at byte 23"});
+        expectError(
+            [&] { readIdx(write("e6", good + "xy")); }, {"e6", "2 unexpected bytes after the data, from byte 28"});
         expectError([&] { readIdx(write("e7", idx({2, 0}, {}))); }, {"e7", "dimension 2", "is 0"});
         // gzipped: truncated, trailing data, corrupt
         const std::string gz = gzip(good);
@@ -186,9 +198,13 @@ private slots:
         expectError([&] { readIdx(write("g3.gz", corrupt)); }, {"g3.gz", "corrupt"});
         expectError([&] { readIdx(write("g4.gz", gzip(good.substr(0, 20)))); }, {"g4.gz", "truncated"});
         // counts that disagree
-        expectError([&] { idxToDataset(parseIdx(good, "img"), parseIdx(idx({4}, {0, 1, 2, 3}), "lab"), "x", "img", "lab"); },
-                    {"lab", "4 labels", "3 images"});
-        expectError([&] { idxToDataset(parseIdx(good, "img"), parseIdx(good, "lab"), "x", "img", "lab"); }, {"lab", "exactly 1"});
+        expectError(
+            [&] {
+                idxToDataset(parseIdx(good, "img"), parseIdx(idx({4}, {0, 1, 2, 3}), "lab"), "x", "img", "lab");
+            },
+            {"lab", "4 labels", "3 images"});
+        expectError([&] { idxToDataset(parseIdx(good, "img"), parseIdx(good, "lab"), "x", "img", "lab"); },
+            {"lab", "exactly 1"});
     }
 
     // Thousands of random corruptions of valid files: each either loads or is rejected with SgdError.

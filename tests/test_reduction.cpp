@@ -60,7 +60,9 @@ private slots:
                     const std::string got = replay(plan);
                     if (got != expected)
                         QFAIL(qPrintable(QStringLiteral("chunks %1, P %2, K %3: %4 instead of %5")
-                                             .arg(chunks).arg(workers).arg(accum)
+                                             .arg(chunks)
+                                             .arg(workers)
+                                             .arg(accum)
                                              .arg(QString::fromStdString(got), QString::fromStdString(expected))));
                 }
             }

@@ -81,7 +81,8 @@ private slots:
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<QString>("needle");
         auto add = [](const char* name, const std::string& bytes, const char* needle) {
-            QTest::addRow("%s", name) << QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size())) << QString::fromLatin1(needle);
+            QTest::addRow("%s", name) << QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size()))
+                                      << QString::fromLatin1(needle);
         };
         const std::string entries = kSeedEntries;
         add("too-short", "abc", "too short");
@@ -93,20 +94,36 @@ private slots:
         add("header-past-end", past + "{}", "runs past the end");
         add("not-json", fileWith("{nope", 64), "header");
         add("not-object", fileWith("[1,2]", 0), "not a JSON object");
-        add("overlap", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},"0.bias":{"dtype":"F32","shape":[5],"data_offsets":[16,36]}})", 36), "without gaps or overlaps");
-        add("gap", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},"0.bias":{"dtype":"F32","shape":[5],"data_offsets":[24,44]}})", 44), "without gaps or overlaps");
+        add("overlap",
+            fileWith(
+                R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},"0.bias":{"dtype":"F32","shape":[5],"data_offsets":[16,36]}})",
+                36),
+            "without gaps or overlaps");
+        add("gap",
+            fileWith(
+                R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]},"0.bias":{"dtype":"F32","shape":[5],"data_offsets":[24,44]}})",
+                44),
+            "without gaps or overlaps");
         add("past-end", fileWith("{" + entries + "}", 60), "cover 64 data bytes but the file holds 60");
-        add("shape-vs-bytes", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,2],"data_offsets":[0,20]}})", 20), "but data_offsets cover 20 bytes");
-        add("reversed-offsets", fileWith(R"({"0.weight":{"dtype":"F32","shape":[0],"data_offsets":[20,0]}})", 20), "end before they begin");
+        add("shape-vs-bytes", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,2],"data_offsets":[0,20]}})", 20),
+            "but data_offsets cover 20 bytes");
+        add("reversed-offsets", fileWith(R"({"0.weight":{"dtype":"F32","shape":[0],"data_offsets":[20,0]}})", 20),
+            "end before they begin");
         add("dtype", fileWith(R"({"0.weight":{"dtype":"I8","shape":[5,1],"data_offsets":[0,5]}})", 5), "dtype I8");
         add("metadata-not-string", fileWith(R"({"__metadata__":{"a":1},)" + entries + "}", 64), "must be strings");
-        add("missing-tensor", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]}})", 20), "has no tensor \"0.bias\"");
+        add("missing-tensor", fileWith(R"({"0.weight":{"dtype":"F32","shape":[5,1],"data_offsets":[0,20]}})", 20),
+            "has no tensor \"0.bias\"");
         std::string wrongShape = entries;
         wrongShape.replace(wrongShape.find("[5,1]"), 5, "[1,5]");
         add("model-shape", fileWith("{" + wrongShape + "}", 64), "the model needs [5, 1]");
-        add("extra-tensor", fileWith("{" + entries + R"(,"4.weight":{"dtype":"F32","shape":[1],"data_offsets":[64,68]}})", 68), "does not have");
-        add("negative-shape", fileWith(R"({"0.weight":{"dtype":"F32","shape":[-5,1],"data_offsets":[0,20]}})", 20), "not a non-negative integer");
-        add("huge-shape", fileWith(R"({"0.weight":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,20]}})", 20), "impossibly large");
+        add("extra-tensor",
+            fileWith("{" + entries + R"(,"4.weight":{"dtype":"F32","shape":[1],"data_offsets":[64,68]}})", 68),
+            "does not have");
+        add("negative-shape", fileWith(R"({"0.weight":{"dtype":"F32","shape":[-5,1],"data_offsets":[0,20]}})", 20),
+            "not a non-negative integer");
+        add("huge-shape",
+            fileWith(R"({"0.weight":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,20]}})", 20),
+            "impossibly large");
     }
 
     void rejectsLies()
@@ -115,7 +132,8 @@ private slots:
         QFETCH(QString, needle);
         const ParameterLayout layout(seedSpec());
         try {
-            decodeSafetensors(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "parameter file 'x'", layout);
+            decodeSafetensors(
+                std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "parameter file 'x'", layout);
         } catch (const SgdError& e) {
             const QString message = QString::fromUtf8(e.what());
             QVERIFY2(message.contains(needle), qPrintable(message));

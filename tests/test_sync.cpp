@@ -75,7 +75,9 @@ private slots:
                 const ParamVector got = trainSync(problem, s, updates);
                 if (!sameBits(got, reference))
                     QFAIL(qPrintable(QStringLiteral("P=%1 K=%2 differs from P=1 K=1 by up to %3 (relative)")
-                                         .arg(p).arg(k).arg(maxRelativeDifference(got, reference))));
+                                         .arg(p)
+                                         .arg(k)
+                                         .arg(maxRelativeDifference(got, reference))));
             }
         }
     }
@@ -138,7 +140,8 @@ private slots:
         const std::vector<double> meanGradient = correct.nextBatchGradient(&batch);
         correct.apply(meanGradient);
         const double diff = maxRelativeDifference(got, correct.params());
-        QVERIFY2(diff < kFloatVsDoubleTolerance, qPrintable(QStringLiteral("differs from the sample mean by %1").arg(diff)));
+        QVERIFY2(
+            diff < kFloatVsDoubleTolerance, qPrintable(QStringLiteral("differs from the sample mean by %1").arg(diff)));
 
         // The common bug, for contrast: averaging the 12 micro-batch means as equal parts. It must be far
         // outside the tolerance, or this test could not tell the two apart.
@@ -205,10 +208,14 @@ private slots:
         const ModeResult result = runMode(run, Mode::Sync, observer);
         const double oracleLoss = 0.032138025923454785; // float64, shared/peers/RESULTS.md
         const double lossError = std::fabs(result.finalLoss - oracleLoss) / oracleLoss;
-        QVERIFY2(lossError < kOracleLossTolerance, qPrintable(QStringLiteral("final loss %1 vs %2").arg(result.finalLoss, 0, 'g', 17).arg(oracleLoss, 0, 'g', 17)));
-        const ParamVector oracle = readSafetensors(SGDSCOPE_TEST_DATA "/oracle_final_f64.safetensors", run.problem->layout);
+        QVERIFY2(lossError < kOracleLossTolerance,
+            qPrintable(
+                QStringLiteral("final loss %1 vs %2").arg(result.finalLoss, 0, 'g', 17).arg(oracleLoss, 0, 'g', 17)));
+        const ParamVector oracle
+            = readSafetensors(SGDSCOPE_TEST_DATA "/oracle_final_f64.safetensors", run.problem->layout);
         const double paramError = maxRelativeDifference(result.parameters, oracle);
-        QVERIFY2(paramError < kOracleParamTolerance, qPrintable(QStringLiteral("parameters differ by %1").arg(paramError)));
+        QVERIFY2(
+            paramError < kOracleParamTolerance, qPrintable(QStringLiteral("parameters differ by %1").arg(paramError)));
     }
 
     void divergenceStopsInOrder()

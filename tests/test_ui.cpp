@@ -114,7 +114,8 @@ private slots:
         // A live change of the worker count is applied and marked.
         w.panel()->workersSlider()->setValue(3);
         QCOMPARE(w.controller()->runningSettings().workers, 3);
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty() && !w.series(AsyncMode).markers().empty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !w.series(SyncMode).markers().empty() && !w.series(AsyncMode).markers().empty(), 10000);
         QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(AsyncMode).status().workers.size()), 3, 10000);
         QTRY_VERIFY(w.column(SyncMode)->lossChart()->markerLineCount() > 0);
@@ -154,7 +155,7 @@ private slots:
         ControlPanel* p = w.panel();
         auto* rng = QRandomGenerator::global();
         QList<QSlider*> sliders = {p->workersSlider(), p->batchSlider(), p->accumSlider(), p->learningRateSlider(),
-                                   p->slowFactorSlider(), p->jitterSlider()};
+            p->slowFactorSlider(), p->jitterSlider()};
         for (int i = 0; i < 300; ++i) {
             switch (rng->bounded(8)) {
             case 0:
@@ -189,7 +190,8 @@ private slots:
         w.show();
         setParabola(w, 2);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).points().size() > 100 && w.series(AsyncMode).points().size() > 100, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.series(SyncMode).points().size() > 100 && w.series(AsyncMode).points().size() > 100, 20000);
         w.controller()->pause();
         w.refreshCharts();
         QTemporaryDir dir;
@@ -225,7 +227,8 @@ private slots:
         file.close();
         QVERIFY(!w.exportCharts(dir.filePath(QStringLiteral("not-a-folder"))).isEmpty());
         QVERIFY(!w.exportCharts(QStringLiteral("/proc/sgdscope-no")).isEmpty());
-        const QString error = savePng(w.column(SyncMode)->lossChart()->renderImage(1.0), QStringLiteral("/proc/sgdscope.png"));
+        const QString error
+            = savePng(w.column(SyncMode)->lossChart()->renderImage(1.0), QStringLiteral("/proc/sgdscope.png"));
         QVERIFY(error.contains(QStringLiteral("/proc/sgdscope.png")));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), qsizetype(1));
     }
@@ -264,8 +267,9 @@ private slots:
     {
         QTemporaryDir dir;
         QProcess p;
-        p.start(QStringLiteral(SGDSCOPE_BINARY), {QStringLiteral("--headless"), QStringLiteral("--out"), dir.path(), QStringLiteral("--workers"),
-                                                   QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:3")});
+        p.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), dir.path(), QStringLiteral("--workers"),
+                QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:3")});
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitCode(), 0);
         for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"}) {

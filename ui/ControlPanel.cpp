@@ -15,41 +15,47 @@
 namespace sgdscope::ui {
 
 namespace {
-    constexpr int lrStepsPerDecade = 20;
-    constexpr double lrMin = 1e-4; // slider 0; the top is 1.0
+constexpr int lrStepsPerDecade = 20;
+constexpr double lrMin = 1e-4; // slider 0; the top is 1.0
 
-    double lrFromSlider(int v) { return lrMin * std::pow(10.0, static_cast<double>(v) / lrStepsPerDecade); }
-    int sliderFromLr(double lr) { return static_cast<int>(std::lround(std::log10(lr / lrMin) * lrStepsPerDecade)); }
+double lrFromSlider(int v)
+{
+    return lrMin * std::pow(10.0, static_cast<double>(v) / lrStepsPerDecade);
+}
+int sliderFromLr(double lr)
+{
+    return static_cast<int>(std::lround(std::log10(lr / lrMin) * lrStepsPerDecade));
+}
 
-    QSlider* slider(int lo, int hi, const QString& tip)
-    {
-        auto* s = new QSlider(Qt::Horizontal);
-        s->setRange(lo, hi);
-        s->setToolTip(tip);
-        s->setMinimumWidth(110);
-        return s;
-    }
+QSlider* slider(int lo, int hi, const QString& tip)
+{
+    auto* s = new QSlider(Qt::Horizontal);
+    s->setRange(lo, hi);
+    s->setToolTip(tip);
+    s->setMinimumWidth(110);
+    return s;
+}
 
-    QLabel* valueLabel()
-    {
-        auto* l = new QLabel;
-        l->setMinimumWidth(52);
-        l->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        QFont f = l->font();
-        f.setBold(true);
-        l->setFont(f);
-        return l;
-    }
+QLabel* valueLabel()
+{
+    auto* l = new QLabel;
+    l->setMinimumWidth(52);
+    l->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    QFont f = l->font();
+    f.setBold(true);
+    l->setFont(f);
+    return l;
+}
 
-    QWidget* withValue(QWidget* control, QLabel* value)
-    {
-        auto* w = new QWidget;
-        auto* h = new QHBoxLayout(w);
-        h->setContentsMargins(0, 0, 0, 0);
-        h->addWidget(control, 1);
-        h->addWidget(value);
-        return w;
-    }
+QWidget* withValue(QWidget* control, QLabel* value)
+{
+    auto* w = new QWidget;
+    auto* h = new QHBoxLayout(w);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(control, 1);
+    h->addWidget(value);
+    return w;
+}
 } // namespace
 
 ControlPanel::ControlPanel(QWidget* parent)
@@ -64,22 +70,26 @@ ControlPanel::ControlPanel(QWidget* parent)
 
     m_workers = slider(1, 32, tr("Worker threads P; both modes use the same number. Applies live."));
     m_batch = slider(0, 0, tr("Samples per sync update (async: split over the workers, one push each). Applies live."));
-    m_accum = slider(1, 16, tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
-                               "same result as the whole slice at once. Applies live."));
+    m_accum = slider(1, 16,
+        tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
+           "same result as the whole slice at once. Applies live."));
     m_lr = slider(0, 4 * lrStepsPerDecade, tr("Learning rate (log scale). Applies live."));
     m_slowWorker = new QComboBox;
-    m_slowWorker->setToolTip(tr("A worker made slower: after computing it sleeps, as a slow remote machine would be slow "
-                                "without using our cores. Applies live."));
+    m_slowWorker->setToolTip(
+        tr("A worker made slower: after computing it sleeps, as a slow remote machine would be slow "
+           "without using our cores. Applies live."));
     m_slowFactor = slider(2, 20, tr("How many times slower the straggler is. Applies live."));
-    m_jitter = slider(0, 20, tr("Random compute-time jitter: every compute time is multiplied by exp(\u03c3 z), z standard "
-                                "normal, seeded. Applies live."));
+    m_jitter = slider(0, 20,
+        tr("Random compute-time jitter: every compute time is multiplied by exp(\u03c3 z), z standard "
+           "normal, seeded. Applies live."));
     m_seed = new QSpinBox;
     m_seed->setRange(0, 1000000);
     m_seed->setToolTip(tr("Seed for the initial weights, data order and jitter; applies on Reset."));
     m_apply = new QComboBox;
     m_apply->addItems({tr("lock (parameter server)"), tr("lock-free (Hogwild!)")});
-    m_apply->setToolTip(tr("How async workers apply their gradients: in a short critical section, or element by element "
-                           "without a lock. Applies live."));
+    m_apply->setToolTip(
+        tr("How async workers apply their gradients: in a short critical section, or element by element "
+           "without a lock. Applies live."));
 
     m_xAxis = new QComboBox;
     m_xAxis->addItems({tr("updates"), tr("samples seen"), tr("seconds")});
@@ -241,10 +251,11 @@ void ControlPanel::updateLabels()
     m_smoothingValue->setText(QString::number(m_smoothing->value() / 100.0, 'f', 2));
     const int cores = Controller::machineCores();
     if (m_workers->value() > cores)
-        m_cores->setText(tr("%1 workers on %2 cores: workers share cores, so idle time and staleness include the operating "
-                            "system's scheduling. This is not %1 machines.")
-                             .arg(m_workers->value())
-                             .arg(cores));
+        m_cores->setText(
+            tr("%1 workers on %2 cores: workers share cores, so idle time and staleness include the operating "
+               "system's scheduling. This is not %1 machines.")
+                .arg(m_workers->value())
+                .arg(cores));
     m_cores->setVisible(m_workers->value() > cores);
 }
 

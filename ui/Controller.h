@@ -28,7 +28,15 @@ class Controller : public QObject
 {
     Q_OBJECT
 public:
-    enum class State { Idle, Loading, Running, Paused, Finished, Failed };
+    enum class State
+    {
+        Idle,
+        Loading,
+        Running,
+        Paused,
+        Finished,
+        Failed
+    };
     Q_ENUM(State)
 
     explicit Controller(QObject* parent = nullptr);

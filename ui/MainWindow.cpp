@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -18,20 +19,19 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTimer>
-#include <QElapsedTimer>
 #include <QVBoxLayout>
 
 namespace sgdscope::ui {
 
 namespace {
-    QString compact(double v)
-    {
-        if (v >= 1e6)
-            return QStringLiteral("%1M").arg(v / 1e6, 0, 'f', 2);
-        if (v >= 1e3)
-            return QStringLiteral("%1k").arg(v / 1e3, 0, 'f', 1);
-        return QString::number(v, 'f', 0);
-    }
+QString compact(double v)
+{
+    if (v >= 1e6)
+        return QStringLiteral("%1M").arg(v / 1e6, 0, 'f', 2);
+    if (v >= 1e3)
+        return QStringLiteral("%1k").arg(v / 1e3, 0, 'f', 1);
+    return QString::number(v, 'f', 0);
+}
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -49,15 +49,18 @@ MainWindow::MainWindow(QWidget* parent)
 
     for (int m = 0; m < modeCount; ++m)
         m_columns[static_cast<std::size_t>(m)] = new ModeColumn(m, &m_series[static_cast<std::size_t>(m)]);
-    m_compareSamples = new LossChart(tr("Sync vs async: loss against samples seen"), QStringLiteral("comparison-samples"),
-                                     {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
-                                     XAxisKind::Samples);
-    m_compareSamples->setToolTip(tr("Both modes' smoothed batch loss against the samples they have seen: which one learns more per sample."));
+    m_compareSamples
+        = new LossChart(tr("Sync vs async: loss against samples seen"), QStringLiteral("comparison-samples"),
+            {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
+            XAxisKind::Samples);
+    m_compareSamples->setToolTip(
+        tr("Both modes' smoothed batch loss against the samples they have seen: which one learns more per sample."));
     m_compareSeconds = new LossChart(tr("Sync vs async: loss against seconds"), QStringLiteral("comparison-seconds"),
-                                     {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
-                                     XAxisKind::Seconds);
-    m_compareSeconds->setToolTip(tr("Both modes' smoothed batch loss against their own clocks (each advances only while that mode "
-                                    "trains): which one gets to a low loss sooner."));
+        {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
+        XAxisKind::Seconds);
+    m_compareSeconds->setToolTip(
+        tr("Both modes' smoothed batch loss against their own clocks (each advances only while that mode "
+           "trains): which one gets to a low loss sooner."));
 
     auto* columns = new QSplitter(Qt::Horizontal);
     columns->addWidget(m_columns[SyncMode]);
@@ -96,11 +99,11 @@ MainWindow::MainWindow(QWidget* parent)
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About sgdscope"), this, [this] {
         QMessageBox::about(this, tr("About sgdscope"),
-                           tr("<p><b>sgdscope</b> trains one network two ways side by side: synchronous data-parallel SGD "
-                              "(exactly large-batch gradient descent, bitwise the same for any worker count) and asynchronous SGD "
-                              "(Downpour / Hogwild!), and shows what each costs: loss, idle time, staleness.</p>"
-                              "<p>Workers are OpenMP threads on this machine (%1 cores).</p>")
-                               .arg(Controller::machineCores()));
+            tr("<p><b>sgdscope</b> trains one network two ways side by side: synchronous data-parallel SGD "
+               "(exactly large-batch gradient descent, bitwise the same for any worker count) and asynchronous SGD "
+               "(Downpour / Hogwild!), and shows what each costs: loss, idle time, staleness.</p>"
+               "<p>Workers are OpenMP threads on this machine (%1 cores).</p>")
+                .arg(Controller::machineCores()));
     });
 
     // Status bar: per mode updates/s, samples/s, loss, idle fraction, mean staleness.
@@ -108,10 +111,11 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addWidget(m_stateLabel);
     for (int m = 0; m < modeCount; ++m) {
         auto* label = new QLabel;
-        label->setToolTip(m == SyncMode ? tr("Sync: updates per second, samples per second, latest loss, share of worker time spent idle, "
-                                             "mean staleness (always 0).")
-                                        : tr("Async: pushes per second, samples per second, latest loss, share of worker time spent idle, "
-                                             "mean staleness."));
+        label->setToolTip(m == SyncMode
+                ? tr("Sync: updates per second, samples per second, latest loss, share of worker time spent idle, "
+                     "mean staleness (always 0).")
+                : tr("Async: pushes per second, samples per second, latest loss, share of worker time spent idle, "
+                     "mean staleness."));
         m_statusLabels[static_cast<std::size_t>(m)] = label;
         statusBar()->addPermanentWidget(label);
     }
@@ -172,7 +176,8 @@ void MainWindow::scheduleRefresh()
         t.start();
         m_pendingRefresh.takeFirst()();
         if (qEnvironmentVariableIsSet("SGDSCOPE_PROFILE_GUI") && t.elapsed() > 5)
-            qWarning("refresh stage took %lld ms (%lld left)", static_cast<long long>(t.elapsed()), static_cast<long long>(m_pendingRefresh.size()));
+            qWarning("refresh stage took %lld ms (%lld left)", static_cast<long long>(t.elapsed()),
+                static_cast<long long>(m_pendingRefresh.size()));
         if (!m_pendingRefresh.isEmpty()) {
             QTimer::singleShot(0, this, *step);
         } else if (m_refreshAgain) {
@@ -223,7 +228,8 @@ void MainWindow::updateStatus()
             continue;
         }
         QString text = tr("%1: %2 %3/s \u00b7 %4 samples/s \u00b7 loss %5 \u00b7 idle %6% \u00b7 staleness %7")
-                           .arg(name, compact(s.updatesPerSecond), m == SyncMode ? tr("upd") : tr("push"), compact(s.samplesPerSecond))
+                           .arg(name, compact(s.updatesPerSecond), m == SyncMode ? tr("upd") : tr("push"),
+                               compact(s.samplesPerSecond))
                            .arg(s.lastLoss, 0, 'g', 4)
                            .arg(s.idleFraction * 100, 0, 'f', 0)
                            .arg(s.meanStaleness, 0, 'f', 2);
@@ -271,15 +277,18 @@ QStringList MainWindow::exportCharts(const QString& folder)
 
 void MainWindow::exportWithDialog()
 {
-    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"), QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString());
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"),
+        QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString());
     if (folder.isEmpty())
         return;
     QSettings().setValue(QStringLiteral("exportFolder"), folder);
     const QStringList problems = exportCharts(folder);
     if (!problems.isEmpty())
-        QMessageBox::warning(this, tr("Export charts"), tr("The charts could not be exported: %1").arg(problems.join(QLatin1Char('\n'))));
+        QMessageBox::warning(this, tr("Export charts"),
+            tr("The charts could not be exported: %1").arg(problems.join(QLatin1Char('\n'))));
     else
-        statusBar()->showMessage(tr("Exported %1 charts and window.png to %2").arg(exportables().size()).arg(folder), 5000);
+        statusBar()->showMessage(
+            tr("Exported %1 charts and window.png to %2").arg(exportables().size()).arg(folder), 5000);
 }
 
 void MainWindow::restoreSettings()

@@ -23,26 +23,33 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
 
     m_heading = new QLabel(this);
     m_heading->setTextFormat(Qt::RichText);
-    m_heading->setText(QStringLiteral("<b style='color:%1; font-size:large'>%2</b> &nbsp;<span style='color:#555'>%3</span>")
-                           .arg(color.name(), name,
-                                sync ? tr("one update per batch; everybody waits for the slowest worker")
-                                     : tr("every worker applies at once; nobody waits, gradients are stale")));
+    m_heading->setText(
+        QStringLiteral("<b style='color:%1; font-size:large'>%2</b> &nbsp;<span style='color:#555'>%3</span>")
+            .arg(color.name(), name,
+                sync ? tr("one update per batch; everybody waits for the slowest worker")
+                     : tr("every worker applies at once; nobody waits, gradients are stale")));
     m_heading->setWordWrap(true);
 
-    m_loss = new LossChart(tr("%1 loss").arg(name), stem + QStringLiteral("-loss"), {{series, color, name}}, XAxisKind::Samples);
-    m_loss->setToolTip(tr("Loss of each batch (faint), its smoothing (bold) and the loss on the whole training set (dots); "
-                          "dashed lines mark configuration changes."));
+    m_loss = new LossChart(
+        tr("%1 loss").arg(name), stem + QStringLiteral("-loss"), {{series, color, name}}, XAxisKind::Samples);
+    m_loss->setToolTip(
+        tr("Loss of each batch (faint), its smoothing (bold) and the loss on the whole training set (dots); "
+           "dashed lines mark configuration changes."));
     m_workers = new WorkerBarsChart(tr("%1 worker time").arg(name), stem + QStringLiteral("-workers"));
-    m_workers->setToolTip(sync ? tr("Share of the wall time each worker spent computing, waiting for the slowest worker, and combining "
-                                    "gradients and applying the update.")
-                               : tr("Share of the wall time each worker spent computing, waiting for the lock or a snapshot, and "
-                                    "applying its gradient."));
+    m_workers->setToolTip(sync
+            ? tr("Share of the wall time each worker spent computing, waiting for the slowest worker, and combining "
+                 "gradients and applying the update.")
+            : tr("Share of the wall time each worker spent computing, waiting for the lock or a snapshot, and "
+                 "applying its gradient."));
     m_timeline = new TimelineStrip(tr("%1 timeline").arg(name), stem + QStringLiteral("-timeline"), series);
     m_histogram = new StalenessHistogramChart(tr("%1 staleness").arg(name), stem + QStringLiteral("-staleness"));
-    m_histogram->setToolTip(tr("How many updates other workers applied between a gradient's read of the parameters and its own "
-                               "apply (always 0 in sync)."));
-    m_trend = new StalenessTrendChart(tr("%1 mean staleness").arg(name), stem + QStringLiteral("-staleness-trend"), series);
-    m_trend->setToolTip(tr("Mean staleness over this mode's clock; P \u2212 1 is what P equally fast workers average."));
+    m_histogram->setToolTip(
+        tr("How many updates other workers applied between a gradient's read of the parameters and its own "
+           "apply (always 0 in sync)."));
+    m_trend
+        = new StalenessTrendChart(tr("%1 mean staleness").arg(name), stem + QStringLiteral("-staleness-trend"), series);
+    m_trend->setToolTip(
+        tr("Mean staleness over this mode's clock; P \u2212 1 is what P equally fast workers average."));
 
     auto row = [](QWidget* a, QWidget* b) {
         auto* s = new QSplitter(Qt::Horizontal);

@@ -6,27 +6,31 @@
 namespace sgdscope::ui {
 
 namespace {
-    constexpr double minLoss = 1e-12;
+constexpr double minLoss = 1e-12;
 
-    template<typename T>
-    void halve(std::vector<T>& v)
-    {
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < v.size(); i += 2)
-            v[kept++] = v[i];
-        v.resize(kept);
-    }
+template<typename T>
+void halve(std::vector<T>& v)
+{
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < v.size(); i += 2)
+        v[kept++] = v[i];
+    v.resize(kept);
+}
 
-    double clampLoss(double v) { return std::isfinite(v) ? std::max(v, minLoss) : minLoss; }
+double clampLoss(double v)
+{
+    return std::isfinite(v) ? std::max(v, minLoss) : minLoss;
+}
 
-    /// Index range of points with x in [x0, x1] (points are in x order).
-    template<typename T>
-    std::pair<std::size_t, std::size_t> visible(const std::vector<T>& points, XAxisKind kind, double x0, double x1)
-    {
-        const auto lo = std::lower_bound(points.begin(), points.end(), x0, [&](const T& p, double x) { return xOf(p, kind) < x; });
-        const auto hi = std::upper_bound(lo, points.end(), x1, [&](double x, const T& p) { return x < xOf(p, kind); });
-        return {static_cast<std::size_t>(lo - points.begin()), static_cast<std::size_t>(hi - points.begin())};
-    }
+/// Index range of points with x in [x0, x1] (points are in x order).
+template<typename T>
+std::pair<std::size_t, std::size_t> visible(const std::vector<T>& points, XAxisKind kind, double x0, double x1)
+{
+    const auto lo
+        = std::lower_bound(points.begin(), points.end(), x0, [&](const T& p, double x) { return xOf(p, kind) < x; });
+    const auto hi = std::upper_bound(lo, points.end(), x1, [&](double x, const T& p) { return x < xOf(p, kind); });
+    return {static_cast<std::size_t>(lo - points.begin()), static_cast<std::size_t>(hi - points.begin())};
+}
 } // namespace
 
 ModeSeries::ModeSeries(std::size_t capacity)
@@ -88,7 +92,8 @@ void ModeSeries::add(const MetricsBatch& batch, int mode)
     if (!m_timeline.empty()) {
         const std::int64_t newest = m_timeline.back().bin;
         const auto keep = static_cast<std::int64_t>(timelineSeconds / TimeBin::width);
-        const auto old = std::find_if(m_timeline.begin(), m_timeline.end(), [&](const TimeBin& b) { return b.bin >= newest - keep; });
+        const auto old = std::find_if(
+            m_timeline.begin(), m_timeline.end(), [&](const TimeBin& b) { return b.bin >= newest - keep; });
         m_timeline.erase(m_timeline.begin(), old);
     }
     if (batch.status[m].valid)
@@ -189,9 +194,10 @@ QList<QPointF> smoothed(const std::vector<LossPoint>& points, XAxisKind kind, do
     std::size_t i = first;
     for (int c = 0; c < columns && i < last; ++c) {
         const double end = x0 + width * (c + 1) / columns;
-        const auto next = static_cast<std::size_t>(std::upper_bound(points.begin() + static_cast<std::ptrdiff_t>(i), points.begin() + static_cast<std::ptrdiff_t>(last), end,
-                                                                    [&](double x, const LossPoint& p) { return x < xOf(p, kind); })
-                                                   - points.begin());
+        const auto next = static_cast<std::size_t>(std::upper_bound(points.begin() + static_cast<std::ptrdiff_t>(i),
+                                                       points.begin() + static_cast<std::ptrdiff_t>(last), end,
+                                                       [&](double x, const LossPoint& p) { return x < xOf(p, kind); })
+            - points.begin());
         const std::size_t at = (next > i ? next : i + 1) - 1;
         out.append(QPointF(xOf(points[at], kind), std::exp(static_cast<double>(points[at].smoothedLog))));
         i = std::max(next, i + 1);

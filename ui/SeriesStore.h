@@ -10,7 +10,12 @@
 
 namespace sgdscope::ui {
 
-enum class XAxisKind { Updates, Samples, Seconds };
+enum class XAxisKind
+{
+    Updates,
+    Samples,
+    Seconds
+};
 
 /// One mode's curves on the GUI side, in bounded memory: at most `capacity` update points (65,536 by
 /// default: 30 or more per pixel column of any screen; when full, every

@@ -12,7 +12,11 @@
 
 namespace sgdscope::ui {
 
-enum ModeIndex { SyncMode = 0, AsyncMode = 1 };
+enum ModeIndex
+{
+    SyncMode = 0,
+    AsyncMode = 1
+};
 inline constexpr int modeCount = 2;
 
 struct LossPoint
@@ -39,7 +43,14 @@ struct EvalPoint
 struct TimeBin
 {
     static constexpr double width = 0.001; // seconds
-    enum Kind { Compute, Delay, Wait, Apply, KindCount };
+    enum Kind
+    {
+        Compute,
+        Delay,
+        Wait,
+        Apply,
+        KindCount
+    };
     int worker = 0;
     std::int64_t bin = 0; // floor(seconds / width)
     std::array<float, KindCount> seconds {};
@@ -121,7 +132,10 @@ struct SessionSettings
     bool lockFree = false;
 
     /// Settings that cannot change while a run goes on (they need Reset).
-    bool needsRestartComparedTo(const SessionSettings& other) const { return preset != other.preset || seed != other.seed; }
+    bool needsRestartComparedTo(const SessionSettings& other) const
+    {
+        return preset != other.preset || seed != other.seed;
+    }
 };
 
 } // namespace sgdscope::ui

@@ -62,7 +62,8 @@ void ChartPanel::setRoundTicks(QValueAxis* axis, double max)
     // The axis ends on a tick, so it changes in steps as the data grows: re-laying out an axis (its labels)
     // is the expensive part of a chart's refresh.
     const double end = std::ceil(max / step - 1e-9) * step;
-    if (axis->tickType() == QValueAxis::TicksDynamic && axis->max() == end && axis->tickInterval() == step && axis->min() == 0)
+    if (axis->tickType() == QValueAxis::TicksDynamic && axis->max() == end && axis->tickInterval() == step
+        && axis->min() == 0)
         return;
     // Qt Charts makes one graphics item per tick: never let a transient range/interval pair ask for millions.
     axis->setTickType(QValueAxis::TicksDynamic);

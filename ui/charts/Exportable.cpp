@@ -38,8 +38,7 @@ void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint&
         QApplication::clipboard()->setImage(exportable.renderImage(2.0));
     } else if (chosen == save) {
         const QString path = QFileDialog::getSaveFileName(widget, QObject::tr("Save chart as PNG"),
-                                                          QDir::home().filePath(exportable.exportName() + QStringLiteral(".png")),
-                                                          QObject::tr("PNG images (*.png)"));
+            QDir::home().filePath(exportable.exportName() + QStringLiteral(".png")), QObject::tr("PNG images (*.png)"));
         if (path.isEmpty())
             return;
         const QString error = savePng(exportable.renderImage(2.0), path);
@@ -49,12 +48,30 @@ void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint&
 }
 
 namespace palette {
-    QColor sync() { return QColor(0x1f, 0x77, 0xb4); }
-    QColor async() { return QColor(0xe8, 0x6a, 0x10); }
-    QColor busy() { return QColor(0x4c, 0x78, 0xa8); }
-    QColor delay() { return QColor(0x9e, 0xca, 0xe9); }
-    QColor idle() { return QColor(0xe4, 0x57, 0x56); }
-    QColor apply() { return QColor(0x54, 0xa2, 0x4b); }
+QColor sync()
+{
+    return QColor(0x1f, 0x77, 0xb4);
+}
+QColor async()
+{
+    return QColor(0xe8, 0x6a, 0x10);
+}
+QColor busy()
+{
+    return QColor(0x4c, 0x78, 0xa8);
+}
+QColor delay()
+{
+    return QColor(0x9e, 0xca, 0xe9);
+}
+QColor idle()
+{
+    return QColor(0xe4, 0x57, 0x56);
+}
+QColor apply()
+{
+    return QColor(0x54, 0xa2, 0x4b);
+}
 } // namespace palette
 
 } // namespace sgdscope::ui

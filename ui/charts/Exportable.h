@@ -29,12 +29,12 @@ void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint&
 
 /// Colours shared by every chart, so a mode or a kind of time looks the same everywhere.
 namespace palette {
-    QColor sync();
-    QColor async();
-    QColor busy();
-    QColor delay();
-    QColor idle();
-    QColor apply();
+QColor sync();
+QColor async();
+QColor busy();
+QColor delay();
+QColor idle();
+QColor apply();
 } // namespace palette
 
 } // namespace sgdscope::ui

@@ -12,13 +12,13 @@
 namespace sgdscope::ui {
 
 namespace {
-    constexpr int maxMarkerLines = 12;
+constexpr int maxMarkerLines = 12;
 
-    void hideFromLegend(QChart* chart, QAbstractSeries* series)
-    {
-        for (QLegendMarker* m : chart->legend()->markers(series))
-            m->setVisible(false);
-    }
+void hideFromLegend(QChart* chart, QAbstractSeries* series)
+{
+    for (QLegendMarker* m : chart->legend()->markers(series))
+        m->setVisible(false);
+}
 } // namespace
 
 QString axisTitle(XAxisKind kind)
@@ -34,7 +34,8 @@ QString axisTitle(XAxisKind kind)
     return {};
 }
 
-LossChart::LossChart(const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis, QWidget* parent)
+LossChart::LossChart(
+    const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis, QWidget* parent)
     : ChartPanel(title, exportName, parent)
     , m_x(new QValueAxis)
     , m_y(new QLogValueAxis)
@@ -71,7 +72,7 @@ LossChart::LossChart(const QString& title, const QString& exportName, QList<Curv
         s.diverged->setMarkerSize(11);
         s.diverged->setColor(QColor(0xd6, 0x27, 0x28));
         for (QAbstractSeries* series : {static_cast<QAbstractSeries*>(s.raw), static_cast<QAbstractSeries*>(s.smooth),
-                                        static_cast<QAbstractSeries*>(s.evals), static_cast<QAbstractSeries*>(s.diverged)}) {
+                 static_cast<QAbstractSeries*>(s.evals), static_cast<QAbstractSeries*>(s.diverged)}) {
             m_chart->addSeries(series);
             series->attachAxis(m_x);
             series->attachAxis(m_y);
@@ -121,7 +122,8 @@ void LossChart::refresh()
     for (CurveSeries& s : m_curves) {
         const ModeSeries& store = *s.curve.series;
         // The raw curve as a min/max pair per two pixel columns: all its spread, half the points to draw.
-        const QList<QPointF> raw = m_showRaw ? decimateMinMax(store.points(), m_xAxis, 0, xMax, columns / 2) : QList<QPointF> {};
+        const QList<QPointF> raw
+            = m_showRaw ? decimateMinMax(store.points(), m_xAxis, 0, xMax, columns / 2) : QList<QPointF> {};
         const QList<QPointF> smooth = smoothed(store.points(), m_xAxis, 0, xMax, columns);
         QList<QPointF> evals;
         for (const EvalPoint& e : store.evals()) {

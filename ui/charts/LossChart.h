@@ -15,9 +15,9 @@ namespace sgdscope::ui {
 
 /// Loss against updates, samples seen or seconds (log y): per curve the raw batch loss drawn faint (in a
 /// chart of one curve), its
-/// exponential smoothing on top (kept by the store, ModeSeries::setSmoothing), the whole-training-set loss as dots, configuration changes as dashed
-/// vertical lines and divergence as a red cross. Each series is redrawn with one replace() per refresh,
-/// decimated to the plot's pixel width.
+/// exponential smoothing on top (kept by the store, ModeSeries::setSmoothing), the whole-training-set loss as dots,
+/// configuration changes as dashed vertical lines and divergence as a red cross. Each series is redrawn with one
+/// replace() per refresh, decimated to the plot's pixel width.
 class LossChart : public ChartPanel
 {
     Q_OBJECT
@@ -29,7 +29,8 @@ public:
         QString name;
     };
 
-    LossChart(const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis, QWidget* parent = nullptr);
+    LossChart(const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis,
+        QWidget* parent = nullptr);
 
     void setXAxis(XAxisKind kind);
     XAxisKind xAxis() const { return m_xAxis; }

@@ -13,29 +13,29 @@
 namespace sgdscope::ui {
 
 namespace {
-    /// Lays out `panels` side by side off screen, lets `refresh` fill them, and saves the row as one PNG.
-    QString saveRow(const QList<QWidget*>& panels, const std::function<void()>& refresh, const QString& path)
+/// Lays out `panels` side by side off screen, lets `refresh` fill them, and saves the row as one PNG.
+QString saveRow(const QList<QWidget*>& panels, const std::function<void()>& refresh, const QString& path)
+{
+    QWidget row;
+    row.setAttribute(Qt::WA_DontShowOnScreen);
+    auto* layout = new QHBoxLayout(&row);
+    layout->setContentsMargins(6, 6, 6, 6);
+    for (QWidget* w : panels)
+        layout->addWidget(w);
+    row.resize(560 * static_cast<int>(panels.size()), 420);
+    row.show();
+    QApplication::processEvents(); // layout: the plot areas get their size
+    refresh();
+    QApplication::processEvents();
+    QImage image(row.size() * 2, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(2.0);
+    image.fill(Qt::white);
     {
-        QWidget row;
-        row.setAttribute(Qt::WA_DontShowOnScreen);
-        auto* layout = new QHBoxLayout(&row);
-        layout->setContentsMargins(6, 6, 6, 6);
-        for (QWidget* w : panels)
-            layout->addWidget(w);
-        row.resize(560 * static_cast<int>(panels.size()), 420);
-        row.show();
-        QApplication::processEvents(); // layout: the plot areas get their size
-        refresh();
-        QApplication::processEvents();
-        QImage image(row.size() * 2, QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(2.0);
-        image.fill(Qt::white);
-        {
-            QPainter painter(&image);
-            row.render(&painter);
-        }
-        return savePng(image, path);
+        QPainter painter(&image);
+        row.render(&painter);
     }
+    return savePng(image, path);
+}
 } // namespace
 
 QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const ModeSeries& async)
@@ -56,12 +56,19 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
         for (std::size_t m = 0; m < 2; ++m) {
             if (modes[m]->points().empty())
                 continue;
-            auto* c = new LossChart(QObject::tr("%1 loss").arg(names[m]), QString(), {{modes[m], colors[m], names[m]}}, XAxisKind::Samples);
+            auto* c = new LossChart(
+                QObject::tr("%1 loss").arg(names[m]), QString(), {{modes[m], colors[m], names[m]}}, XAxisKind::Samples);
             charts << c;
             panels << c;
         }
         if (!panels.isEmpty())
-            record(saveRow(panels, [&] { for (LossChart* c : charts) c->refresh(); }, dir.filePath(QStringLiteral("loss.png"))));
+            record(saveRow(
+                panels,
+                [&] {
+                    for (LossChart* c : charts)
+                        c->refresh();
+                },
+                dir.filePath(QStringLiteral("loss.png"))));
     }
     {
         QList<QWidget*> panels;
@@ -74,7 +81,13 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
             panels << c;
         }
         if (!panels.isEmpty())
-            record(saveRow(panels, [&] { for (auto& [c, s] : charts) c->setWorkers(s->status().workers); }, dir.filePath(QStringLiteral("idle.png"))));
+            record(saveRow(
+                panels,
+                [&] {
+                    for (auto& [c, s] : charts)
+                        c->setWorkers(s->status().workers);
+                },
+                dir.filePath(QStringLiteral("idle.png"))));
     }
     {
         QList<QWidget*> panels;
@@ -92,12 +105,15 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
             panels << trend;
         }
         if (!panels.isEmpty())
-            record(saveRow(panels, [&] {
-                for (auto& [c, s] : histograms)
-                    c->setCounts(s->status().stalenessCounts);
-                if (trend)
-                    trend->refresh(std::max(1, static_cast<int>(async.status().workers.size())));
-            }, dir.filePath(QStringLiteral("staleness.png"))));
+            record(saveRow(
+                panels,
+                [&] {
+                    for (auto& [c, s] : histograms)
+                        c->setCounts(s->status().stalenessCounts);
+                    if (trend)
+                        trend->refresh(std::max(1, static_cast<int>(async.status().workers.size())));
+                },
+                dir.filePath(QStringLiteral("staleness.png"))));
     }
     {
         QList<LossChart::Curve> curves;
@@ -106,12 +122,16 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
                 curves.append({modes[m], colors[m], names[m].toLower()});
         }
         if (!curves.isEmpty()) {
-            auto* bySamples = new LossChart(QObject::tr("Loss against samples seen"), QString(), curves, XAxisKind::Samples);
+            auto* bySamples
+                = new LossChart(QObject::tr("Loss against samples seen"), QString(), curves, XAxisKind::Samples);
             auto* bySeconds = new LossChart(QObject::tr("Loss against seconds"), QString(), curves, XAxisKind::Seconds);
-            record(saveRow({bySamples, bySeconds}, [&] {
-                bySamples->refresh();
-                bySeconds->refresh();
-            }, dir.filePath(QStringLiteral("comparison.png"))));
+            record(saveRow(
+                {bySamples, bySeconds},
+                [&] {
+                    bySamples->refresh();
+                    bySeconds->refresh();
+                },
+                dir.filePath(QStringLiteral("comparison.png"))));
         }
     }
     return problems;

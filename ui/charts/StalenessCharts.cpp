@@ -13,7 +13,7 @@
 namespace sgdscope::ui {
 
 namespace {
-    constexpr int maxBins = 16; // the last bin collects everything above
+constexpr int maxBins = 16; // the last bin collects everything above
 }
 
 StalenessHistogramChart::StalenessHistogramChart(const QString& title, const QString& exportName, QWidget* parent)
@@ -79,7 +79,8 @@ void StalenessHistogramChart::setCounts(const std::vector<std::int64_t>& counts)
     setRoundTicks(m_value, peak > 0 ? std::min(100.0, std::ceil(peak / 10.0) * 10.0) : 100.0);
 }
 
-StalenessTrendChart::StalenessTrendChart(const QString& title, const QString& exportName, const ModeSeries* series, QWidget* parent)
+StalenessTrendChart::StalenessTrendChart(
+    const QString& title, const QString& exportName, const ModeSeries* series, QWidget* parent)
     : ChartPanel(title, exportName, parent)
     , m_series(series)
     , m_mean(new QLineSeries)

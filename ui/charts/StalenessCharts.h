@@ -30,7 +30,8 @@ class StalenessTrendChart : public ChartPanel
 {
     Q_OBJECT
 public:
-    StalenessTrendChart(const QString& title, const QString& exportName, const ModeSeries* series, QWidget* parent = nullptr);
+    StalenessTrendChart(
+        const QString& title, const QString& exportName, const ModeSeries* series, QWidget* parent = nullptr);
     void refresh(int workers);
 
 private:

@@ -9,9 +9,9 @@
 namespace sgdscope::ui {
 
 namespace {
-    constexpr int KindCount = TimeBin::KindCount;
-    constexpr double windowSeconds = 2.0;
-}
+constexpr int KindCount = TimeBin::KindCount;
+constexpr double windowSeconds = 2.0;
+} // namespace
 
 TimelineStrip::TimelineStrip(const QString& title, const QString& exportName, const ModeSeries* series, QWidget* parent)
     : QWidget(parent)
@@ -62,9 +62,7 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     p.drawText(QRect(0, 2, width(), tfm.height()), Qt::AlignHCenter, m_title);
     p.setFont(small);
     const std::array<std::pair<QColor, QString>, KindCount> legend = {{{palette::busy(), tr("compute")},
-                                                                       {palette::delay(), tr("delay")},
-                                                                       {palette::idle(), tr("wait")},
-                                                                       {palette::apply(), tr("apply")}}};
+        {palette::delay(), tr("delay")}, {palette::idle(), tr("wait")}, {palette::apply(), tr("apply")}}};
     int lx = 6;
     int ly = tfm.height() + 4;
     for (const auto& [color, name] : legend) {
@@ -80,7 +78,8 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     }
 
     const int labelWidth = fm.horizontalAdvance(QStringLiteral("w00")) + 6;
-    const QRect plot(labelWidth, ly + fm.height() + 4, width() - labelWidth - 8, height() - (ly + fm.height() + 4) - fm.height() - 4);
+    const QRect plot(labelWidth, ly + fm.height() + 4, width() - labelWidth - 8,
+        height() - (ly + fm.height() + 4) - fm.height() - 4);
     if (plot.width() < 10 || plot.height() < 4)
         return;
     p.setPen(QColor(0xc0, 0xc0, 0xc0));
@@ -88,14 +87,16 @@ void TimelineStrip::paintEvent(QPaintEvent*)
 
     const auto& bins = m_series->timeline();
     const int rows = m_workers;
-    const double now = bins.empty() ? windowSeconds : std::max(static_cast<double>(bins.back().bin + 1) * TimeBin::width, windowSeconds);
+    const double now = bins.empty()
+        ? windowSeconds
+        : std::max(static_cast<double>(bins.back().bin + 1) * TimeBin::width, windowSeconds);
     const double t0 = now - windowSeconds;
     const int columns = plot.width();
     const double perColumn = windowSeconds / columns;
     // time[row][column][kind]: seconds of each kind in each pixel column (bins narrower than a column are
     // summed; wider ones are spread over the columns they cover).
-    std::vector<std::array<float, KindCount>> time(static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns),
-                                                   std::array<float, KindCount> {});
+    std::vector<std::array<float, KindCount>> time(
+        static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns), std::array<float, KindCount> {});
     for (const TimeBin& b : bins) {
         if (b.worker >= rows)
             continue;
@@ -107,7 +108,8 @@ void TimelineStrip::paintEvent(QPaintEvent*)
         const int c1 = std::clamp(static_cast<int>((std::min(e, now) - t0) / perColumn - 1e-9), 0, columns - 1);
         const double share = 1.0 / (c1 - c0 + 1);
         for (int c = c0; c <= c1; ++c) {
-            auto& cell = time[static_cast<std::size_t>(b.worker) * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c)];
+            auto& cell = time[static_cast<std::size_t>(b.worker) * static_cast<std::size_t>(columns)
+                + static_cast<std::size_t>(c)];
             for (int k = 0; k < KindCount; ++k)
                 cell[static_cast<std::size_t>(k)] += static_cast<float>(b.seconds[static_cast<std::size_t>(k)] * share);
         }
@@ -118,7 +120,8 @@ void TimelineStrip::paintEvent(QPaintEvent*)
         const double top = plot.top() + 1 + r * rowHeight;
         const double h = std::max(1.0, rowHeight - (rowHeight > 6 ? 1.0 : 0.0));
         for (int c = 0; c < columns; ++c) {
-            const auto& t = time[static_cast<std::size_t>(r) * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c)];
+            const auto& t
+                = time[static_cast<std::size_t>(r) * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c)];
             double y = top;
             for (int k = 0; k < KindCount; ++k) {
                 const double share = std::min(1.0, t[static_cast<std::size_t>(k)] / perColumn);
@@ -131,14 +134,16 @@ void TimelineStrip::paintEvent(QPaintEvent*)
         }
         if (rowHeight >= fm.height() - 2 || r % std::max(1, rows / 8) == 0) {
             p.setPen(Qt::black);
-            p.drawText(QRectF(0, top, labelWidth - 4, rowHeight), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(r));
+            p.drawText(QRectF(0, top, labelWidth - 4, rowHeight), Qt::AlignRight | Qt::AlignVCenter,
+                QStringLiteral("w%1").arg(r));
         }
     }
     // Time axis: seconds before now.
     p.setPen(Qt::black);
     for (int i = 0; i <= 4; ++i) {
         const double x = plot.left() + plot.width() * i / 4.0;
-        const QString label = i == 4 ? tr("now") : QStringLiteral("\u2212%1 s").arg(windowSeconds * (4 - i) / 4.0, 0, 'g', 2);
+        const QString label
+            = i == 4 ? tr("now") : QStringLiteral("\u2212%1 s").arg(windowSeconds * (4 - i) / 4.0, 0, 'g', 2);
         const int w = fm.horizontalAdvance(label);
         p.drawText(QPointF(std::clamp(x - w / 2.0, 0.0, width() - w - 1.0), plot.bottom() + fm.ascent() + 2), label);
     }

@@ -62,7 +62,8 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& workers)
         const double total = t.busy + t.idle + t.apply;
         const double scale = total > 0 ? 100.0 / total : 0.0;
         // Each replace() re-lays out the series: only for values that moved (a hundredth of a percent).
-        for (auto [set, value] : {std::pair {m_busy, t.busy * scale}, std::pair {m_idle, t.idle * scale}, std::pair {m_apply, t.apply * scale}}) {
+        for (auto [set, value] : {std::pair {m_busy, t.busy * scale}, std::pair {m_idle, t.idle * scale},
+                 std::pair {m_apply, t.apply * scale}}) {
             if (std::abs(set->at(w) - value) > 0.01)
                 set->replace(w, value);
         }
