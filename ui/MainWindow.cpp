@@ -168,24 +168,25 @@ void MainWindow::scheduleRefresh()
         m_pendingRefresh.append([c] { c->refresh(); });
     m_pendingRefresh.append([this] { m_compareSamples->refresh(); });
     m_pendingRefresh.append([this] { m_compareSeconds->refresh(); });
-    auto step = std::make_shared<std::function<void()>>();
-    *step = [this, step] {
-        if (m_pendingRefresh.isEmpty())
-            return;
-        QElapsedTimer t;
-        t.start();
-        m_pendingRefresh.takeFirst()();
-        if (qEnvironmentVariableIsSet("SGDSCOPE_PROFILE_GUI") && t.elapsed() > 5)
-            qWarning("refresh stage took %lld ms (%lld left)", static_cast<long long>(t.elapsed()),
-                static_cast<long long>(m_pendingRefresh.size()));
-        if (!m_pendingRefresh.isEmpty()) {
-            QTimer::singleShot(0, this, *step);
-        } else if (m_refreshAgain) {
-            m_refreshAgain = false;
-            scheduleRefresh();
-        }
-    };
-    QTimer::singleShot(0, this, *step);
+    QTimer::singleShot(0, this, &MainWindow::refreshNextStage);
+}
+
+void MainWindow::refreshNextStage()
+{
+    if (m_pendingRefresh.isEmpty())
+        return;
+    QElapsedTimer t;
+    t.start();
+    m_pendingRefresh.takeFirst()();
+    if (qEnvironmentVariableIsSet("SGDSCOPE_PROFILE_GUI") && t.elapsed() > 5)
+        qWarning("refresh stage took %lld ms (%lld left)", static_cast<long long>(t.elapsed()),
+            static_cast<long long>(m_pendingRefresh.size()));
+    if (!m_pendingRefresh.isEmpty()) {
+        QTimer::singleShot(0, this, &MainWindow::refreshNextStage);
+    } else if (m_refreshAgain) {
+        m_refreshAgain = false;
+        scheduleRefresh();
+    }
 }
 
 void MainWindow::onCleared()

@@ -51,6 +51,7 @@ protected:
 private:
     void onMetrics(const MetricsBatch& batch);
     void onCleared();
+    void refreshNextStage();
     void updateStatus();
     void applyChartOptions();
     void exportWithDialog();
