@@ -34,7 +34,7 @@ double residentMegabytes()
     f.open(QIODevice::ReadOnly);
     for (const QByteArray& line : f.readAll().split('\n')) {
         if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').front().toDouble() / 1024.0;
+            return static_cast<double>(line.mid(6).trimmed().split(' ').front().toLongLong()) / 1024.0;
     }
     return -1;
 }

@@ -31,7 +31,8 @@ std::string parentOf(const std::string& path)
 int createTemporaryBeside(const std::string& path, std::string& tmpName)
 {
     const fs::path p(path);
-    std::string pattern = (p.parent_path() / ("." + p.filename().string() + ".tmp-XXXXXX")).string();
+    // mkstemp replaces the trailing six X's with a unique suffix.
+    std::string pattern = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     const int fd = ::mkstemp(buffer.data());

@@ -304,10 +304,10 @@ void MainWindow::restoreSettings()
     s.workers = settings.value(QStringLiteral("workers"), s.workers).toInt();
     s.batch = settings.value(QStringLiteral("batch"), 0).toInt();
     s.accum = settings.value(QStringLiteral("accum"), s.accum).toInt();
-    s.learningRate = settings.value(QStringLiteral("learningRate"), 0.0).toDouble();
+    s.learningRate = settings.value(QStringLiteral("learningRate"), 0.0).value<double>();
     s.slowWorker = settings.value(QStringLiteral("slowWorker"), s.slowWorker).toInt();
-    s.slowFactor = settings.value(QStringLiteral("slowFactor"), s.slowFactor).toDouble();
-    s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).toDouble();
+    s.slowFactor = settings.value(QStringLiteral("slowFactor"), s.slowFactor).value<double>();
+    s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
     m_panel->setSettings(s);
