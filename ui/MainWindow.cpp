@@ -75,6 +75,9 @@ MainWindow::MainWindow(QWidget* parent)
     right->addWidget(comparison);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
+    right->setSizes({3000, 1000});
+    columns->setSizes({1000, 1000});
+    comparison->setSizes({1000, 1000});
     comparison->setMinimumHeight(150);
     right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);

@@ -42,7 +42,7 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
             : tr("Share of the wall time each worker spent computing, waiting for the lock or a snapshot, and "
                  "applying its gradient."));
     m_timeline = new TimelineStrip(tr("%1 timeline").arg(name), stem + QStringLiteral("-timeline"), series);
-    m_histogram = new StalenessHistogramChart(tr("%1 staleness").arg(name), stem + QStringLiteral("-staleness"));
+    m_histogram = new StalenessHistogramChart(tr("%1 staleness").arg(name), stem + QStringLiteral("-staleness"), color);
     m_histogram->setToolTip(
         tr("How many updates other workers applied between a gradient's read of the parameters and its own "
            "apply (always 0 in sync)."));
@@ -56,6 +56,7 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
         s->addWidget(a);
         s->addWidget(b);
         s->setChildrenCollapsible(false);
+        s->setSizes({1000, 1000});
         return s;
     };
     auto* splitter = new QSplitter(Qt::Vertical, this);
@@ -65,6 +66,8 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     splitter->setStretchFactor(2, 2);
+    // Initial proportions (the charts' own size hints depend on their scenes and are no guide).
+    splitter->setSizes({3000, 2000, 2000});
     splitter->setChildrenCollapsible(false);
 
     auto* layout = new QVBoxLayout(this);

@@ -96,7 +96,7 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
         for (std::size_t m = 0; m < 2; ++m) {
             if (!modes[m]->status().valid)
                 continue;
-            auto* c = new StalenessHistogramChart(QObject::tr("%1 staleness").arg(names[m]), QString());
+            auto* c = new StalenessHistogramChart(QObject::tr("%1 staleness").arg(names[m]), QString(), colors[m]);
             histograms.append({c, modes[m]});
             panels << c;
         }

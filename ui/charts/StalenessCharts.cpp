@@ -16,13 +16,14 @@ namespace {
 constexpr int maxBins = 16; // the last bin collects everything above
 }
 
-StalenessHistogramChart::StalenessHistogramChart(const QString& title, const QString& exportName, QWidget* parent)
+StalenessHistogramChart::StalenessHistogramChart(
+    const QString& title, const QString& exportName, const QColor& color, QWidget* parent)
     : ChartPanel(title, exportName, parent)
     , m_set(new QBarSet(tr("pushes")))
     , m_categories(new QBarCategoryAxis)
     , m_value(new QValueAxis)
 {
-    m_set->setColor(palette::async());
+    m_set->setColor(color);
     m_set->setBorderColor(Qt::transparent);
     auto* series = new QBarSeries;
     series->append(m_set);

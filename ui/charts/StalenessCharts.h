@@ -15,7 +15,8 @@ class StalenessHistogramChart : public ChartPanel
 {
     Q_OBJECT
 public:
-    StalenessHistogramChart(const QString& title, const QString& exportName, QWidget* parent = nullptr);
+    StalenessHistogramChart(
+        const QString& title, const QString& exportName, const QColor& color, QWidget* parent = nullptr);
     void setCounts(const std::vector<std::int64_t>& counts);
 
 private:
