@@ -245,9 +245,16 @@ void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline, Clock::tim
 void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const int team = m_settings.workers;
-    m_pushesLeft.store(limits.maxUpdates == std::numeric_limits<std::int64_t>::max()
-            ? limits.maxUpdates
-            : std::max<std::int64_t>(0, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    std::int64_t pushes = limits.maxUpdates == std::numeric_limits<std::int64_t>::max()
+        ? limits.maxUpdates
+        : std::max<std::int64_t>(0, limits.maxUpdates - (m_updates - m_runStartUpdates));
+    // End the slice near the next whole-training-set evaluation, so async's loss curve has the same
+    // resolution as sync's (evaluating needs the workers stopped).
+    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max()) {
+        const std::int64_t perPush = std::max(1, m_settings.batch / team);
+        pushes = std::min(pushes, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + perPush - 1) / perPush));
+    }
+    m_pushesLeft.store(pushes);
     const double remaining = limits.maxSeconds - (m_seconds - sliceStartSeconds);
     const double sliceSeconds = std::max(0.0, std::min(m_sliceSeconds, remaining));
     const Clock::time_point t0 = Clock::now();

@@ -28,7 +28,8 @@ namespace sgdscope {
 /// Staleness of a push = version at its apply - version at its read (updates applied in between).
 ///
 /// Time slices: a call to run() trains in slices (an OpenMP region each, by default 0.25 s of the mode's
-/// clock, less if the limits ask); pushes are reported to the observer after each slice, in apply order.
+/// clock, less if the limits ask, and ending at the next whole-training-set evaluation); pushes are
+/// reported to the observer after each slice, in apply order.
 /// When a slice's time is up, workers finish their push and start no new one unless a push begun before
 /// the deadline is still running, so fast workers keep working while a straggler finishes. Waiting at
 /// the end of a slice counts as idle time.
