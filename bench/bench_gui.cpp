@@ -1,7 +1,7 @@
 // The window's own cost, as JSON: redraw time per tick with 10^6 recorded updates per mode, event-loop
 // latency while both modes train at full speed, and resident memory after a run of 10^7 updates.
 // Runs on Qt's offscreen platform (no display needed).
-//   bench_gui [--latency-seconds S] [--long-updates N]
+//   bench_gui [--latency-seconds S] [--long-updates N] [--only redraw|latency|memory]
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
@@ -97,19 +97,23 @@ int main(int argc, char** argv)
     qputenv("QT_QPA_PLATFORM", "offscreen");
     double latencySeconds = 10;
     std::int64_t longUpdates = 10'000'000;
+    QString only;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--latency-seconds"))
             latencySeconds = std::atof(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--long-updates"))
             longUpdates = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--only"))
+            only = QString::fromLatin1(argv[i + 1]);
     }
+    auto wanted = [&](const char* part) { return only.isEmpty() || only == QLatin1String(part); };
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("sgdscope-bench"));
     QJsonObject out;
     out[QStringLiteral("benchmark")] = QStringLiteral("window cost (offscreen)");
 
     // 1. Redraw time per tick with 10^6 recorded updates per mode.
-    {
+    if (wanted("redraw")) {
         MainWindow window;
         window.resize(1920, 1080);
         window.show();
@@ -159,6 +163,8 @@ int main(int argc, char** argv)
     // 2. Event-loop latency while both modes train at full speed.
     QJsonArray latencies;
     for (const QString& preset : {QStringLiteral("parabola"), QStringLiteral("fashion-mnist")}) {
+        if (!wanted("latency"))
+            break;
         MainWindow window;
         window.resize(1920, 1080);
         window.show();
@@ -215,10 +221,12 @@ int main(int argc, char** argv)
         window.controller()->reset();
         window.controller()->waitForThreads();
     }
-    out[QStringLiteral("event_loop_latency_while_training")] = latencies;
+    if (wanted("latency"))
+        out[QStringLiteral("event_loop_latency_while_training")] = latencies;
 
-    // 3. Resident memory after a run of 10^7 sync updates (parabola, both modes training).
-    {
+    // 3. Resident memory after a run of 10^7 sync updates (parabola, both modes training). Run it alone
+    // (--only memory): memory freed by the other parts stays in the process's heap.
+    if (wanted("memory")) {
         MainWindow window;
         window.resize(1920, 1080);
         window.show();

@@ -167,8 +167,9 @@ void MainWindow::scheduleRefresh()
         m_refreshAgain = true;
         return;
     }
+    const bool everything = m_refreshRound++ % 3 == 0;
     for (ModeColumn* c : m_columns)
-        m_pendingRefresh.append([c] { c->refresh(); });
+        m_pendingRefresh.append([c, everything] { c->refresh(everything); });
     m_pendingRefresh.append([this] { m_compareSamples->refresh(); });
     m_pendingRefresh.append([this] { m_compareSeconds->refresh(); });
     QTimer::singleShot(0, this, &MainWindow::refreshNextStage);

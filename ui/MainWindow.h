@@ -69,6 +69,7 @@ private:
     QString m_lastError;
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;
+    std::uint64_t m_refreshRound = 0;
 };
 
 } // namespace sgdscope::ui

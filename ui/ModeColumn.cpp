@@ -77,14 +77,16 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
     layout->addWidget(splitter, 1);
 }
 
-void ModeColumn::refresh()
+void ModeColumn::refresh(bool everything)
 {
     const ModeStatus& status = m_series->status();
     const int workers = std::max(1, static_cast<int>(status.workers.size()));
     m_loss->refresh();
-    m_workers->setWorkers(status.workers);
     m_timeline->setWorkers(workers);
     m_timeline->update();
+    if (!everything)
+        return;
+    m_workers->setWorkers(status.workers);
     m_histogram->setCounts(status.stalenessCounts);
     m_trend->refresh(m_mode == SyncMode ? 1 : workers);
 }

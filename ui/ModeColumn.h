@@ -23,7 +23,9 @@ class ModeColumn : public QWidget
 public:
     ModeColumn(int mode, const ModeSeries* series, QWidget* parent = nullptr);
 
-    void refresh();
+    /// The loss and the timeline every time; with `everything`, also the worker bars and staleness charts
+    /// (totals that change slowly: the window redraws them every third tick).
+    void refresh(bool everything = true);
     void setXAxis(XAxisKind kind);
     QList<const Exportable*> exportables() const;
     LossChart* lossChart() const { return m_loss; }

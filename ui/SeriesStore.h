@@ -17,14 +17,14 @@ enum class XAxisKind
     Seconds
 };
 
-/// One mode's curves on the GUI side, in bounded memory: at most `capacity` update points (65,536 by
-/// default: 30 or more per pixel column of any screen; when full, every
+/// One mode's curves on the GUI side, in bounded memory: at most `capacity` update points (32,768 by
+/// default: 16 or more per pixel column of a 2000-pixel chart; when full, every
 /// other point is dropped, so an hour-long run keeps an evenly thinned curve), all evaluations (also
 /// thinned past the capacity), the markers, and the workers' time bins of the last few seconds.
 class ModeSeries
 {
 public:
-    explicit ModeSeries(std::size_t capacity = 1 << 16);
+    explicit ModeSeries(std::size_t capacity = 1 << 15);
 
     void add(const MetricsBatch& batch, int mode);
     void clear();

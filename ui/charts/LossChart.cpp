@@ -13,6 +13,7 @@ namespace sgdscope::ui {
 
 namespace {
 constexpr int maxMarkerLines = 12;
+constexpr std::size_t maxEvalDots = 60;
 
 void hideFromLegend(QChart* chart, QAbstractSeries* series)
 {
@@ -125,10 +126,15 @@ void LossChart::refresh()
         const QList<QPointF> raw
             = m_showRaw ? decimateMinMax(store.points(), m_xAxis, 0, xMax, columns / 2) : QList<QPointF> {};
         const QList<QPointF> smooth = smoothed(store.points(), m_xAxis, 0, xMax, columns);
+        // Whole-training-set losses as dots: each is a graphics item in Qt Charts, so at most
+        // maxEvalDots per curve, evenly spread, and none in the comparison charts.
         QList<QPointF> evals;
-        for (const EvalPoint& e : store.evals()) {
+        const auto& allEvals = store.evals();
+        const std::size_t stride = (allEvals.size() + maxEvalDots - 1) / maxEvalDots;
+        for (std::size_t i = 0; m_showRaw && i < allEvals.size(); i += std::max<std::size_t>(1, stride)) {
+            const EvalPoint& e = allEvals[allEvals.size() - 1 - i]; // from the newest, so the latest is shown
             if (std::isfinite(e.loss) && e.loss > 0)
-                evals.append(QPointF(xOf(e, m_xAxis), e.loss));
+                evals.prepend(QPointF(xOf(e, m_xAxis), e.loss));
         }
         for (const QList<QPointF>* list : {&raw, &smooth, static_cast<const QList<QPointF>*>(&evals)}) {
             for (const QPointF& p : *list) {
