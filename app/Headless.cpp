@@ -91,11 +91,19 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
             throw SgdError("--out: --headless needs an output folder, e.g. --out results");
         // Everything that can be wrong with the input is found before anything is written.
         run = prepareRun(config);
-        if (!config.saveParams.empty())
-            checkWritableFilePath(config.saveParams, "--save-params");
-        if (!config.trace.empty())
-            checkWritableFilePath(config.trace, "--trace");
-        ensureWritableDirectory(config.out, "--out");
+        // The output folder first (the other files may go into it), removed again if the rest is refused.
+        const std::vector<std::string> created = ensureWritableDirectory(config.out, "--out");
+        try {
+            if (!config.saveParams.empty())
+                checkWritableFilePath(config.saveParams, "--save-params");
+            if (!config.trace.empty())
+                checkWritableFilePath(config.trace, "--trace");
+        } catch (const SgdError&) {
+            std::error_code ec;
+            for (auto it = created.rbegin(); it != created.rend(); ++it)
+                std::filesystem::remove(*it, ec);
+            throw;
+        }
     } catch (const SgdError& e) {
         if (const int sig = interruptSignal()) {
             // Interrupted before training began: there is nothing to summarise.
