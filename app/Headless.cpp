@@ -139,9 +139,10 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
                     : "",
                 m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
             if (m.diverged)
-                std::fprintf(stderr, "%s diverged at update %lld: the loss became NaN or Inf, so this mode stopped there (try a "
-                                     "smaller --lr); what it recorded so far is kept\n",
-                             modeName(mode), static_cast<long long>(m.divergedAt));
+                std::fprintf(stderr,
+                    "%s diverged at update %lld: the loss became NaN or Inf, so this mode stopped there (try a "
+                    "smaller --lr); what it recorded so far is kept\n",
+                    modeName(mode), static_cast<long long>(m.divergedAt));
             runs.push_back(std::move(r));
         }
 

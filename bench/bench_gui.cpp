@@ -90,6 +90,22 @@ void feedSynthetic(MainWindow& window, std::int64_t updates)
     }
 }
 
+/// Shows a full-HD window and starts a preset with its own batch and learning rate, no straggler.
+void startPreset(MainWindow& window, const QString& preset, int workers)
+{
+    window.resize(1920, 1080);
+    window.show();
+    SessionSettings s = window.panel()->settings();
+    s.preset = preset;
+    s.workers = workers;
+    s.batch = 0;
+    s.learningRate = 0;
+    s.slowWorker = -1;
+    window.panel()->setSettings(s);
+    window.controller()->setSettings(window.panel()->settings());
+    window.controller()->start();
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -166,17 +182,7 @@ int main(int argc, char** argv)
         if (!wanted("latency"))
             break;
         MainWindow window;
-        window.resize(1920, 1080);
-        window.show();
-        SessionSettings s = window.panel()->settings();
-        s.preset = preset;
-        s.workers = 2;
-        s.batch = 0;
-        s.learningRate = 0;
-        s.slowWorker = -1;
-        window.panel()->setSettings(s);
-        window.controller()->setSettings(window.panel()->settings());
-        window.controller()->start();
+        startPreset(window, preset, 2);
         QElapsedTimer wait;
         wait.start();
         while (window.controller()->state() == Controller::State::Loading && wait.elapsed() < 60000)
@@ -228,17 +234,7 @@ int main(int argc, char** argv)
     // (--only memory): memory freed by the other parts stays in the process's heap.
     if (wanted("memory")) {
         MainWindow window;
-        window.resize(1920, 1080);
-        window.show();
-        SessionSettings s = window.panel()->settings();
-        s.preset = QStringLiteral("parabola");
-        s.workers = 1;
-        s.batch = 0;
-        s.learningRate = 0;
-        s.slowWorker = -1;
-        window.panel()->setSettings(s);
-        window.controller()->setSettings(window.panel()->settings());
-        window.controller()->start();
+        startPreset(window, QStringLiteral("parabola"), 1);
         QElapsedTimer t;
         t.start();
         while (window.series(SyncMode).status().updates < longUpdates && t.elapsed() < 600000)
