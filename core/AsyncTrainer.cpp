@@ -10,7 +10,8 @@
 
 namespace sgdscope {
 
-struct AsyncTrainer::WorkerState
+/// One worker's own state, on its own cache lines (each is a separate, 64-byte aligned allocation).
+struct alignas(64) AsyncTrainer::WorkerState
 {
     explicit WorkerState(const DataOrder& order)
         : cursor(order)
@@ -28,7 +29,6 @@ struct AsyncTrainer::WorkerState
     std::vector<PushRecord> records; // this slice's pushes
     std::exception_ptr failure;
     std::int64_t pushes = 0; // all pushes so far
-    char padding[64] {}; // keep neighbours' hot fields off this cache line
 };
 
 AsyncTrainer::AsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
@@ -202,7 +202,7 @@ void AsyncTrainer::push(WorkerState& s, int worker, int count)
     s.records.push_back(r);
 }
 
-void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline, Clock::time_point)
+void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
 {
     WorkerState& s = *m_workers[static_cast<std::size_t>(worker)];
     s.records.clear();
@@ -263,7 +263,7 @@ void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, 
     m_preDeadlineActive.store(0);
     std::exception_ptr teamFailure;
     if (team == 1) {
-        workerLoop(0, deadline, t0);
+        workerLoop(0, deadline);
     } else {
 #pragma omp parallel num_threads(team)
         {
@@ -272,7 +272,7 @@ void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, 
                 teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
                     + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
             } else {
-                workerLoop(omp_get_thread_num(), deadline, t0);
+                workerLoop(omp_get_thread_num(), deadline);
             }
         }
     }

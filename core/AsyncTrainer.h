@@ -62,7 +62,7 @@ private:
     struct WorkerState;
 
     void prepareWorkers();
-    void workerLoop(int worker, Clock::time_point deadline, Clock::time_point t0);
+    void workerLoop(int worker, Clock::time_point deadline);
     void push(WorkerState& state, int worker, int count);
 
     std::vector<std::unique_ptr<WorkerState>> m_workers;

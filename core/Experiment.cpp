@@ -32,7 +32,9 @@ DataSplit loadData(const RunConfig& c)
     } else if (c.dataset == "blobs") {
         requireMemory(
             4.0 * 1.2 * static_cast<double>(c.samples > 0 ? c.samples : defaultBlobsSamples) * (blobsFeatures + 1),
-            "--samples", "the blobs data set of " + std::to_string(c.samples) + " samples", "Use fewer samples.");
+            "--samples",
+            "the blobs data set of " + std::to_string(c.samples > 0 ? c.samples : defaultBlobsSamples) + " samples",
+            "Use fewer samples.");
         // One draw of n training and n/8 test samples around the same centres.
         const std::int64_t n = c.samples > 0 ? c.samples : defaultBlobsSamples;
         const std::int64_t testN = std::max<std::int64_t>(1, n / 8);
@@ -155,7 +157,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.jitter = config.jitter;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
-    const std::int64_t perEpoch = std::max<std::int64_t>(1, train.size() / s.batch);
+    const std::int64_t perEpoch = std::max<std::int64_t>(1, DataOrder::batchesPerEpoch(train.size(), s.batch));
     run.steps = config.steps > 0 ? config.steps
         : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
                             : perEpoch;

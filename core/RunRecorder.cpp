@@ -1,6 +1,7 @@
 #include "core/RunRecorder.h"
 
 #include "core/Json.h"
+#include "core/Thinning.h"
 
 #include <cmath>
 
@@ -12,17 +13,6 @@ RunRecorder::RunRecorder(std::size_t capacity, std::size_t spanCapacity)
 {
 }
 
-namespace {
-template<typename T>
-void halve(std::vector<T>& points)
-{
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < points.size(); i += 2)
-        points[kept++] = points[i];
-    points.resize(kept);
-}
-} // namespace
-
 void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> workers)
 {
     const bool keep = m_seen % m_stride == 0 || !std::isfinite(u.batchLoss);
@@ -30,7 +20,7 @@ void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> wo
     if (keep) {
         m_updates.push_back({u.index, u.samples, u.seconds, u.batchLoss, u.staleness, u.worker});
         if (m_updates.size() >= m_capacity) {
-            halve(m_updates);
+            keepEveryOther(m_updates);
             m_stride *= 2;
         }
     }
@@ -50,7 +40,7 @@ void RunRecorder::onEvaluation(const EvaluationRecord& e)
         return;
     m_evaluations.push_back(e);
     if (m_evaluations.size() >= m_capacity) {
-        halve(m_evaluations);
+        keepEveryOther(m_evaluations);
         m_evalStride *= 2;
     }
 }

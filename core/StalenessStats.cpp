@@ -24,11 +24,6 @@ void StalenessStats::add(std::int64_t staleness, int worker)
     }
 }
 
-void StalenessStats::clear()
-{
-    *this = StalenessStats();
-}
-
 std::int64_t StalenessStats::percentile(double q) const
 {
     if (m_count == 0)

@@ -15,7 +15,6 @@ public:
     static constexpr std::int64_t maxTracked = 1 << 20;
 
     void add(std::int64_t staleness, int worker);
-    void clear();
 
     std::int64_t count() const { return m_count; }
     double mean() const { return m_count ? static_cast<double>(m_sum) / static_cast<double>(m_count) : 0.0; }

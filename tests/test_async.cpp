@@ -43,6 +43,14 @@ std::shared_ptr<Problem> mediumProblem()
     return blobsProblem(4096, Activation::Tanh, {8, 192, 192, 3});
 }
 
+/// Data rows "lock" and "lockfree" in an int column "apply" (AsyncApply).
+void addApplyModes()
+{
+    QTest::addColumn<int>("apply");
+    QTest::addRow("lock") << static_cast<int>(AsyncApply::Lock);
+    QTest::addRow("lockfree") << static_cast<int>(AsyncApply::LockFree);
+}
+
 /// Two workers, worker 0 four times slower, batches of 512 in chunks of 64, `updates` batches' samples.
 TrainerSettings twoWorkersOneStraggler(std::int64_t updates)
 {
@@ -73,12 +81,7 @@ class TestAsync : public QObject
 {
     Q_OBJECT
 private slots:
-    void oneWorkerEqualsSyncBitForBit_data()
-    {
-        QTest::addColumn<int>("apply");
-        QTest::addRow("lock") << static_cast<int>(AsyncApply::Lock);
-        QTest::addRow("lockfree") << static_cast<int>(AsyncApply::LockFree);
-    }
+    void oneWorkerEqualsSyncBitForBit_data() { addApplyModes(); }
 
     void oneWorkerEqualsSyncBitForBit()
     {
@@ -218,12 +221,7 @@ private slots:
         QVERIFY2(result.finalLoss < 0.05, qPrintable(QStringLiteral("final loss %1").arg(result.finalLoss)));
     }
 
-    void divergenceStopsAsyncInOrder_data()
-    {
-        QTest::addColumn<int>("apply");
-        QTest::addRow("lock") << static_cast<int>(AsyncApply::Lock);
-        QTest::addRow("lockfree") << static_cast<int>(AsyncApply::LockFree);
-    }
+    void divergenceStopsAsyncInOrder_data() { addApplyModes(); }
 
     void divergenceStopsAsyncInOrder()
     {

@@ -1,5 +1,7 @@
 #include "ui/SeriesStore.h"
 
+#include "core/Thinning.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,15 +9,6 @@ namespace sgdscope::ui {
 
 namespace {
 constexpr double minLoss = 1e-12;
-
-template<typename T>
-void halve(std::vector<T>& v)
-{
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < v.size(); i += 2)
-        v[kept++] = v[i];
-    v.resize(kept);
-}
 
 double clampLoss(double v)
 {
@@ -71,19 +64,20 @@ void ModeSeries::add(const MetricsBatch& batch, int mode)
         // Smoothing in log space (the charts' y axis is log), with the gap since the last point received.
         if (m_lastIndex < 0)
             m_lastIndex = p.index - 1;
-        const double w = std::pow(m_smoothing, static_cast<double>(std::max<std::int64_t>(1, p.index - m_lastIndex)));
+        const std::int64_t gap = std::max<std::int64_t>(1, p.index - m_lastIndex);
+        const double w = gap == 1 ? m_smoothing : std::pow(m_smoothing, static_cast<double>(gap));
         m_lastIndex = p.index;
         m_ema = w * m_ema + (1 - w) * std::log(clampLoss(p.loss));
         m_debias = w * m_debias + (1 - w);
         p.smoothedLog = static_cast<float>(m_ema / std::max(m_debias, 1e-300));
         m_points.push_back(p);
         if (m_points.size() >= m_capacity)
-            halve(m_points);
+            keepEveryOther(m_points);
     }
     for (const EvalPoint& e : batch.evals[m]) {
         m_evals.push_back(e);
         if (m_evals.size() >= m_capacity)
-            halve(m_evals);
+            keepEveryOther(m_evals);
     }
     m_markers.insert(m_markers.end(), batch.markers[m].begin(), batch.markers[m].end());
     if (m_markers.size() > 64)
