@@ -149,13 +149,13 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         Json summary = Json::object();
         summary.set("version", "sgdscope 0.1");
         summary.set("config", toJson(config));
-        summary.set("dataset", Json::object());
-        Json& data = summary.asObject().back().second;
+        Json data = Json::object();
         data.set("name", config.dataset);
         data.set("train_samples", run.problem->train().size());
         if (run.problem->data->test)
             data.set("test_samples", run.problem->data->test->size());
         data.set("parameters", static_cast<std::int64_t>(run.problem->layout.parameterCount()));
+        summary.set("dataset", data);
         Json modesJson = Json::array();
         bool diverged = false;
         for (const auto& r : runs) {

@@ -3,6 +3,7 @@
 #include "core/AsyncTrainer.h"
 #include "core/Error.h"
 #include "core/MemoryBudget.h"
+#include "core/ReductionPlan.h"
 #include "core/Safetensors.h"
 #include "core/SyncTrainer.h"
 
@@ -227,6 +228,9 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     ModeResult result;
     result.mode = mode;
     result.settings = run.settings;
+    // Report the chunk size actually used (0 in the settings means "automatic").
+    result.settings.chunk = run.settings.chunk > 0 ? std::min(run.settings.chunk, run.settings.batch)
+                                                   : defaultChunkSize(run.settings.batch, run.problem->spec);
     result.updates = trainer->updates();
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
