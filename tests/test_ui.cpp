@@ -13,6 +13,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QRandomGenerator>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -69,6 +70,15 @@ private slots:
     {
         QCoreApplication::setOrganizationName(QStringLiteral("sgdscope-tests"));
         QCoreApplication::setApplicationName(QStringLiteral("test_ui"));
+    }
+
+    void opensOnTheParabolaPreset()
+    {
+        QSettings().clear(); // a new user
+        MainWindow w;
+        QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("parabola"));
+        QCOMPARE(w.controller()->settings().preset, QStringLiteral("parabola"));
+        QCOMPARE(w.controller()->settings().batch, 50);
     }
 
     void slidersChangeTheControllersConfiguration()

@@ -63,6 +63,7 @@ ControlPanel::ControlPanel(QWidget* parent)
 {
     m_preset = new QComboBox;
     m_preset->addItems(Controller::presetNames());
+    m_preset->setCurrentIndex(std::max(0, static_cast<int>(m_preset->findText(SessionSettings().preset)))); // parabola
     m_preset->setToolTip(tr("The model and data to train; a change applies on Reset."));
     m_presetSummary = new QLabel;
     m_presetSummary->setWordWrap(true);

@@ -302,7 +302,7 @@ void MainWindow::restoreSettings()
     if (!restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray()))
         resize(1366, 860);
     SessionSettings s = m_panel->settings();
-    s.preset = settings.value(QStringLiteral("preset"), s.preset).toString();
+    s.preset = settings.value(QStringLiteral("preset"), SessionSettings().preset).toString();
     if (!Controller::presetNames().contains(s.preset))
         s.preset = QStringLiteral("parabola");
     s.workers = settings.value(QStringLiteral("workers"), s.workers).toInt();
