@@ -1,29 +1,22 @@
 #include "core/RunRecorder.h"
 
 #include "core/Json.h"
-#include "core/Thinning.h"
 
 #include <cmath>
 
 namespace sgdscope {
 
 RunRecorder::RunRecorder(std::size_t capacity, std::size_t spanCapacity)
-    : m_capacity(std::max<std::size_t>(capacity, 2))
-    , m_spanCapacity(spanCapacity)
+    : m_spanCapacity(spanCapacity)
+    , m_updates(capacity)
+    , m_evaluations(capacity)
 {
 }
 
 void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> workers)
 {
-    const bool keep = m_seen % m_stride == 0 || !std::isfinite(u.batchLoss);
-    ++m_seen;
-    if (keep) {
-        m_updates.push_back({u.index, u.samples, u.seconds, u.batchLoss, u.staleness, u.worker});
-        if (m_updates.size() >= m_capacity) {
-            keepEveryOther(m_updates);
-            m_stride *= 2;
-        }
-    }
+    // A non-finite loss (divergence) is always kept.
+    m_updates.push({u.index, u.samples, u.seconds, u.batchLoss, u.staleness, u.worker}, !std::isfinite(u.batchLoss));
     if (m_spanCapacity > 0) {
         if (m_spans.size() + workers.size() <= m_spanCapacity)
             m_spans.insert(m_spans.end(), workers.begin(), workers.end());
@@ -34,15 +27,7 @@ void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> wo
 
 void RunRecorder::onEvaluation(const EvaluationRecord& e)
 {
-    const bool keep = m_evalSeen % m_evalStride == 0;
-    ++m_evalSeen;
-    if (!keep)
-        return;
-    m_evaluations.push_back(e);
-    if (m_evaluations.size() >= m_capacity) {
-        keepEveryOther(m_evaluations);
-        m_evalStride *= 2;
-    }
+    m_evaluations.push(e);
 }
 
 std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)

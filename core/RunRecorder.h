@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/Thinning.h"
 #include "core/TrainingObserver.h"
 
 #include <cstdint>
@@ -32,21 +33,16 @@ public:
     void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override;
     void onEvaluation(const EvaluationRecord& evaluation) override;
 
-    const std::vector<UpdatePoint>& updates() const { return m_updates; }
-    const std::vector<EvaluationRecord>& evaluations() const { return m_evaluations; }
+    const std::vector<UpdatePoint>& updates() const { return m_updates.items(); }
+    const std::vector<EvaluationRecord>& evaluations() const { return m_evaluations.items(); }
     const std::vector<WorkerSpan>& spans() const { return m_spans; }
     bool spansTruncated() const { return m_spansTruncated; }
-    std::int64_t stride() const { return m_stride; }
+    std::int64_t stride() const { return m_updates.stride(); }
 
 private:
-    std::size_t m_capacity;
     std::size_t m_spanCapacity;
-    std::int64_t m_stride = 1;
-    std::int64_t m_seen = 0;
-    std::int64_t m_evalStride = 1;
-    std::int64_t m_evalSeen = 0;
-    std::vector<UpdatePoint> m_updates;
-    std::vector<EvaluationRecord> m_evaluations;
+    EvenlyThinned<UpdatePoint> m_updates;
+    EvenlyThinned<EvaluationRecord> m_evaluations;
     std::vector<WorkerSpan> m_spans;
     bool m_spansTruncated = false;
 };

@@ -1,20 +1,53 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace sgdscope {
 
-/// Keeps every other element (0, 2, 4, ...) in place: how the bounded recorders thin a full curve evenly,
-/// so that a run of any length keeps at most a fixed number of points. Plain C++, shared by core's
+/// A sequence kept in bounded memory by even thinning: at most `capacity` items; when full, every other
+/// item is dropped and from then on only every second item offered is kept (then every fourth, ...), so the
+/// kept items stay evenly spread over everything offered, however long the run. Shared by core's
 /// RunRecorder and the window's series store.
 template<typename T>
-void keepEveryOther(std::vector<T>& items)
+class EvenlyThinned
 {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < items.size(); i += 2)
-        items[kept++] = items[i];
-    items.resize(kept);
-}
+public:
+    explicit EvenlyThinned(std::size_t capacity)
+        : m_capacity(capacity < 2 ? 2 : capacity)
+    {
+    }
+
+    /// Offers an item; `force` keeps it whatever the stride (e.g. a divergence point). Returns whether kept.
+    bool push(const T& item, bool force = false)
+    {
+        const bool keep = force || m_offered % m_stride == 0;
+        ++m_offered;
+        if (!keep)
+            return false;
+        m_items.push_back(item);
+        if (m_items.size() >= m_capacity) {
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < m_items.size(); i += 2)
+                m_items[kept++] = m_items[i];
+            m_items.resize(kept);
+            m_stride *= 2;
+        }
+        return true;
+    }
+
+    const std::vector<T>& items() const { return m_items; }
+    std::vector<T>& items() { return m_items; }
+    std::int64_t stride() const { return m_stride; }
+    std::int64_t offered() const { return m_offered; }
+    std::size_t capacity() const { return m_capacity; }
+
+private:
+    std::size_t m_capacity;
+    std::vector<T> m_items;
+    std::int64_t m_stride = 1;
+    std::int64_t m_offered = 0;
+};
 
 } // namespace sgdscope

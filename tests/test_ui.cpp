@@ -4,6 +4,7 @@
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
+#include "ui/SeriesStore.h"
 #include "ui/charts/Exportable.h"
 #include "ui/charts/LossChart.h"
 
@@ -79,6 +80,27 @@ private slots:
         QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("parabola"));
         QCOMPARE(w.controller()->settings().preset, QStringLiteral("parabola"));
         QCOMPARE(w.controller()->settings().batch, 50);
+    }
+
+    // A long run keeps an evenly thinned curve: the early part as dense as the late part.
+    void seriesStoreThinsEvenly()
+    {
+        ModeSeries store(64);
+        std::int64_t next = 0;
+        for (int batch = 0; batch < 100; ++batch) {
+            MetricsBatch b;
+            for (int i = 0; i < 1000; ++i, ++next)
+                b.points[SyncMode].push_back({next, 10 * (next + 1), 0.001 * static_cast<double>(next), 1.0, 0});
+            store.add(b, SyncMode);
+        }
+        const auto& points = store.points();
+        QVERIFY(points.size() < 64);
+        QVERIFY(points.size() >= 32);
+        QCOMPARE(points.front().index, std::int64_t(0));
+        const std::int64_t step = points[1].index - points[0].index;
+        for (std::size_t i = 1; i < points.size(); ++i)
+            QCOMPARE(points[i].index - points[i - 1].index, step);
+        QVERIFY(points.back().index > 100000 - 2 * step); // and it reaches the end
     }
 
     void slidersChangeTheControllersConfiguration()

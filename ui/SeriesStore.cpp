@@ -1,7 +1,5 @@
 #include "ui/SeriesStore.h"
 
-#include "core/Thinning.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -27,14 +25,15 @@ std::pair<std::size_t, std::size_t> visible(const std::vector<T>& points, XAxisK
 } // namespace
 
 ModeSeries::ModeSeries(std::size_t capacity)
-    : m_capacity(std::max<std::size_t>(capacity, 16))
+    : m_points(std::max<std::size_t>(capacity, 16))
+    , m_evals(std::max<std::size_t>(capacity, 16))
 {
 }
 
 void ModeSeries::clear()
 {
     const double weight = m_smoothing;
-    *this = ModeSeries(m_capacity);
+    *this = ModeSeries(m_points.capacity());
     m_smoothing = weight;
 }
 
@@ -45,8 +44,9 @@ void ModeSeries::setSmoothing(double weight)
         return;
     m_smoothing = weight;
     m_ema = m_debias = 0.0;
-    m_lastIndex = m_points.empty() ? -1 : m_points.front().index - 1;
-    for (LossPoint& p : m_points) {
+    auto& points = m_points.items();
+    m_lastIndex = points.empty() ? -1 : points.front().index - 1;
+    for (LossPoint& p : points) {
         const double w = std::pow(m_smoothing, static_cast<double>(std::max<std::int64_t>(1, p.index - m_lastIndex)));
         m_lastIndex = p.index;
         m_ema = w * m_ema + (1 - w) * std::log(clampLoss(p.loss));
@@ -70,14 +70,10 @@ void ModeSeries::add(const MetricsBatch& batch, int mode)
         m_ema = w * m_ema + (1 - w) * std::log(clampLoss(p.loss));
         m_debias = w * m_debias + (1 - w);
         p.smoothedLog = static_cast<float>(m_ema / std::max(m_debias, 1e-300));
-        m_points.push_back(p);
-        if (m_points.size() >= m_capacity)
-            keepEveryOther(m_points);
+        m_points.push(p);
     }
     for (const EvalPoint& e : batch.evals[m]) {
-        m_evals.push_back(e);
-        if (m_evals.size() >= m_capacity)
-            keepEveryOther(m_evals);
+        m_evals.push(e);
     }
     m_markers.insert(m_markers.end(), batch.markers[m].begin(), batch.markers[m].end());
     if (m_markers.size() > 64)

@@ -2,6 +2,8 @@
 
 #include "ui/SessionData.h"
 
+#include "core/Thinning.h"
+
 #include <QList>
 #include <QPointF>
 
@@ -34,8 +36,8 @@ public:
     void setSmoothing(double weight);
     double smoothing() const { return m_smoothing; }
 
-    const std::vector<LossPoint>& points() const { return m_points; }
-    const std::vector<EvalPoint>& evals() const { return m_evals; }
+    const std::vector<LossPoint>& points() const { return m_points.items(); }
+    const std::vector<EvalPoint>& evals() const { return m_evals.items(); }
     const std::vector<Marker>& markers() const { return m_markers; }
     const std::vector<TimeBin>& timeline() const { return m_timeline; }
     const ModeStatus& status() const { return m_status; }
@@ -44,9 +46,8 @@ public:
     static constexpr double timelineSeconds = 3.0;
 
 private:
-    std::size_t m_capacity;
-    std::vector<LossPoint> m_points;
-    std::vector<EvalPoint> m_evals;
+    EvenlyThinned<LossPoint> m_points;
+    EvenlyThinned<EvalPoint> m_evals;
     std::vector<Marker> m_markers;
     std::vector<TimeBin> m_timeline;
     ModeStatus m_status;
