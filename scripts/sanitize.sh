@@ -21,12 +21,6 @@ case $kind in
       LSAN_OPTIONS=suppressions=$here/scripts/lsan-suppressions.txt \
       exec ctest --output-on-failure -E fuzz_smoke "$@" ;;
   thread)
-    missing=()
-    for p in clang libomp-dev; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
-    if [ ${#missing[@]} -gt 0 ]; then
-      sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-      $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
-    fi
     archer=$(ls /usr/lib/llvm-*/lib/libarcher.so 2>/dev/null | sort -V | tail -1)
     [ -n "$archer" ] || { echo "sanitize.sh: libarcher.so (LLVM OpenMP's TSan support) not found" >&2; exit 2; }
     build=$here/build-tsan
