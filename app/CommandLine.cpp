@@ -1,7 +1,7 @@
 #include "app/CommandLine.h"
 
-#include "core/Error.h"
-#include "core/FileUtil.h"
+#include "core/common/Error.h"
+#include "core/io/Files.h"
 
 namespace sgdscope {
 

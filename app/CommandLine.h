@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/RunConfig.h"
+#include "core/run/RunConfig.h"
 
 #include <string>
 #include <utility>

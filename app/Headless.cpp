@@ -1,9 +1,12 @@
 #include "app/Headless.h"
 
-#include "core/Cancellation.h"
-#include "core/Error.h"
-#include "core/FileUtil.h"
-#include "core/Safetensors.h"
+#include "core/common/Cancellation.h"
+#include "core/common/Error.h"
+#include "core/io/Files.h"
+#include "core/io/MetricsCsv.h"
+#include "core/io/Safetensors.h"
+#include "core/io/SummaryJson.h"
+#include "core/io/TraceJson.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "app/CommandLine.h"
-#include "core/Experiment.h"
-#include "core/RunRecorder.h"
+#include "core/metrics/RunRecorder.h"
+#include "core/run/Experiment.h"
 
 #include <functional>
 #include <string>

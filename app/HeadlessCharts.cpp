@@ -1,6 +1,6 @@
 #include "app/HeadlessCharts.h"
 
-#include "core/Error.h"
+#include "core/common/Error.h"
 #include "ui/charts/RunCharts.h"
 
 #include <QApplication>

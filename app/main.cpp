@@ -1,7 +1,7 @@
 #include "app/CommandLine.h"
 #include "app/Headless.h"
 #include "app/HeadlessCharts.h"
-#include "core/Error.h"
+#include "core/common/Error.h"
 #include "ui/MainWindow.h"
 
 #include <QApplication>

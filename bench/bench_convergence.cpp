@@ -2,9 +2,9 @@
 // JSON. Both modes run on the same data, seed and sample budget with P = 2 workers; the loss is measured on
 // the whole training set every few updates (outside the modes' clocks).
 //   bench_convergence [--only parabola|fashion]
-#include "core/Experiment.h"
-#include "core/Json.h"
-#include "core/RunConfig.h"
+#include "core/io/Json.h"
+#include "core/run/Experiment.h"
+#include "core/run/RunConfig.h"
 
 #include <cstdio>
 #include <cstring>

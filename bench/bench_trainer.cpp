@@ -3,10 +3,10 @@
 // both GEMM backends for the fashion model. Each figure: warm-up, then a window of about --seconds of
 // wall time, median of --reps windows.
 //   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion]
-#include "core/Experiment.h"
-#include "core/Gemm.h"
-#include "core/Json.h"
-#include "core/RunConfig.h"
+#include "core/io/Json.h"
+#include "core/nn/Gemm.h"
+#include "core/run/Experiment.h"
+#include "core/run/RunConfig.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,11 +1,13 @@
 #pragma once
 // Small problems and an independent reference trainer shared by the core tests.
 
-#include "core/DataOrder.h"
-#include "core/Dataset.h"
-#include "core/MlpKernel.h"
-#include "core/Problem.h"
-#include "core/TrainerSettings.h"
+#include "core/data/DataOrder.h"
+#include "core/data/Dataset.h"
+#include "core/data/GeneratedData.h"
+#include "core/nn/Initialization.h"
+#include "core/nn/MlpWorkspace.h"
+#include "core/train/Problem.h"
+#include "core/train/TrainerSettings.h"
 
 #include <cstring>
 #include <memory>

@@ -1,13 +1,14 @@
 // Asynchronous SGD: staleness, the version counter, time accounting, stragglers, convergence, timeline.
 #include "TestProblems.h"
 
-#include "core/AsyncTrainer.h"
-#include "core/Error.h"
-#include "core/Experiment.h"
-#include "core/Json.h"
-#include "core/RunConfig.h"
-#include "core/RunRecorder.h"
-#include "core/SyncTrainer.h"
+#include "core/common/Error.h"
+#include "core/engines/threads/AsyncTrainer.h"
+#include "core/engines/threads/SyncTrainer.h"
+#include "core/io/Json.h"
+#include "core/io/TraceJson.h"
+#include "core/metrics/RunRecorder.h"
+#include "core/run/Experiment.h"
+#include "core/run/RunConfig.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // Command line, --config files and presets: precedence, and a clear error for every bad value.
 #include "app/CommandLine.h"
-#include "core/Error.h"
+#include "core/common/Error.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // Analytic gradients against central finite differences, in double, for every activation and loss.
-#include "core/MlpKernel.h"
-#include "core/Rng.h"
+#include "core/common/Rng.h"
+#include "core/nn/MlpWorkspace.h"
 
 #include <QTest>
 

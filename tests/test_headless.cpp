@@ -1,8 +1,9 @@
 // sgdscope --headless as scripts use it: exit codes, one-line errors that name the option, nothing
 // written on bad input, and the output files' fields.
-#include "core/Json.h"
-#include "core/Model.h"
-#include "core/Safetensors.h"
+#include "core/io/Json.h"
+#include "core/io/ParameterDigest.h"
+#include "core/io/Safetensors.h"
+#include "core/nn/ParameterLayout.h"
 
 #include <QDir>
 #include <QFile>

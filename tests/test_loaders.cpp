@@ -1,8 +1,11 @@
 // CSV and IDX loaders on small files the test writes: valid ones, and truncated, wrong-magic, wrong-count,
 // non-numeric and empty ones. Every bad file is rejected with a message naming the file and the place.
-#include "core/Dataset.h"
-#include "core/Error.h"
-#include "core/Rng.h"
+#include "core/common/Error.h"
+#include "core/common/Rng.h"
+#include "core/data/CsvLoader.h"
+#include "core/data/Dataset.h"
+#include "core/data/GeneratedData.h"
+#include "core/data/IdxLoader.h"
 
 #include <QFile>
 #include <QTemporaryDir>

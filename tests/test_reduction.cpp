@@ -1,5 +1,5 @@
 // The fixed reduction tree: whatever P and K, the additions build exactly the canonical tree over chunks.
-#include "core/ReductionPlan.h"
+#include "core/train/ReductionPlan.h"
 
 #include <QTest>
 

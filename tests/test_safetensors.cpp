@@ -1,8 +1,9 @@
 // Parameters in safetensors format: round trip, PyTorch names and shapes, and files that lie.
-#include "core/Error.h"
-#include "core/Json.h"
-#include "core/Model.h"
-#include "core/Safetensors.h"
+#include "core/common/Error.h"
+#include "core/io/Json.h"
+#include "core/io/Safetensors.h"
+#include "core/nn/Initialization.h"
+#include "core/nn/ParameterLayout.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -2,10 +2,10 @@
 // count P and micro-batch count K.
 #include "TestProblems.h"
 
-#include "core/Experiment.h"
-#include "core/RunConfig.h"
-#include "core/Safetensors.h"
-#include "core/SyncTrainer.h"
+#include "core/engines/threads/SyncTrainer.h"
+#include "core/io/Safetensors.h"
+#include "core/run/Experiment.h"
+#include "core/run/RunConfig.h"
 
 #include <QTest>
 

@@ -1,9 +1,10 @@
 #include "ui/Controller.h"
 
-#include "core/Error.h"
-#include "core/Experiment.h"
-#include "core/ReductionPlan.h"
-#include "core/RunConfig.h"
+#include "core/common/Error.h"
+#include "core/run/DataSource.h"
+#include "core/run/Experiment.h"
+#include "core/run/RunConfig.h"
+#include "core/train/ReductionPlan.h"
 
 #include <QThread>
 

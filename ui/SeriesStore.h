@@ -2,7 +2,7 @@
 
 #include "ui/SessionData.h"
 
-#include "core/Thinning.h"
+#include "core/metrics/EvenlyThinned.h"
 
 #include <QList>
 #include <QPointF>

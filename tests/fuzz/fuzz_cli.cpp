@@ -1,6 +1,6 @@
 // libFuzzer target: the command line. The input is split into arguments at newlines.
 #include "app/CommandLine.h"
-#include "core/Error.h"
+#include "core/common/Error.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // libFuzzer target: a --config JSON file, through the same path as the command line's --config.
 #include "app/CommandLine.h"
-#include "core/Error.h"
+#include "core/common/Error.h"
 
 #include <cstddef>
 #include <cstdint>

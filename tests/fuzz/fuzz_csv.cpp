@@ -1,6 +1,7 @@
 // libFuzzer target: the CSV loader. The first byte picks the options (header mode, class labels, targets).
-#include "core/Dataset.h"
-#include "core/Error.h"
+#include "core/common/Error.h"
+#include "core/data/CsvLoader.h"
+#include "core/data/Dataset.h"
 
 #include <cstddef>
 #include <cstdint>

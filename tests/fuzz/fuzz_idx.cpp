@@ -1,6 +1,7 @@
 // libFuzzer target: the IDX reader, plain and gzipped (the corpus has both), and the images+labels pairing.
-#include "core/Dataset.h"
-#include "core/Error.h"
+#include "core/common/Error.h"
+#include "core/data/Dataset.h"
+#include "core/data/IdxLoader.h"
 
 #include <cstddef>
 #include <cstdint>

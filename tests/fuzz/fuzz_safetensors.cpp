@@ -1,7 +1,7 @@
 // libFuzzer target: the safetensors reader, against the seed example's model and a two-layer one.
-#include "core/Error.h"
-#include "core/Model.h"
-#include "core/Safetensors.h"
+#include "core/common/Error.h"
+#include "core/io/Safetensors.h"
+#include "core/nn/ParameterLayout.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,0 +1,44 @@
+#include "core/data/DataOrder.h"
+
+#include "core/common/Rng.h"
+
+#include <numeric>
+#include <utility>
+
+namespace sgdscope {
+
+DataOrder::DataOrder(std::int64_t samples, std::uint64_t seed)
+    : m_samples(samples)
+    , m_seed(seed)
+{
+}
+
+void DataOrder::permutation(std::int64_t epoch, std::vector<std::uint32_t>& perm) const
+{
+    perm.resize(static_cast<std::size_t>(m_samples));
+    std::iota(perm.begin(), perm.end(), 0U);
+    Rng rng(mixSeed(m_seed, 0x5EED0DDA7A0ULL, static_cast<std::uint64_t>(epoch)));
+    for (std::size_t i = perm.size(); i > 1; --i) {
+        const auto j = static_cast<std::size_t>(rng.below(i));
+        std::swap(perm[i - 1], perm[j]);
+    }
+}
+
+BatchCursor::BatchCursor(const DataOrder& order)
+    : m_order(&order)
+{
+}
+
+const std::uint32_t* BatchCursor::next(int batch)
+{
+    if (m_epoch < 0 || m_offset + batch > m_order->samples()) {
+        ++m_epoch;
+        m_offset = 0;
+        m_order->permutation(m_epoch, m_perm);
+    }
+    const std::uint32_t* indices = m_perm.data() + m_offset;
+    m_offset += batch;
+    return indices;
+}
+
+} // namespace sgdscope

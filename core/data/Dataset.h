@@ -1,0 +1,37 @@
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sgdscope {
+
+/// Samples in columns: inputs is features x N, so that one sample is one contiguous column.
+/// Regression sets fill `targets` (outputs x N); classification sets fill `labels` (0 .. classes-1).
+struct Dataset
+{
+    std::string name;
+    Eigen::MatrixXf inputs;
+    Eigen::MatrixXf targets;
+    std::vector<std::int32_t> labels;
+    int classes = 0;
+
+    std::int64_t size() const { return inputs.cols(); }
+    int features() const { return static_cast<int>(inputs.rows()); }
+    bool isClassification() const { return classes > 0; }
+    /// Output width a model needs: number of classes, or target columns.
+    int outputWidth() const { return isClassification() ? classes : static_cast<int>(targets.rows()); }
+    /// Keeps the first n samples (n <= size()).
+    void truncate(std::int64_t n);
+};
+
+struct DataSplit
+{
+    Dataset train;
+    std::optional<Dataset> test;
+};
+
+} // namespace sgdscope

@@ -1,0 +1,14 @@
+#pragma once
+
+#include "core/metrics/RunRecorder.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sgdscope {
+
+/// metrics.csv: one row per kept update point and per evaluation, for each mode.
+std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs);
+
+} // namespace sgdscope

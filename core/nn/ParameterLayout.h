@@ -1,0 +1,55 @@
+#pragma once
+
+#include "core/nn/MlpSpec.h"
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sgdscope {
+
+/// Where each tensor lives in the flat parameter vector. Tensors are named and shaped as PyTorch's
+/// nn.Sequential(Linear, Act, Linear, ...) state_dict: "0.weight" [out, in] (row-major), "0.bias" [out],
+/// "2.weight", ... (the index counts the activation modules too). Each tensor starts on a 64-byte boundary
+/// so that every worker's gradient buffer has the same alignment (part of what makes results bitwise
+/// reproducible across worker counts).
+class ParameterLayout
+{
+public:
+    struct Tensor
+    {
+        std::string name;
+        std::vector<std::int64_t> shape;
+        std::size_t offset = 0; // in floats, into the padded vector
+        std::size_t size = 0; // elements
+    };
+
+    ParameterLayout() = default;
+    explicit ParameterLayout(const MlpSpec& spec);
+
+    const std::vector<Tensor>& tensors() const { return m_tensors; }
+    const Tensor& weight(int layer) const { return m_tensors[static_cast<std::size_t>(2 * layer)]; }
+    const Tensor& bias(int layer) const { return m_tensors[static_cast<std::size_t>(2 * layer + 1)]; }
+    /// Floats to allocate (including alignment padding, which stays zero).
+    std::size_t paddedSize() const { return m_paddedSize; }
+    /// Number of trainable parameters.
+    std::size_t parameterCount() const { return m_count; }
+
+private:
+    std::vector<Tensor> m_tensors;
+    std::size_t m_paddedSize = 0;
+    std::size_t m_count = 0;
+};
+
+template<typename Scalar>
+using AlignedVector = std::vector<Scalar, Eigen::aligned_allocator<Scalar>>;
+using ParamVector = AlignedVector<float>;
+
+/// The parameters as contiguous bytes in layout order without padding (little-endian F32): what
+/// safetensors stores and what params_digest hashes.
+std::vector<float> packedParameters(const ParameterLayout& layout, const float* params);
+
+} // namespace sgdscope

@@ -1,0 +1,160 @@
+#include "core/run/Experiment.h"
+
+#include "core/common/Error.h"
+#include "core/common/MemoryBudget.h"
+#include "core/engines/threads/AsyncTrainer.h"
+#include "core/engines/threads/SyncTrainer.h"
+#include "core/io/ParameterDigest.h"
+#include "core/io/Safetensors.h"
+#include "core/nn/Initialization.h"
+#include "core/run/DataSource.h"
+#include "core/run/MemoryEstimate.h"
+#include "core/train/ReductionPlan.h"
+
+#include <cmath>
+
+namespace sgdscope {
+
+namespace {
+constexpr std::int64_t maxEvaluationsPerRun = 200;
+} // namespace
+
+PreparedRun prepareRun(const RunConfig& config)
+{
+    return prepareRun(config, std::make_shared<DataSplit>(loadData(config)));
+}
+
+PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+{
+    PreparedRun run;
+    run.config = config;
+    const Dataset& train = data->train;
+    const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;
+    if (classification && !train.isClassification())
+        throw SgdError("--loss: cross-entropy needs class labels, but " + config.dataset
+            + " has real-valued targets; use --loss mse");
+    if (!classification && train.isClassification())
+        throw SgdError("--loss: mse needs real-valued targets, but " + config.dataset
+            + " has class labels; use --loss cross-entropy");
+
+    auto problem = std::make_shared<Problem>();
+    problem->spec.activation = config.activation;
+    problem->spec.loss = config.loss;
+    problem->spec.layers = config.layers;
+    if (problem->spec.layers.empty())
+        problem->spec.layers = {train.features(), train.outputWidth()};
+    if (problem->spec.layers.front() != train.features())
+        throw SgdError("--layers: the first width is " + std::to_string(problem->spec.layers.front()) + " but "
+            + config.dataset + " has " + std::to_string(train.features()) + " input features");
+    if (problem->spec.layers.back() != train.outputWidth())
+        throw SgdError("--layers: the last width is " + std::to_string(problem->spec.layers.back()) + " but "
+            + config.dataset + " needs " + std::to_string(train.outputWidth())
+            + (classification ? " outputs (one per class)" : " outputs (one per target)"));
+    {
+        // Refuse what cannot fit before allocating any of it.
+        TrainerSettings sizing;
+        sizing.workers = config.workers;
+        sizing.batch
+            = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
+        const int chunk
+            = config.chunk > 0 ? std::min(config.chunk, sizing.batch) : defaultChunkSize(sizing.batch, problem->spec);
+        std::string layers;
+        for (std::size_t i = 0; i < problem->spec.layers.size(); ++i)
+            layers += (i ? "," : "") + std::to_string(problem->spec.layers[i]);
+        requireMemory(modelMemoryBytes(problem->spec, sizing, chunk), "--layers",
+            "an MLP " + layers + " trained by " + std::to_string(config.workers)
+                + (config.workers == 1 ? " worker" : " workers") + " in both modes",
+            "Use smaller layers or fewer workers.");
+    }
+    problem->layout = ParameterLayout(problem->spec);
+    problem->data = data;
+    if (!config.init.empty())
+        problem->initialParameters = readSafetensors(config.init, problem->layout);
+    else
+        problem->initialParameters = initialParameters(problem->spec, problem->layout, config.weightInit, config.seed);
+
+    TrainerSettings& s = run.settings;
+    s.workers = config.workers;
+    s.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
+    if (s.batch > train.size())
+        throw SgdError("--batch: " + std::to_string(s.batch) + " is larger than the training set ("
+            + std::to_string(train.size()) + " samples of " + config.dataset + ")");
+    s.accum = config.accum;
+    s.chunk = std::min(config.chunk, s.batch);
+    s.learningRate = config.lr;
+    s.momentum = config.momentum;
+    s.seed = config.seed;
+    s.stragglers = config.slow;
+    s.jitter = config.jitter;
+    s.asyncApply = config.asyncApply;
+    s.asyncLearningRate = config.asyncLr;
+    const std::int64_t perEpoch = std::max<std::int64_t>(1, DataOrder::batchesPerEpoch(train.size(), s.batch));
+    run.steps = config.steps > 0 ? config.steps
+        : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
+                            : perEpoch;
+    if (run.steps > (std::numeric_limits<std::int64_t>::max() / 2) / s.batch)
+        throw SgdError("--steps: " + std::to_string(run.steps) + " updates of " + std::to_string(s.batch)
+            + " samples is too many");
+    s.sampleBudget = run.steps * s.batch;
+    // Whole-set loss once per epoch, but no more than 200 times a run (it is not free on large sets).
+    const std::int64_t evalEvery = config.evalEvery >= 0
+        ? config.evalEvery
+        : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
+    s.evalEverySamples = evalEvery * s.batch;
+    validateSettings(s, *problem);
+    run.problem = std::move(problem);
+    return run;
+}
+
+std::unique_ptr<Trainer> makeTrainer(Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
+{
+    if (mode == Mode::Sync)
+        return std::make_unique<SyncTrainer>(std::move(problem), settings);
+    return std::make_unique<AsyncTrainer>(std::move(problem), settings);
+}
+
+double ModeResult::idleFraction() const
+{
+    double busy = 0.0;
+    double idle = 0.0;
+    for (const auto& w : workers) {
+        busy += w.busySeconds;
+        idle += w.idleSeconds;
+    }
+    return busy + idle > 0 ? idle / (busy + idle) : 0.0;
+}
+
+ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer)
+{
+    auto trainer = makeTrainer(mode, run.problem, run.settings);
+    trainer->run(RunLimits {}, observer);
+    ModeResult result;
+    result.mode = mode;
+    result.settings = run.settings;
+    // Report the chunk size actually used (0 in the settings means "automatic").
+    result.settings.chunk = run.settings.chunk > 0 ? std::min(run.settings.chunk, run.settings.batch)
+                                                   : defaultChunkSize(run.settings.batch, run.problem->spec);
+    result.updates = trainer->updates();
+    result.samples = trainer->samples();
+    result.seconds = trainer->seconds();
+    const EvaluationRecord final = trainer->evaluateAndReport(observer);
+    result.finalLoss = final.trainLoss;
+    result.trainAccuracy = final.trainAccuracy;
+    if (run.problem->data->test) {
+        const EvalSums test = trainer->evaluate(*run.problem->data->test);
+        result.testLoss = test.lossSum / static_cast<double>(std::max<std::int64_t>(1, test.samples));
+        if (run.problem->data->test->isClassification())
+            result.testAccuracy
+                = static_cast<double>(test.correct) / static_cast<double>(std::max<std::int64_t>(1, test.samples));
+    }
+    result.workers = trainer->workerTotals();
+    result.staleness = trainer->staleness();
+    result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
+    result.parameters = trainer->parameters();
+    result.diverged = trainer->diverged();
+    result.divergedAt = trainer->divergedAt();
+    result.interrupted = trainer->stopped() && !trainer->diverged();
+    return result;
+}
+
+} // namespace sgdscope

@@ -1,0 +1,60 @@
+#pragma once
+
+#include "core/metrics/StalenessStats.h"
+#include "core/run/RunConfig.h"
+#include "core/train/Problem.h"
+#include "core/train/Trainer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sgdscope {
+
+/// A run configuration turned into something trainable: data loaded, model built and checked against it,
+/// initial parameters drawn or read. Everything that can be wrong with the input is found here, before
+/// any output is written.
+struct PreparedRun
+{
+    RunConfig config;
+    std::shared_ptr<const Problem> problem;
+    TrainerSettings settings;
+    std::int64_t steps = 0; // sync updates
+};
+
+/// Loads and checks; throws SgdError (naming the option, field or file) on bad input.
+PreparedRun prepareRun(const RunConfig& config);
+/// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.
+PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data);
+/// Makes the trainer of one mode.
+std::unique_ptr<Trainer> makeTrainer(
+    Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
+
+/// The outcome of one mode's run, with what summary.json reports.
+struct ModeResult
+{
+    Mode mode = Mode::Sync;
+    TrainerSettings settings;
+    std::int64_t updates = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0;
+    double finalLoss = 0.0;
+    double trainAccuracy = -1.0;
+    double testAccuracy = -1.0;
+    double testLoss = 0.0;
+    std::vector<WorkerTotals> workers;
+    StalenessStats staleness;
+    std::string paramsDigest;
+    ParamVector parameters;
+    bool diverged = false;
+    std::int64_t divergedAt = -1;
+    bool interrupted = false;
+
+    double idleFraction() const;
+    double samplesPerSecond() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
+};
+
+/// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters.
+ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer);
+
+} // namespace sgdscope

@@ -1,0 +1,33 @@
+#include "core/run/MemoryEstimate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sgdscope {
+
+double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, int chunkSize)
+{
+    double params = 0.0;
+    double widths = 0.0;
+    double widest = 0.0;
+    for (int l = 0; l < spec.layerCount(); ++l) {
+        const double in = spec.layers[static_cast<std::size_t>(l)];
+        const double out = spec.layers[static_cast<std::size_t>(l) + 1];
+        params += in * out + out + 32; // with alignment padding
+    }
+    for (const int w : spec.layers) {
+        widths += w;
+        widest = std::max(widest, static_cast<double>(w));
+    }
+    const double p = std::max(1, settings.workers);
+    const double chunk = std::max(1, chunkSize);
+    const double chunks = std::ceil(std::max(1, settings.batch) / chunk);
+    const double treeDepth = std::ceil(std::log2(std::max(2.0, chunks))) + 1;
+    const double reductionBuffers = std::min(chunks, p * treeDepth) + 1;
+    const double workspace = (widths + 3 * widest) * chunk + (widths + 3 * widest) * 256; // training + evaluation
+    const double sync = params * (3 + reductionBuffers) + p * workspace;
+    const double async = params * (1 + p * (2 + treeDepth)) + p * workspace;
+    return 4.0 * (sync + async + 2 * params);
+}
+
+} // namespace sgdscope
