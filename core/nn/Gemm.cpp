@@ -2,6 +2,8 @@
 
 #include <Eigen/Core>
 
+#include <omp.h>
+
 #include <atomic>
 
 #ifdef SGDSCOPE_HAVE_OPENBLAS
@@ -63,6 +65,13 @@ void gemmColumnMajor(bool transposeA, bool transposeB, int m, int n, int k, cons
 {
 #ifdef SGDSCOPE_HAVE_OPENBLAS
     if (gemmBackend() == GemmBackend::OpenBlas) {
+        // OpenBLAS's OpenMP build runs a product called outside a parallel region (a single worker runs on
+        // the driving thread) on omp_get_max_threads() threads of the calling thread, whatever
+        // openblas_set_num_threads said on another thread; that splits the work differently (other bits)
+        // and takes cores the worker count did not ask for. Every thread that multiplies keeps it at one.
+        // (Our own parallel regions always name their team size.)
+        if (!omp_in_parallel() && omp_get_max_threads() != 1)
+            omp_set_num_threads(1);
         cblas_sgemm(CblasColMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans, m, n,
             k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
         return;
