@@ -2,12 +2,17 @@
 
 #include "core/common/Error.h"
 #include "core/io/Files.h"
+#include "core/run/ConfigBuilder.h"
+#include "core/run/Options.h"
+
+#include <set>
 
 namespace sgdscope {
 
 CommandLine parseCommandLine(const std::vector<std::string>& args)
 {
     CommandLine cl;
+    std::set<std::string> seen; // an option given twice would silently lose its first value
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg.rfind("--", 0) != 0 || arg.size() == 2)
@@ -41,16 +46,16 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
             flag(cl.listPresets);
             continue;
         }
-        bool known = name == "config";
-        for (const auto& o : runOptions())
-            known = known || o.name == name;
-        if (!known)
+        const OptionSpec* spec = findOption(name);
+        if (!spec && name != "config")
             throw SgdError("--" + name.substr(0, 60) + ": unknown option; see --help for the list");
         if (!hasValue) {
             if (i + 1 >= args.size())
                 throw SgdError("--" + name + ": needs a value");
             value = args[++i];
         }
+        if (!(spec && spec->repeatable) && !seen.insert(name).second)
+            throw SgdError("--" + name + ": given more than once; give it once (only --slow may be repeated)");
         if (name == "config") {
             if (!cl.configFile.empty())
                 throw SgdError("--config: given twice; give one configuration file");
@@ -70,17 +75,17 @@ RunConfig buildRunConfig(const CommandLine& cl, const std::string* configText)
     Json config;
     const std::string configWhat = "config file '" + cl.configFile + "'";
     if (configText) {
-        config = Json::parse(*configText, configWhat);
-        if (!config.isObject())
-            throw SgdError(configWhat + ": expected a JSON object of options, got " + config.typeName());
+        config = parseJson(*configText, configWhat);
+        if (!config.is_object())
+            throw SgdError(configWhat + ": expected a JSON object of options, got " + typeName(config));
     }
     // The preset is the base: the command line's, else the config file's, else parabola.
     std::string preset = "parabola";
     std::string presetOrigin = "--preset";
-    if (const Json* p = config.isObject() ? config.find("preset") : nullptr) {
-        if (!p->isString())
-            throw SgdError("field \"preset\" of " + configWhat + ": expected a string, got " + p->typeName());
-        preset = p->asString();
+    if (const Json* p = member(config, "preset")) {
+        if (!p->is_string())
+            throw SgdError("field \"preset\" of " + configWhat + ": expected a string, got " + typeName(*p));
+        preset = p->get<std::string>();
         presetOrigin = "field \"preset\" of " + configWhat;
     }
     for (const auto& [name, value] : cl.options) {
@@ -90,12 +95,9 @@ RunConfig buildRunConfig(const CommandLine& cl, const std::string* configText)
         }
     }
     builder.applyPreset(preset, presetOrigin);
-    if (config.isObject()) {
-        Json rest = Json::object();
-        for (const auto& [key, value] : config.asObject()) {
-            if (key != "preset")
-                rest.set(key, value);
-        }
+    if (config.is_object()) {
+        Json rest = config;
+        rest.erase("preset");
         builder.applyJson(rest, configWhat);
     }
     for (const auto& [name, value] : cl.options) {
@@ -129,11 +131,13 @@ std::string helpText()
     };
     line("--headless", "run without a window (needs --out)");
     line("--config FILE", "JSON object with the same keys as these options (without dashes)");
-    for (const auto& o : runOptions())
+    for (const auto& o : optionTable())
         line("--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName), o.help);
     line("--list-presets", "print the presets and exit");
     line("--version", "print the version and exit");
     line("--help", "this text");
+    out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"
+           "one before. An option that would have no effect in the resulting run is refused, with the reason.\n";
     out += "\nFiles in DIR: summary.json, metrics.csv, loss.png, idle.png, staleness.png, comparison.png.\n"
            "Exit codes: 0 done; 2 bad input (nothing written); 3 diverged (summary still written);\n"
            "130/143 interrupted by Ctrl+C/SIGTERM (summary marked interrupted).\n";

@@ -7,6 +7,7 @@
 #include "core/io/Safetensors.h"
 #include "core/io/SummaryJson.h"
 #include "core/io/TraceJson.h"
+#include "core/run/Options.h"
 
 #include <atomic>
 #include <chrono>
@@ -150,23 +151,23 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         }
 
         Json summary = Json::object();
-        summary.set("version", "sgdscope 0.1");
-        summary.set("config", toJson(config));
+        summary["version"] = "sgdscope 0.1";
+        summary["config"] = configJson(config);
         Json data = Json::object();
-        data.set("name", config.dataset);
-        data.set("train_samples", run.problem->train().size());
+        data["name"] = toString(config.dataset);
+        data["train_samples"] = run.problem->train().size();
         if (run.problem->data->test)
-            data.set("test_samples", run.problem->data->test->size());
-        data.set("parameters", static_cast<std::int64_t>(run.problem->layout.parameterCount()));
-        summary.set("dataset", data);
+            data["test_samples"] = run.problem->data->test->size();
+        data["parameters"] = run.problem->layout.parameterCount();
+        summary["dataset"] = data;
         Json modesJson = Json::array();
         bool diverged = false;
         for (const auto& r : runs) {
-            modesJson.push(summaryJson(r->result));
+            modesJson.push_back(summaryJson(r->result));
             diverged = diverged || r->result.diverged;
         }
-        summary.set("runs", modesJson);
-        summary.set("interrupted", interruptSignal() != 0);
+        summary["runs"] = modesJson;
+        summary["interrupted"] = interruptSignal() != 0;
 
         std::vector<std::pair<Mode, const RunRecorder*>> recorded;
         std::vector<const HeadlessModeRun*> finished;
@@ -182,11 +183,10 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         if (!config.saveParams.empty() && !runs.empty()) {
             const ModeResult& first = runs.front()->result;
             writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
-                {{"sgdscope_mode", modeName(first.mode)},
-                    {"sgdscope_layers", toJson(config).find("layers")->asString()}});
+                {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", run.problem->spec.layersText()}});
         }
         // summary.json last: its presence means the run's files are complete.
-        writeFileAtomically(joinPath(config.out, "summary.json"), summary.dump(2) + "\n");
+        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
         if (const int sig = interruptSignal())
             return 128 + sig;
         return diverged ? 3 : 0;

@@ -2,11 +2,13 @@
 #include "app/Headless.h"
 #include "app/HeadlessCharts.h"
 #include "core/common/Error.h"
+#include "core/run/ConfigBuilder.h"
 #include "ui/MainWindow.h"
 
 #include <QApplication>
 #include <QIcon>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -29,20 +31,35 @@ int main(int argc, char** argv)
 {
     // Qt's own options (-platform, -style, ...) are for the window; ours all start with "--".
     std::vector<std::string> args;
-    bool headless = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        headless = headless || a == "--headless";
-        args.push_back(a);
+        if (a.rfind("--", 0) == 0 || a.rfind('-', 0) != 0)
+            args.push_back(a);
+        else if (a == "-platform" || a == "-style" || a == "-display" || a == "-geometry")
+            ++i; // a Qt option and its value
     }
-    if (headless) {
-        CommandLine commandLine;
-        try {
-            commandLine = parseCommandLine(args);
-        } catch (const SgdError& e) {
-            std::cerr << "sgdscope: " << e.what() << '\n';
-            return 2;
-        }
+    CommandLine commandLine;
+    try {
+        commandLine = parseCommandLine(args);
+    } catch (const SgdError& e) {
+        std::cerr << "sgdscope: " << e.what() << '\n';
+        return 2;
+    }
+    // What answers at once needs neither a window nor a display.
+    if (commandLine.help) {
+        std::cout << helpText();
+        return 0;
+    }
+    if (commandLine.version) {
+        std::cout << "sgdscope 0.1.0\n";
+        return 0;
+    }
+    if (commandLine.listPresets) {
+        for (const auto& name : presetNames())
+            std::cout << name << '\n';
+        return 0;
+    }
+    if (commandLine.headless) {
         // Charts are drawn off screen: no display needed.
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -51,35 +68,22 @@ int main(int argc, char** argv)
         // The QApplication for the charts is made only once the run has been checked and trained.
         return runHeadless(commandLine, headlessChartWriter());
     }
+    if (!commandLine.options.empty() || !commandLine.configFile.empty()) {
+        std::cerr << "sgdscope: run options are for --headless runs; the window has its own controls (see --help)\n";
+        return 2;
+    }
+    const bool platformGiven = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
+        || std::find(argv + 1, argv + argc, std::string("-platform")) != argv + argc;
+    if (!platformGiven && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+        std::cerr << "sgdscope: no display to open the window on (DISPLAY is not set); run it under xvfb-run "
+                     "(xvfb-run -a sgdscope), or train without a window: sgdscope --headless --out DIR\n";
+        return 2;
+    }
 
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("sgdscope"));
     QApplication::setOrganizationName(QStringLiteral("sgdscope"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/sgdscope.svg")));
-    std::vector<std::string> rest;
-    for (int i = 1; i < argc; ++i)
-        rest.emplace_back(argv[i]);
-    try {
-        const CommandLine commandLine = parseCommandLine(rest);
-        if (commandLine.help) {
-            std::cout << helpText();
-            return 0;
-        }
-        if (commandLine.version) {
-            std::cout << "sgdscope 0.1.0\n";
-            return 0;
-        }
-        if (commandLine.listPresets) {
-            for (const auto& name : presetNames())
-                std::cout << name << '\n';
-            return 0;
-        }
-        if (!commandLine.options.empty() || !commandLine.configFile.empty())
-            throw SgdError("run options are for --headless runs; the window has its own controls (see --help)");
-    } catch (const SgdError& e) {
-        std::cerr << "sgdscope: " << e.what() << '\n';
-        return 2;
-    }
     ui::MainWindow window;
     window.show();
     return QApplication::exec();

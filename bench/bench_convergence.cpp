@@ -3,6 +3,7 @@
 // the whole training set every few updates (outside the modes' clocks).
 //   bench_convergence [--only parabola|fashion]
 #include "core/io/Json.h"
+#include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
 
@@ -38,8 +39,8 @@ Json measure(const std::string& preset, const std::vector<std::pair<std::string,
     std::int64_t evalEvery, const std::string& label)
 {
     Json group = Json::object();
-    group.set("workload", label);
-    group.set("target_train_loss", target);
+    group["workload"] = label;
+    group["target_train_loss"] = target;
     Json runs = Json::array();
     for (const bool straggler : {false, true}) {
         for (const Mode mode : {Mode::Sync, Mode::Async}) {
@@ -56,25 +57,24 @@ Json measure(const std::string& preset, const std::vector<std::pair<std::string,
             reach.target = target;
             const ModeResult r = runMode(run, mode, reach);
             Json j = Json::object();
-            j.set("mode", modeName(mode));
-            j.set("straggler", straggler ? "worker 0 x4" : "none");
-            j.set("reached", reach.samples >= 0);
-            j.set("samples_to_target", reach.samples >= 0 ? Json(reach.samples) : Json(nullptr));
-            j.set(
-                "seconds_to_target", reach.samples >= 0 ? Json(std::round(reach.seconds * 1e4) / 1e4) : Json(nullptr));
-            j.set("updates_to_target", reach.samples >= 0 ? Json(reach.updates) : Json(nullptr));
-            j.set("budget_samples", r.samples);
-            j.set("budget_seconds", std::round(r.seconds * 1e4) / 1e4);
-            j.set("final_train_loss", r.finalLoss);
-            j.set("idle_fraction", std::round(r.idleFraction() * 1e4) / 1e4);
-            j.set("mean_staleness", std::round(r.staleness.mean() * 1e3) / 1e3);
+            j["mode"] = modeName(mode);
+            j["straggler"] = straggler ? "worker 0 x4" : "none";
+            j["reached"] = reach.samples >= 0;
+            j["samples_to_target"] = reach.samples >= 0 ? Json(reach.samples) : Json(nullptr);
+            j["seconds_to_target"] = reach.samples >= 0 ? Json(std::round(reach.seconds * 1e4) / 1e4) : Json(nullptr);
+            j["updates_to_target"] = reach.samples >= 0 ? Json(reach.updates) : Json(nullptr);
+            j["budget_samples"] = r.samples;
+            j["budget_seconds"] = std::round(r.seconds * 1e4) / 1e4;
+            j["final_train_loss"] = r.finalLoss;
+            j["idle_fraction"] = std::round(r.idleFraction() * 1e4) / 1e4;
+            j["mean_staleness"] = std::round(r.staleness.mean() * 1e3) / 1e3;
             if (r.testAccuracy >= 0)
-                j.set("test_accuracy", r.testAccuracy);
+                j["test_accuracy"] = r.testAccuracy;
             std::fprintf(stderr, "%s\n", j.dump(-1).c_str());
-            runs.push(j);
+            runs.push_back(j);
         }
     }
-    group.set("runs", runs);
+    group["runs"] = runs;
     return group;
 }
 
@@ -90,13 +90,13 @@ int main(int argc, char** argv)
     Json results = Json::array();
     if (only.empty() || only == "parabola")
         // Two chunks of 25, so that both sync workers have a share (the default is one chunk for so small a model).
-        results.push(measure("parabola", {{"chunk", "25"}}, 0.05, 10, "parabola (chunk 25)"));
+        results.push_back(measure("parabola", {{"chunk", "25"}}, 0.05, 10, "parabola (chunk 25)"));
     if ((only.empty() || only == "fashion")
         && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
-        results.push(measure("fashion-mnist", {{"epochs", "4"}}, 0.35, 39, "fashion-mnist (4 epochs)"));
+        results.push_back(measure("fashion-mnist", {{"epochs", "4"}}, 0.35, 39, "fashion-mnist (4 epochs)"));
     Json out = Json::object();
-    out.set("benchmark", "time and samples to a fixed loss, P = 2");
-    out.set("results", results);
-    std::printf("%s\n", out.dump(2).c_str());
+    out["benchmark"] = "time and samples to a fixed loss, P = 2";
+    out["results"] = results;
+    std::printf("%s\n", dumpJson(out, 2).c_str());
     return 0;
 }

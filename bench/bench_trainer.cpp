@@ -5,6 +5,7 @@
 //   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion]
 #include "core/io/Json.h"
 #include "core/nn/Gemm.h"
+#include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
 
@@ -69,16 +70,16 @@ Json record(const std::string& workload, Mode mode, int workers, int accum, cons
         [](const Measurement& a, const Measurement& b) { return a.samplesPerSecond < b.samplesPerSecond; });
     const Measurement& median = reps[reps.size() / 2];
     Json j = Json::object();
-    j.set("workload", workload);
-    j.set("mode", modeName(mode));
-    j.set("workers", workers);
-    j.set("accum", accum);
-    j.set("gemm", backend);
-    j.set("samples_per_s", std::round(median.samplesPerSecond));
-    j.set("samples_per_s_min", std::round(reps.front().samplesPerSecond));
-    j.set("samples_per_s_max", std::round(reps.back().samplesPerSecond));
-    j.set("updates_per_s", std::round(median.updatesPerSecond));
-    j.set("ms_per_update", std::round(median.msPerUpdate * 1e4) / 1e4);
+    j["workload"] = workload;
+    j["mode"] = modeName(mode);
+    j["workers"] = workers;
+    j["accum"] = accum;
+    j["gemm"] = backend;
+    j["samples_per_s"] = std::round(median.samplesPerSecond);
+    j["samples_per_s_min"] = std::round(reps.front().samplesPerSecond);
+    j["samples_per_s_max"] = std::round(reps.back().samplesPerSecond);
+    j["updates_per_s"] = std::round(median.updatesPerSecond);
+    j["ms_per_update"] = std::round(median.msPerUpdate * 1e4) / 1e4;
     return j;
 }
 
@@ -108,7 +109,7 @@ int main(int argc, char** argv)
                   ms.push_back(measure(r, mode, seconds, warmup));
               const Json rec = record(workload, mode, workers, accum, toString(gemmBackend()), ms);
               std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
-              results.push(rec);
+              results.push_back(rec);
           };
     if (only.empty() || only == "parabola") {
         const PreparedRun parabola = prepare("parabola", {{"mode", "sync"}});
@@ -130,10 +131,10 @@ int main(int argc, char** argv)
         }
     }
     Json out = Json::object();
-    out.set("benchmark", "trainer throughput");
-    out.set("window_seconds", seconds);
-    out.set("reps", reps);
-    out.set("results", results);
-    std::printf("%s\n", out.dump(2).c_str());
+    out["benchmark"] = "trainer throughput";
+    out["window_seconds"] = seconds;
+    out["reps"] = reps;
+    out["results"] = results;
+    std::printf("%s\n", dumpJson(out, 2).c_str());
     return 0;
 }

@@ -7,6 +7,7 @@
 #include "core/io/Json.h"
 #include "core/io/TraceJson.h"
 #include "core/metrics/RunRecorder.h"
+#include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
 
@@ -263,24 +264,23 @@ private slots:
         sync.run(RunLimits {}, syncRecorder);
         AsyncTrainer async(problem, s);
         async.run(RunLimits {}, asyncRecorder);
-        const Json trace
-            = Json::parse(traceJson({{Mode::Sync, &syncRecorder}, {Mode::Async, &asyncRecorder}}), "trace");
-        QVERIFY(trace.find("traceEvents")->isArray());
+        const Json trace = parseJson(traceJson({{Mode::Sync, &syncRecorder}, {Mode::Async, &asyncRecorder}}), "trace");
+        QVERIFY(trace.at("traceEvents").is_array());
         std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> rows;
         std::map<int, int> threadNames;
-        for (const Json& e : trace.find("traceEvents")->asArray()) {
-            const std::string ph = e.find("ph")->asString();
-            const int pid = static_cast<int>(e.find("pid")->asNumber());
-            const int tid = static_cast<int>(e.find("tid")->asNumber());
+        for (const Json& e : trace.at("traceEvents")) {
+            const std::string ph = e.at("ph").get<std::string>();
+            const int pid = static_cast<int>(e.at("pid").get<double>());
+            const int tid = static_cast<int>(e.at("tid").get<double>());
             if (ph == "M") {
-                if (e.find("name")->asString() == "thread_name")
+                if (e.at("name").get<std::string>() == "thread_name")
                     ++threadNames[pid];
                 continue;
             }
             QCOMPARE(ph, std::string("X"));
-            QVERIFY(e.find("name")->isString());
-            const double ts = e.find("ts")->asNumber();
-            const double dur = e.find("dur")->asNumber();
+            QVERIFY(e.at("name").is_string());
+            const double ts = e.at("ts").get<double>();
+            const double dur = e.at("dur").get<double>();
             QVERIFY(dur > 0);
             rows[{pid, tid}].emplace_back(ts, ts + dur);
         }

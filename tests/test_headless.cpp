@@ -45,7 +45,7 @@ Json readJson(const QString& path)
     if (!f.open(QIODevice::ReadOnly))
         return {};
     const QByteArray bytes = f.readAll();
-    return Json::parse(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), path.toStdString());
+    return parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), path.toStdString());
 }
 } // namespace
 
@@ -112,6 +112,37 @@ private slots:
             {QStringLiteral("--out"), m_dir.filePath(QStringLiteral("file")) + QStringLiteral("/sub")}, "--out");
         row("out-unwritable", {QStringLiteral("--out"), QStringLiteral("/proc/sgdscope-test")}, "--out");
         row("no-out", {QStringLiteral("--no-out")}, "--out");
+
+        // Options that would have no effect in the run they are given for are refused, with the reason.
+        QFile config(m_dir.filePath(QStringLiteral("sync.json")));
+        config.open(QIODevice::WriteOnly);
+        config.write(R"({"mode": "sync", "async-lr": "staleness"})");
+        config.close();
+        const QString oracle = QStringLiteral(SGDSCOPE_TEST_DATA "/oracle_init_seed0.safetensors");
+        auto args = [](const char* text) { return QString::fromLatin1(text).split(QLatin1Char(' ')); };
+        row("data-for-generated-set", args("--dataset parabola --data /etc/hostname"),
+            "--data: the data set parabola is generated and reads no file");
+        row("data-missing-without-dataset", {QStringLiteral("--data"), missing + QStringLiteral(".csv")},
+            "missing.csv' does not exist");
+        row("csv-header-without-csv", args("--csv-header yes"), "--csv-header: applies to CSV data only");
+        row("targets-without-csv", args("--preset blobs --targets 3"), "--targets: applies to CSV data only");
+        row("async-apply-in-sync-run", args("--mode sync --async-apply lockfree"),
+            "--async-apply: applies to async runs only, but --mode is sync");
+        row("async-lr-in-sync-run", args("--mode sync --async-lr staleness"), "--async-lr: applies to async runs only");
+        row("async-lr-in-sync-config", {QStringLiteral("--config"), config.fileName()},
+            "field \"async-lr\" of config file");
+        row("activation-without-hidden-layer", args("--layers 1,1 --activation relu"),
+            "--activation: the model has no hidden layer");
+        row("weight-init-with-init",
+            {QStringLiteral("--init"), oracle, QStringLiteral("--weight-init"), QStringLiteral("he")},
+            "--weight-init: the initial parameters come from --init");
+        row("steps-and-epochs", args("--steps 10 --epochs 2"), "--steps: cannot be combined with --epochs");
+        row("option-given-twice", args("--workers 2 --workers 3"), "--workers: given more than once");
+        row("accum-beyond-chunks", args("--accum 3"),
+            "--accum: 3 micro-batches per worker need at least 3 chunks per worker, but a batch of 50 is 1 chunk");
+        row("preset-layers-on-other-data",
+            {QStringLiteral("--data"), QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv")},
+            "--layers (from preset 'parabola'): the first width is 1 but csv has 2 input features");
     }
 
     void badInputExitsTwoAndWritesNothing()
@@ -133,6 +164,75 @@ private slots:
         QVERIFY2(!QFileInfo::exists(out), "the output folder was created for a refused run");
     }
 
+    void runOptionsWithoutHeadlessAreRefused()
+    {
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY), {QStringLiteral("--workers"), QStringLiteral("4")});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("run options are for --headless")));
+    }
+
+    void helpNeedsNoDisplay_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addRow("help") << QStringList {QStringLiteral("--help")};
+        QTest::addRow("headless help") << QStringList {QStringLiteral("--headless"), QStringLiteral("--help")};
+    }
+
+    void helpNeedsNoDisplay()
+    {
+        QFETCH(QStringList, args);
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SGDSCOPE_BINARY), args);
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 0);
+        const QString help = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY(help.contains(QStringLiteral("--async-apply A")));
+        QVERIFY(help.contains(QStringLiteral("Exit codes")));
+    }
+
+    void windowWithoutDisplaySaysSo()
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SGDSCOPE_BINARY), QStringList {});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit); // not Qt's abort for a missing display
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("xvfb-run")));
+    }
+
+    void dataWithoutDatasetChoosesByPath()
+    {
+        // A file is read as CSV, a folder as IDX files: the user's data is trained on, not the preset's.
+        const QString out = m_dir.filePath(QStringLiteral("inferred-csv"));
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--data"),
+            QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"), QStringLiteral("--layers"), QStringLiteral("2,1"),
+            QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
+        QCOMPARE(r.exitCode, 0);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.at("dataset").at("name").get<std::string>(), std::string("csv"));
+        QCOMPARE(summary.at("dataset").at("train_samples").get<int>(), 64);
+
+        const QString folder = m_dir.filePath(QStringLiteral("not-idx"));
+        QDir().mkpath(folder);
+        const Result idx = runApp({QStringLiteral("--headless"), QStringLiteral("--out"),
+            m_dir.filePath(QStringLiteral("inferred-idx")), QStringLiteral("--data"), folder});
+        QCOMPARE(idx.exitCode, 2);
+        QVERIFY2(idx.stderrText.contains(QStringLiteral("train-images-idx3-ubyte")), qPrintable(idx.stderrText));
+    }
+
     void writesSummaryAndMetrics()
     {
         const QString out = m_dir.filePath(QStringLiteral("ok"));
@@ -142,20 +242,20 @@ private slots:
             params});
         QCOMPARE(r.exitCode, 0);
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
-        const Json& run = summary.find("runs")->asArray().front();
+        const Json& run = summary.at("runs").front();
         for (const char* field : {"mode", "workers", "batch", "accum", "updates", "samples", "final_loss", "seconds",
                  "samples_per_second", "idle_fraction", "workers_detail", "staleness", "params_digest", "diverged"})
-            QVERIFY2(run.find(field), field);
-        QCOMPARE(run.find("mode")->asString(), std::string("sync"));
-        QCOMPARE(run.find("updates")->asNumber(), 2000.0);
-        QCOMPARE(run.find("samples")->asNumber(), 100000.0);
-        QVERIFY(run.find("final_loss")->asNumber() < 0.05);
-        QCOMPARE(run.find("diverged")->asBool(), false);
-        QCOMPARE(run.find("workers_detail")->asArray().size(), std::size_t(2));
+            QVERIFY2(run.contains(field), field);
+        QCOMPARE(run.at("mode").get<std::string>(), std::string("sync"));
+        QCOMPARE(run.at("updates").get<double>(), 2000.0);
+        QCOMPARE(run.at("samples").get<double>(), 100000.0);
+        QVERIFY(run.at("final_loss").get<double>() < 0.05);
+        QCOMPARE(run.at("diverged").get<bool>(), false);
+        QCOMPARE(run.at("workers_detail").size(), std::size_t(2));
         for (const char* field : {"busy_seconds", "idle_seconds", "updates"})
-            QVERIFY(run.find("workers_detail")->asArray()[1].find(field));
+            QVERIFY(run.at("workers_detail")[1].contains(field));
         for (const char* field : {"mean", "max", "p50", "p99", "histogram"})
-            QVERIFY(run.find("staleness")->find(field));
+            QVERIFY(run.at("staleness").contains(field));
 
         QFile metrics(out + QStringLiteral("/metrics.csv"));
         QVERIFY(metrics.open(QIODevice::ReadOnly));
@@ -170,7 +270,7 @@ private slots:
         spec.layers = {1, 5, 1};
         const ParameterLayout layout(spec);
         const ParamVector saved = readSafetensors(params.toStdString(), layout);
-        QCOMPARE(parameterDigest(layout, saved.data()), run.find("params_digest")->asString());
+        QCOMPARE(parameterDigest(layout, saved.data()), run.at("params_digest").get<std::string>());
         // The charts are there, and no temporary files are left behind.
         QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden),
             (QStringList {QStringLiteral("comparison.png"), QStringLiteral("idle.png"), QStringLiteral("loss.png"),
@@ -192,16 +292,10 @@ private slots:
         QCOMPARE(runApp(QStringList(common) << QStringLiteral("--out") << second << QStringLiteral("--init") << params)
                      .exitCode,
             0);
-        const double continued = readJson(second + QStringLiteral("/summary.json"))
-                                     .find("runs")
-                                     ->asArray()[0]
-                                     .find("final_loss")
-                                     ->asNumber();
-        const double started = readJson(first + QStringLiteral("/summary.json"))
-                                   .find("runs")
-                                   ->asArray()[0]
-                                   .find("final_loss")
-                                   ->asNumber();
+        const double continued
+            = readJson(second + QStringLiteral("/summary.json")).at("runs")[0].at("final_loss").get<double>();
+        const double started
+            = readJson(first + QStringLiteral("/summary.json")).at("runs")[0].at("final_loss").get<double>();
         QVERIFY(continued < started);
     }
 
@@ -212,11 +306,11 @@ private slots:
             QStringLiteral("100000")});
         QCOMPARE(r.exitCode, 3);
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
-        for (const Json& run : summary.find("runs")->asArray()) {
-            QCOMPARE(run.find("diverged")->asBool(), true);
-            QVERIFY(run.find("diverged_at_update")->isNumber());
+        for (const Json& run : summary.at("runs")) {
+            QCOMPARE(run.at("diverged").get<bool>(), true);
+            QVERIFY(run.at("diverged_at_update").is_number());
         }
-        QCOMPARE(summary.find("runs")->asArray().size(), std::size_t(2)); // the other mode still ran
+        QCOMPARE(summary.at("runs").size(), std::size_t(2)); // the other mode still ran
     }
 
     void sigtermStopsQuicklyAndKeepsTheResults()
@@ -236,10 +330,10 @@ private slots:
         QVERIFY2(t.elapsed() < 3000, qPrintable(QStringLiteral("took %1 ms to stop").arg(t.elapsed())));
         QCOMPARE(p.exitCode(), 128 + SIGTERM);
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
-        QCOMPARE(summary.find("interrupted")->asBool(), true);
-        const Json& run = summary.find("runs")->asArray().front();
-        QCOMPARE(run.find("interrupted")->asBool(), true);
-        QVERIFY(run.find("updates")->asNumber() > 0);
+        QCOMPARE(summary.at("interrupted").get<bool>(), true);
+        const Json& run = summary.at("runs").front();
+        QCOMPARE(run.at("interrupted").get<bool>(), true);
+        QVERIFY(run.at("updates").get<double>() > 0);
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/metrics.csv")));
         for (const QString& name : QDir(out).entryList(QDir::Files | QDir::Hidden))
             QVERIFY2(!name.startsWith(QLatin1Char('.')), qPrintable(name)); // no temporary files
@@ -284,8 +378,8 @@ private slots:
                                     QStringLiteral("--workers"), QStringLiteral("2")},
             600000);
         QCOMPARE(r.exitCode, 0);
-        const Json run = readJson(out + QStringLiteral("/summary.json")).find("runs")->asArray()[0];
-        const double accuracy = run.find("test_accuracy")->asNumber();
+        const Json run = readJson(out + QStringLiteral("/summary.json")).at("runs")[0];
+        const double accuracy = run.at("test_accuracy").get<double>();
         QVERIFY2(accuracy >= 0.88, qPrintable(QStringLiteral("test accuracy %1").arg(accuracy)));
     }
 };

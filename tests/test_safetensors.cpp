@@ -55,10 +55,10 @@ private slots:
         std::uint64_t n = 0;
         std::memcpy(&n, bytes.data(), 8);
         QCOMPARE(n % 8, std::uint64_t(0));
-        const Json header = Json::parse(bytes.substr(8, n), "header");
-        QCOMPARE(header.find("0.weight")->find("shape")->dump(-1), std::string("[5, 1]"));
-        QCOMPARE(header.find("2.weight")->find("shape")->dump(-1), std::string("[1, 5]"));
-        QCOMPARE(header.find("2.bias")->find("data_offsets")->dump(-1), std::string("[60, 64]"));
+        const Json header = parseJson(bytes.substr(8, n), "header");
+        QCOMPARE(header.at("0.weight").at("shape").dump(), std::string("[5,1]"));
+        QCOMPARE(header.at("2.weight").at("shape").dump(), std::string("[1,5]"));
+        QCOMPARE(header.at("2.bias").at("data_offsets").dump(), std::string("[60,64]"));
         QCOMPARE(bytes.size(), std::size_t(8 + n + 64));
     }
 

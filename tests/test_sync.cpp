@@ -4,6 +4,7 @@
 
 #include "core/engines/threads/SyncTrainer.h"
 #include "core/io/Safetensors.h"
+#include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
 

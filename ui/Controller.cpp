@@ -1,9 +1,11 @@
 #include "ui/Controller.h"
 
 #include "core/common/Error.h"
+#include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
+#include "core/run/SettingsCheck.h"
 #include "core/train/ReductionPlan.h"
 
 #include <QThread>
@@ -259,7 +261,7 @@ QStringList notesFor(const TrainerSettings& t)
 
 std::string cacheKey(const RunConfig& c)
 {
-    return c.dataset + "|" + c.data + "|" + std::to_string(c.samples) + "|" + std::to_string(c.seed) + "|"
+    return toString(c.dataset) + "|" + c.data + "|" + std::to_string(c.samples) + "|" + std::to_string(c.seed) + "|"
         + toString(c.loss);
 }
 
@@ -322,6 +324,7 @@ void trainingThread(std::shared_ptr<SessionShared> shared, std::shared_ptr<DataC
                 const TrainerSettings t2 = trainerSettings(run, *pending);
                 for (int m = 0; m < modeCount; ++m) {
                     Trainer& tr = *trainers[static_cast<std::size_t>(m)];
+                    validateSettings(t2, *run.problem);
                     tr.reconfigure(t2);
                     report([&](MetricsBatch& b) {
                         b.markers[static_cast<std::size_t>(m)].push_back(
@@ -393,7 +396,7 @@ Controller::PresetInfo Controller::presetInfo(const QString& name)
         for (std::size_t i = 0; i < c.layers.size(); ++i)
             layers += (i ? QStringLiteral("-") : QString()) + QString::number(c.layers[i]);
         info.summary = QStringLiteral("%1: MLP %2 %3, %4, lr %5%6")
-                           .arg(QString::fromStdString(c.dataset), layers,
+                           .arg(QString::fromStdString(toString(c.dataset)), layers,
                                QString::fromStdString(toString(c.activation)), QString::fromStdString(toString(c.loss)))
                            .arg(c.lr)
                            .arg(c.momentum > 0 ? QStringLiteral(", momentum %1").arg(c.momentum) : QString());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/common/NamedValues.h"
 #include "core/data/Dataset.h"
 
 #include <string>
@@ -21,6 +22,9 @@ struct CsvOptions
     /// Cross-entropy: the one target column holds integer class labels 0..C-1.
     bool classification = false;
 };
+
+inline constexpr NameTable<CsvOptions::Header, 3> csvHeaderNames {
+    {{"auto", CsvOptions::Header::Auto}, {"yes", CsvOptions::Header::Yes}, {"no", CsvOptions::Header::No}}};
 
 /// Loads a CSV file of numbers (comma separated; blank lines ignored). A malformed file is rejected with
 /// SgdError naming the file, the line and column and what is wrong.

@@ -29,23 +29,20 @@ std::string encodeSafetensors(
     if (!metadata.empty()) {
         Json meta = Json::object();
         for (const auto& [key, value] : metadata)
-            meta.set(key, Json(value));
-        header.set("__metadata__", meta);
+            meta[key] = value;
+        header["__metadata__"] = meta;
     }
     std::uint64_t offset = 0;
     for (const auto& t : layout.tensors()) {
         Json entry = Json::object();
-        entry.set("dtype", "F32");
-        Json shape = Json::array();
-        for (const auto d : t.shape)
-            shape.push(Json(d));
-        entry.set("shape", shape);
+        entry["dtype"] = "F32";
+        entry["shape"] = t.shape;
         const std::uint64_t bytes = t.size * sizeof(float);
-        entry.set("data_offsets", Json(Json::Array {Json(offset), Json(offset + bytes)}));
+        entry["data_offsets"] = Json::array({offset, offset + bytes});
         offset += bytes;
-        header.set(t.name, entry);
+        header[t.name] = entry;
     }
-    std::string text = header.dump(-1);
+    std::string text = dumpJson(header, -1);
     while (text.size() % 8 != 0)
         text += ' ';
     std::string out;
@@ -79,9 +76,9 @@ ParamVector decodeSafetensors(const std::string& bytes, const std::string& what,
     if (headerLength > bytes.size() - 8)
         throw SgdError(what + ": header length " + std::to_string(headerLength)
             + " (bytes 0-7) runs past the end of the " + std::to_string(bytes.size()) + "-byte file");
-    const Json header = Json::parse(std::string_view(bytes).substr(8, headerLength), what + " header");
-    if (!header.isObject())
-        throw SgdError(what + ": the header is " + header.typeName() + ", not a JSON object");
+    const Json header = parseJson(std::string_view(bytes).substr(8, headerLength), what + " header");
+    if (!header.is_object())
+        throw SgdError(what + ": the header is " + typeName(header) + ", not a JSON object");
     const std::uint64_t dataBytes = bytes.size() - 8 - headerLength;
     const char* data = bytes.data() + 8 + headerLength;
 
@@ -94,49 +91,56 @@ ParamVector decodeSafetensors(const std::string& bytes, const std::string& what,
         std::uint64_t end = 0;
     };
     std::vector<Entry> entries;
-    for (const auto& [name, value] : header.asObject()) {
+    // A whole number in JSON (written as 5 or 5.0), or -1.
+    auto wholeNumber = [](const Json& v, double limit) -> double {
+        if (!v.is_number())
+            return -1;
+        const double d = v.get<double>();
+        return d >= 0 && d == std::floor(d) && d <= limit ? d : -1;
+    };
+    for (const auto& [name, value] : header.items()) {
         if (name == "__metadata__") {
-            if (!value.isObject())
-                throw SgdError(what + ": __metadata__ is " + value.typeName() + ", not an object");
-            for (const auto& [key, meta] : value.asObject()) {
-                if (!meta.isString())
-                    throw SgdError(what + ": __metadata__ value of \"" + key + "\" is " + meta.typeName()
+            if (!value.is_object())
+                throw SgdError(what + ": __metadata__ is " + typeName(value) + ", not an object");
+            for (const auto& [key, meta] : value.items()) {
+                if (!meta.is_string())
+                    throw SgdError(what + ": __metadata__ value of \"" + key + "\" is " + typeName(meta)
                         + "; metadata values must be strings");
             }
             continue;
         }
-        if (!value.isObject())
-            throw SgdError(what + ": tensor \"" + name + "\" is " + value.typeName() + ", not an object");
+        if (!value.is_object())
+            throw SgdError(what + ": tensor \"" + name + "\" is " + typeName(value) + ", not an object");
         Entry e;
         e.name = name;
-        const Json* dtype = value.find("dtype");
-        const Json* shape = value.find("shape");
-        const Json* offsets = value.find("data_offsets");
-        if (!dtype || !dtype->isString())
+        const Json* dtype = member(value, "dtype");
+        const Json* shape = member(value, "shape");
+        const Json* offsets = member(value, "data_offsets");
+        if (!dtype || !dtype->is_string())
             throw SgdError(what + ": tensor \"" + name + "\" has no dtype string");
-        e.dtype = dtype->asString();
+        e.dtype = dtype->get<std::string>();
         if (e.dtype != "F32" && e.dtype != "F64")
             throw SgdError(what + ": tensor \"" + name + "\" has dtype " + e.dtype + "; F32 and F64 are supported");
-        if (!shape || !shape->isArray())
+        if (!shape || !shape->is_array())
             throw SgdError(what + ": tensor \"" + name + "\" has no shape array");
         std::uint64_t elements = 1;
-        for (const auto& d : shape->asArray()) {
-            if (!d.isNumber() || d.asNumber() < 0 || d.asNumber() != std::floor(d.asNumber()) || d.asNumber() > 1e12)
+        for (const auto& d : *shape) {
+            if (wholeNumber(d, 1e12) < 0)
                 throw SgdError(what + ": tensor \"" + name + "\" has a shape entry that is not a non-negative integer");
-            const auto dim = static_cast<std::uint64_t>(d.asNumber());
+            const auto dim = static_cast<std::uint64_t>(d.get<double>());
             e.shape.push_back(static_cast<std::int64_t>(dim));
             if (dim != 0 && elements > (1ULL << 40) / dim)
                 throw SgdError(what + ": tensor \"" + name + "\" has an impossibly large shape");
             elements *= dim;
         }
-        if (!offsets || !offsets->isArray() || offsets->asArray().size() != 2)
+        if (!offsets || !offsets->is_array() || offsets->size() != 2)
             throw SgdError(what + ": tensor \"" + name + "\" has no data_offsets [begin, end]");
-        for (const auto& o : offsets->asArray()) {
-            if (!o.isNumber() || o.asNumber() < 0 || o.asNumber() != std::floor(o.asNumber()) || o.asNumber() > 1e15)
+        for (const auto& o : *offsets) {
+            if (wholeNumber(o, 1e15) < 0)
                 throw SgdError(what + ": tensor \"" + name + "\" has a data offset that is not a non-negative integer");
         }
-        e.begin = static_cast<std::uint64_t>(offsets->asArray()[0].asNumber());
-        e.end = static_cast<std::uint64_t>(offsets->asArray()[1].asNumber());
+        e.begin = static_cast<std::uint64_t>((*offsets)[0].get<double>());
+        e.end = static_cast<std::uint64_t>((*offsets)[1].get<double>());
         if (e.end < e.begin)
             throw SgdError(what + ": tensor \"" + name + "\" has data_offsets [" + std::to_string(e.begin) + ", "
                 + std::to_string(e.end) + "] that end before they begin");

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <nettle/sha2.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -7,22 +9,18 @@
 
 namespace sgdscope {
 
-/// SHA-256 (FIPS 180-4), used for params_digest: a hex hash of the final parameter bytes.
+/// SHA-256 (FIPS 180-4) from GNU Nettle (Debian nettle-dev), used for params_digest: a hex hash of the
+/// final parameter bytes. Feed it with update(), then call finish() or finishHex() once.
 class Sha256
 {
 public:
     Sha256();
     void update(const void* data, std::size_t size);
-    std::array<std::uint8_t, 32> finish();
+    std::array<std::uint8_t, SHA256_DIGEST_SIZE> finish();
     std::string finishHex();
 
 private:
-    void compress(const std::uint8_t* block);
-
-    std::array<std::uint32_t, 8> m_state;
-    std::array<std::uint8_t, 64> m_buffer {};
-    std::size_t m_buffered = 0;
-    std::uint64_t m_length = 0;
+    sha256_ctx m_context {};
 };
 
 } // namespace sgdscope

@@ -28,7 +28,7 @@ std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& ru
         first = false;
         out += "{\"name\": \"" + std::string(what) + "\", \"ph\": \"M\", \"pid\": " + std::to_string(pid)
             + ", \"tid\": " + std::to_string(tid) + ", \"args\": {\"name\": ";
-        appendJsonString(out, name);
+        out += Json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         out += "}}";
     };
     for (const auto& [mode, recorder] : runs) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/common/NamedValues.h"
+
 #include <string>
 #include <vector>
 
@@ -24,9 +26,25 @@ enum class WeightInit
     Glorot
 };
 
-std::string toString(Activation a);
-std::string toString(LossKind l);
-std::string toString(WeightInit w);
+inline constexpr NameTable<Activation, 4> activationNames {{{"tanh", Activation::Tanh}, {"relu", Activation::Relu},
+    {"sigmoid", Activation::Sigmoid}, {"identity", Activation::Identity}}};
+inline constexpr NameTable<LossKind, 2> lossNames {
+    {{"mse", LossKind::MeanSquaredError}, {"cross-entropy", LossKind::SoftmaxCrossEntropy}}};
+inline constexpr NameTable<WeightInit, 3> weightInitNames {
+    {{"normal", WeightInit::StandardNormal}, {"he", WeightInit::He}, {"glorot", WeightInit::Glorot}}};
+
+inline std::string toString(Activation a)
+{
+    return nameOf(activationNames, a);
+}
+inline std::string toString(LossKind l)
+{
+    return nameOf(lossNames, l);
+}
+inline std::string toString(WeightInit w)
+{
+    return nameOf(weightInitNames, w);
+}
 
 /// A dense multi-layer perceptron: layers = {in, hidden..., out}. Every hidden layer applies
 /// `activation`; the output layer is linear (logits for cross-entropy, values for MSE).
@@ -41,6 +59,8 @@ struct MlpSpec
     int layerCount() const { return static_cast<int>(layers.size()) - 1; }
     /// Multiply-adds of one sample's forward pass (the backward pass is about twice that).
     double macsPerSample() const;
+    /// "784,256,10": the widths as --layers takes them.
+    std::string layersText() const;
 };
 
 } // namespace sgdscope

@@ -23,11 +23,11 @@ DataSplit loadData(const RunConfig& c)
 {
     DataSplit split;
     const bool classification = c.loss == LossKind::SoftmaxCrossEntropy;
-    if (c.dataset == "parabola") {
+    if (c.dataset == DatasetKind::Parabola) {
         requireMemory(8.0 * static_cast<double>(c.samples), "--samples",
             "the parabola of " + std::to_string(c.samples) + " points", "Use fewer points.");
         split.train = makeParabola(c.samples > 0 ? c.samples : defaultParabolaPoints);
-    } else if (c.dataset == "blobs") {
+    } else if (c.dataset == DatasetKind::Blobs) {
         requireMemory(
             4.0 * 1.2 * static_cast<double>(c.samples > 0 ? c.samples : defaultBlobsSamples) * (blobsFeatures + 1),
             "--samples",
@@ -44,9 +44,9 @@ DataSplit loadData(const RunConfig& c)
         all.truncate(n);
         split.train = std::move(all);
         split.test = std::move(test);
-    } else if (c.dataset == "fashion-mnist" || c.dataset == "idx") {
+    } else if (c.dataset == DatasetKind::FashionMnist || c.dataset == DatasetKind::Idx) {
         std::string folder = c.data;
-        if (folder.empty() && c.dataset == "idx")
+        if (folder.empty() && c.dataset == DatasetKind::Idx)
             throw SgdError("--data: dataset 'idx' needs --data FOLDER (a folder of MNIST-style IDX files)");
         if (folder.empty()) {
             const char* override = std::getenv("SGDSCOPE_FASHION_MNIST_DIR");
@@ -57,14 +57,12 @@ DataSplit loadData(const RunConfig& c)
                     + "/train-images-idx3-ubyte.gz); install Debian's package dataset-fashion-mnist "
                       "(apt-get install dataset-fashion-mnist) or give --data FOLDER");
         }
-        split = loadIdxFolder(folder, c.dataset);
-    } else if (c.dataset == "csv") {
+        split = loadIdxFolder(folder, toString(c.dataset));
+    } else if (c.dataset == DatasetKind::Csv) {
         if (c.data.empty())
             throw SgdError("--data: dataset 'csv' needs --data FILE (a CSV file of numbers)");
         CsvOptions options;
-        options.header = c.csvHeader == "yes" ? CsvOptions::Header::Yes
-            : c.csvHeader == "no"             ? CsvOptions::Header::No
-                                              : CsvOptions::Header::Auto;
+        options.header = c.csvHeader;
         options.targets = c.targets;
         options.classification = classification;
         std::error_code ec;
@@ -74,13 +72,11 @@ DataSplit loadData(const RunConfig& c)
                 "CSV file '" + c.data + "' (" + formatBytes(static_cast<double>(fileSize)) + ")",
                 "Use a smaller file.");
         split.train = loadCsv(c.data, options);
-    } else {
-        throw SgdError("--dataset: unknown data set '" + c.dataset + "'");
     }
-    if (c.samples > 0 && c.dataset != "parabola" && c.dataset != "blobs") {
+    if (c.samples > 0 && !isGenerated(c.dataset)) {
         if (c.samples > split.train.size())
             throw SgdError("--samples: " + std::to_string(c.samples) + " is more than the "
-                + std::to_string(split.train.size()) + " training samples of " + c.dataset);
+                + std::to_string(split.train.size()) + " training samples of " + toString(c.dataset));
         split.train.truncate(c.samples);
     }
     return split;
@@ -89,11 +85,11 @@ DataSplit loadData(const RunConfig& c)
 std::int64_t trainingSetSize(const RunConfig& c)
 {
     std::int64_t n = 0;
-    if (c.dataset == "parabola") {
+    if (c.dataset == DatasetKind::Parabola) {
         n = c.samples > 0 ? c.samples : defaultParabolaPoints;
-    } else if (c.dataset == "blobs") {
+    } else if (c.dataset == DatasetKind::Blobs) {
         n = c.samples > 0 ? c.samples : defaultBlobsSamples;
-    } else if (c.dataset == "fashion-mnist" || c.dataset == "idx") {
+    } else if (c.dataset == DatasetKind::FashionMnist || c.dataset == DatasetKind::Idx) {
         const std::string folder = c.data.empty() ? std::string(debianFashionMnistFolder) : c.data;
         for (const char* name : {"train-labels-idx1-ubyte.gz", "train-labels-idx1-ubyte"}) {
             const std::string path = (std::filesystem::path(folder) / name).string();

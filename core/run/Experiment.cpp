@@ -9,6 +9,7 @@
 #include "core/nn/Initialization.h"
 #include "core/run/DataSource.h"
 #include "core/run/MemoryEstimate.h"
+#include "core/run/SettingsCheck.h"
 #include "core/train/ReductionPlan.h"
 
 #include <cmath>
@@ -29,12 +30,13 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     PreparedRun run;
     run.config = config;
     const Dataset& train = data->train;
+    const std::string dataName = toString(config.dataset);
     const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;
     if (classification && !train.isClassification())
-        throw SgdError("--loss: cross-entropy needs class labels, but " + config.dataset
+        throw SgdError(config.originOf("loss") + ": cross-entropy needs class labels, but " + dataName
             + " has real-valued targets; use --loss mse");
     if (!classification && train.isClassification())
-        throw SgdError("--loss: mse needs real-valued targets, but " + config.dataset
+        throw SgdError(config.originOf("loss") + ": mse needs real-valued targets, but " + dataName
             + " has class labels; use --loss cross-entropy");
 
     auto problem = std::make_shared<Problem>();
@@ -44,28 +46,41 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     if (problem->spec.layers.empty())
         problem->spec.layers = {train.features(), train.outputWidth()};
     if (problem->spec.layers.front() != train.features())
-        throw SgdError("--layers: the first width is " + std::to_string(problem->spec.layers.front()) + " but "
-            + config.dataset + " has " + std::to_string(train.features()) + " input features");
+        throw SgdError(config.originOf("layers") + ": the first width is "
+            + std::to_string(problem->spec.layers.front()) + " but " + dataName + " has "
+            + std::to_string(train.features()) + " input features");
     if (problem->spec.layers.back() != train.outputWidth())
-        throw SgdError("--layers: the last width is " + std::to_string(problem->spec.layers.back()) + " but "
-            + config.dataset + " needs " + std::to_string(train.outputWidth())
+        throw SgdError(config.originOf("layers") + ": the last width is " + std::to_string(problem->spec.layers.back())
+            + " but " + dataName + " needs " + std::to_string(train.outputWidth())
             + (classification ? " outputs (one per class)" : " outputs (one per target)"));
+
+    TrainerSettings& s = run.settings;
+    s.workers = config.workers;
+    s.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
+    if (s.batch > train.size())
+        throw SgdError(config.originOf("batch") + ": " + std::to_string(s.batch) + " is larger than the training set ("
+            + std::to_string(train.size()) + " samples of " + dataName + ")");
+    s.accum = config.accum;
+    s.chunk = std::min(config.chunk, s.batch);
+    const int chunk = s.chunk > 0 ? s.chunk : defaultChunkSize(s.batch, problem->spec);
     {
-        // Refuse what cannot fit before allocating any of it.
-        TrainerSettings sizing;
-        sizing.workers = config.workers;
-        sizing.batch
-            = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
-        const int chunk
-            = config.chunk > 0 ? std::min(config.chunk, sizing.batch) : defaultChunkSize(sizing.batch, problem->spec);
-        std::string layers;
-        for (std::size_t i = 0; i < problem->spec.layers.size(); ++i)
-            layers += (i ? "," : "") + std::to_string(problem->spec.layers[i]);
-        requireMemory(modelMemoryBytes(problem->spec, sizing, chunk), "--layers",
-            "an MLP " + layers + " trained by " + std::to_string(config.workers)
-                + (config.workers == 1 ? " worker" : " workers") + " in both modes",
-            "Use smaller layers or fewer workers.");
+        // K micro-batches group whole chunks: with fewer chunks per worker than K, some would be empty and
+        // the option would not do what it says.
+        const int chunks = ChunkLayout(s.batch, chunk).chunkCount;
+        const int mostPerWorker = (chunks + s.workers - 1) / s.workers;
+        if (s.accum > mostPerWorker)
+            throw SgdError(config.originOf("accum") + ": " + std::to_string(s.accum)
+                + " micro-batches per worker need at least " + std::to_string(s.accum)
+                + " chunks per worker, but a batch of " + std::to_string(s.batch) + " is " + std::to_string(chunks)
+                + (chunks == 1 ? " chunk" : " chunks") + " of " + std::to_string(chunk) + " samples"
+                + (s.workers > 1 ? " for " + std::to_string(s.workers) + " workers" : "") + "; use --chunk "
+                + std::to_string(std::max(1, s.batch / (s.accum * s.workers))) + " or smaller, or fewer micro-batches");
     }
+    // Refuse what cannot fit before allocating any of it.
+    requireMemory(modelMemoryBytes(problem->spec, s, chunk), config.originOf("layers"),
+        "an MLP " + problem->spec.layersText() + " trained by " + std::to_string(config.workers)
+            + (config.workers == 1 ? " worker" : " workers") + " in both modes",
+        "Use smaller layers or fewer workers.");
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;
     if (!config.init.empty())
@@ -73,14 +88,6 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     else
         problem->initialParameters = initialParameters(problem->spec, problem->layout, config.weightInit, config.seed);
 
-    TrainerSettings& s = run.settings;
-    s.workers = config.workers;
-    s.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
-    if (s.batch > train.size())
-        throw SgdError("--batch: " + std::to_string(s.batch) + " is larger than the training set ("
-            + std::to_string(train.size()) + " samples of " + config.dataset + ")");
-    s.accum = config.accum;
-    s.chunk = std::min(config.chunk, s.batch);
     s.learningRate = config.lr;
     s.momentum = config.momentum;
     s.seed = config.seed;
@@ -93,8 +100,8 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
         : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
                             : perEpoch;
     if (run.steps > (std::numeric_limits<std::int64_t>::max() / 2) / s.batch)
-        throw SgdError("--steps: " + std::to_string(run.steps) + " updates of " + std::to_string(s.batch)
-            + " samples is too many");
+        throw SgdError(config.originOf(config.steps > 0 ? "steps" : "epochs") + ": " + std::to_string(run.steps)
+            + " updates of " + std::to_string(s.batch) + " samples is too many");
     s.sampleBudget = run.steps * s.batch;
     // Whole-set loss once per epoch, but no more than 200 times a run (it is not free on large sets).
     const std::int64_t evalEvery = config.evalEvery >= 0

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "core/io/Json.h"
-#include "core/nn/ParameterLayout.h"
+#include "core/common/NamedValues.h"
+#include "core/data/CsvLoader.h"
+#include "core/nn/MlpSpec.h"
 #include "core/train/TrainerSettings.h"
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +18,29 @@ enum class RunMode
     Async,
     Both
 };
+inline constexpr NameTable<RunMode, 3> runModeNames {
+    {{"sync", RunMode::Sync}, {"async", RunMode::Async}, {"both", RunMode::Both}}};
 
-/// A fully resolved, validated run configuration: presets, --config files and command-line options all
-/// end up here. Field names follow the options (--workers -> workers).
+enum class DatasetKind
+{
+    Parabola,
+    Blobs,
+    FashionMnist,
+    Idx,
+    Csv
+};
+inline constexpr NameTable<DatasetKind, 5> datasetNames {
+    {{"parabola", DatasetKind::Parabola}, {"blobs", DatasetKind::Blobs}, {"fashion-mnist", DatasetKind::FashionMnist},
+        {"idx", DatasetKind::Idx}, {"csv", DatasetKind::Csv}}};
+/// Generated data sets read no file.
+inline bool isGenerated(DatasetKind d)
+{
+    return d == DatasetKind::Parabola || d == DatasetKind::Blobs;
+}
+
+/// A fully resolved run configuration: presets, --config files and command-line options all end up here
+/// (run/ConfigBuilder.h), each option declared once in the option table (run/Options.h). Field names follow
+/// the options (--workers -> workers).
 struct RunConfig
 {
     std::string preset;
@@ -38,10 +58,10 @@ struct RunConfig
     Activation activation = Activation::Tanh;
     LossKind loss = LossKind::MeanSquaredError;
     WeightInit weightInit = WeightInit::StandardNormal;
-    std::string dataset = "parabola";
-    std::int64_t samples = 0; // parabola: points; loaded sets: keep the first N (0: all)
+    DatasetKind dataset = DatasetKind::Parabola;
+    std::int64_t samples = 0; // parabola/blobs: points; loaded sets: keep the first N (0: all)
     std::string data; // CSV file or IDX folder
-    std::string csvHeader = "auto";
+    CsvOptions::Header csvHeader = CsvOptions::Header::Auto;
     std::vector<std::string> targets;
     std::vector<Straggler> slow;
     double jitter = 0.0;
@@ -52,52 +72,28 @@ struct RunConfig
     std::string saveParams; // write final parameters here (sync run's when both)
     std::string out; // output folder (headless)
     std::string trace; // Chrome trace-event JSON of the worker timeline
-};
 
-/// One option of the run configuration, as documented by --help.
-struct OptionInfo
-{
-    std::string name; // without dashes
-    std::string valueName; // e.g. "P", "FILE"; empty for flags
-    std::string help;
-};
-const std::vector<OptionInfo>& runOptions();
-
-/// Collects settings from presets, config files and the command line, later ones overriding earlier ones,
-/// remembering where each came from so that an error names it ("--workers" or "field \"workers\" of
-/// config file 'run.json'").
-class ConfigBuilder
-{
-public:
-    /// Applies a preset by name (throws SgdError listing the presets if unknown).
-    void applyPreset(const std::string& name, const std::string& origin);
-    /// Applies a JSON object (a --config file or a preset); unknown keys are errors.
-    void applyJson(const Json& object, const std::string& what);
-    /// Applies one command-line option (name without dashes) with its text value.
-    void applyOption(const std::string& name, const std::string& value);
-
-    /// Validates and converts everything; throws SgdError naming the option or field.
-    RunConfig resolve() const;
-
-private:
-    struct Setting
+    /// Where each option's value came from, for messages about combinations found later (e.g. a preset's
+    /// layers that do not fit the user's data): "--layers", "field \"layers\" of config file 'run.json'",
+    /// "--layers (from preset 'parabola')".
+    std::map<std::string, std::string> origins;
+    std::string originOf(const std::string& option) const
     {
-        Json value;
-        std::string origin;
-    };
-    void setValue(const std::string& key, Json value, const std::string& origin, bool append);
-    std::map<std::string, Setting> m_settings;
-    std::vector<std::string> m_order;
+        const auto it = origins.find(option);
+        return it == origins.end() ? "--" + option : it->second;
+    }
+
+    bool runsSync() const { return mode != RunMode::Async; }
+    bool runsAsync() const { return mode != RunMode::Sync; }
 };
 
-std::vector<std::string> presetNames();
-/// Parses the --layers text "784,256,10".
-std::vector<int> parseLayers(const std::string& text, const std::string& origin);
-/// Parses a --slow value "W:F".
-Straggler parseStraggler(const std::string& text, const std::string& origin);
-
-std::string toString(RunMode m);
-/// The configuration as JSON (keys as the options): echoed in summary.json.
-Json toJson(const RunConfig& config);
+inline std::string toString(RunMode m)
+{
+    return nameOf(runModeNames, m);
+}
+inline std::string toString(DatasetKind d)
+{
+    return nameOf(datasetNames, d);
+}
 
 } // namespace sgdscope

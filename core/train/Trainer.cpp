@@ -20,38 +20,22 @@ constexpr int evalBlock = 1024; // samples per evaluation block (fixed: the loss
 constexpr int evalCapacity = 256;
 } // namespace
 
-void validateSettings(const TrainerSettings& s, const Problem& problem)
+namespace {
+/// The trainer's own preconditions (the user-facing checks, with option names and ranges, are
+/// validateSettings in run/SettingsCheck.h; this guards against a caller that skipped them).
+void requireUsable(const TrainerSettings& s, std::int64_t trainingSamples)
 {
-    const std::int64_t n = problem.train().size();
-    if (s.workers < 1 || s.workers > 256)
-        throw SgdError("--workers: " + std::to_string(s.workers) + " is not allowed; use an integer from 1 to 256");
-    if (s.batch < 1 || s.batch > n)
-        throw SgdError("--batch: " + std::to_string(s.batch) + " is not allowed; use 1 to " + std::to_string(n)
-            + " (the training set has " + std::to_string(n) + " samples)");
-    if (s.accum < 1 || s.accum > 4096)
-        throw SgdError("--accum: " + std::to_string(s.accum) + " is not allowed; use an integer from 1 to 4096");
-    if (s.chunk < 0 || s.chunk > s.batch)
-        throw SgdError("--chunk: " + std::to_string(s.chunk)
-            + " is not allowed; use 0 (automatic) or 1 to the batch size " + std::to_string(s.batch));
-    if (!std::isfinite(s.learningRate) || s.learningRate <= 0 || s.learningRate > 1e6)
-        throw SgdError("--lr: " + std::to_string(s.learningRate)
-            + " is not allowed; use a finite number above 0 (and at most 1e6)");
-    if (!std::isfinite(s.momentum) || s.momentum < 0 || s.momentum >= 1)
-        throw SgdError("--momentum: " + std::to_string(s.momentum)
-            + " is not allowed; use a number from 0 up to (not including) 1");
-    if (s.sampleBudget < 1)
-        throw SgdError("--steps: the run would train on no samples; use at least 1 step");
-    if (!std::isfinite(s.jitter) || s.jitter < 0 || s.jitter > 4)
-        throw SgdError("--jitter: " + std::to_string(s.jitter) + " is not allowed; use a number from 0 to 4");
-    for (const auto& slow : s.stragglers) {
-        if (slow.worker < 0 || slow.worker >= s.workers)
-            throw SgdError("--slow: worker " + std::to_string(slow.worker) + " does not exist; workers are 0 to "
-                + std::to_string(s.workers - 1));
-        if (!std::isfinite(slow.factor) || slow.factor < 1 || slow.factor > 1000)
-            throw SgdError("--slow: factor " + std::to_string(slow.factor) + " for worker "
-                + std::to_string(slow.worker) + " is not allowed; use a number from 1 to 1000");
-    }
+    bool usable = s.workers >= 1 && s.batch >= 1 && s.batch <= trainingSamples && s.accum >= 1 && s.chunk >= 0
+        && s.chunk <= s.batch && s.learningRate > 0 && s.momentum >= 0 && s.momentum < 1 && s.sampleBudget >= 1
+        && s.jitter >= 0;
+    for (const auto& slow : s.stragglers)
+        usable = usable && slow.worker >= 0 && slow.worker < s.workers && slow.factor >= 1;
+    if (!usable)
+        throw SgdError("trainer settings out of range (workers " + std::to_string(s.workers) + ", batch "
+            + std::to_string(s.batch) + ", accum " + std::to_string(s.accum) + ", chunk " + std::to_string(s.chunk)
+            + "); check them with validateSettings first");
 }
+} // namespace
 
 Trainer::Trainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
     : m_problem(std::move(problem))
@@ -60,7 +44,7 @@ Trainer::Trainer(std::shared_ptr<const Problem> problem, TrainerSettings setting
     , m_order(m_problem->train().size(), m_settings.seed)
     , m_params(m_problem->initialParameters)
 {
-    validateSettings(m_settings, *m_problem);
+    requireUsable(m_settings, m_problem->train().size());
     m_totals.resize(static_cast<std::size_t>(m_settings.workers));
     m_nextEvalSamples
         = m_settings.evalEverySamples > 0 ? m_settings.evalEverySamples : std::numeric_limits<std::int64_t>::max();
@@ -73,7 +57,7 @@ void Trainer::reconfigure(const TrainerSettings& settings)
     TrainerSettings next = settings;
     next.seed = m_settings.seed; // the data order carries on
     next.sampleBudget = m_settings.sampleBudget;
-    validateSettings(next, *m_problem);
+    requireUsable(next, m_problem->train().size());
     m_settings = std::move(next);
     if (m_totals.size() < static_cast<std::size_t>(m_settings.workers))
         m_totals.resize(static_cast<std::size_t>(m_settings.workers));

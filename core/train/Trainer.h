@@ -124,7 +124,4 @@ private:
     int m_workspaceCapacity = 0;
 };
 
-/// Validates settings against the problem; throws SgdError naming the setting (as a command-line option).
-void validateSettings(const TrainerSettings& settings, const Problem& problem);
-
 } // namespace sgdscope

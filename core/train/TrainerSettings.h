@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/common/NamedValues.h"
+
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -25,6 +27,10 @@ enum class AsyncLearningRate
     Constant,
     Staleness
 };
+inline constexpr NameTable<AsyncApply, 2> asyncApplyNames {
+    {{"lock", AsyncApply::Lock}, {"lockfree", AsyncApply::LockFree}}};
+inline constexpr NameTable<AsyncLearningRate, 2> asyncLearningRateNames {
+    {{"constant", AsyncLearningRate::Constant}, {"staleness", AsyncLearningRate::Staleness}}};
 
 /// Everything a trainer needs besides the problem. The window may change workers, batch, accum, lr,
 /// stragglers and jitter between updates (see Trainer::reconfigure).

@@ -1,6 +1,7 @@
 // libFuzzer target: a --config JSON file, through the same path as the command line's --config.
 #include "app/CommandLine.h"
 #include "core/common/Error.h"
+#include "core/io/Json.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const sgdscope::SgdError&) {
     }
     try {
-        sgdscope::Json::parse(text, "fuzz.json").dump(2);
+        (void)sgdscope::dumpJson(sgdscope::parseJson(text, "fuzz.json"), 2);
     } catch (const sgdscope::SgdError&) {
     }
     return 0;

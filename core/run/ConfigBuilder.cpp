@@ -1,0 +1,139 @@
+#include "core/run/ConfigBuilder.h"
+
+#include "core/common/Error.h"
+#include "core/run/Options.h"
+#include "core/run/Presets.h"
+
+#include <filesystem>
+
+namespace sgdscope {
+
+std::vector<std::string> presetNames()
+{
+    return option("preset").choices;
+}
+
+void ConfigBuilder::applyPreset(const std::string& name, const std::string& origin)
+{
+    const OptionValue checked = option("preset").parse(Json(name), origin);
+    for (const auto& p : builtinPresetTexts()) {
+        if (checked.text == p.name) {
+            const std::string what = "preset '" + checked.text + "'";
+            const Json preset = parseJson(p.json, what);
+            applyObject(preset, what, false);
+            if (const Json* d = member(preset, "dataset"); d && d->is_string())
+                m_presetDataset = d->get<std::string>();
+            m_settings["preset"] = Setting {Json(checked.text), origin, true, origin};
+            return;
+        }
+    }
+}
+
+void ConfigBuilder::applyJson(const Json& object, const std::string& what)
+{
+    applyObject(object, what, true);
+}
+
+void ConfigBuilder::applyObject(const Json& object, const std::string& what, bool fromUser)
+{
+    if (!object.is_object())
+        throw SgdError(what + ": expected a JSON object of options, got " + typeName(object));
+    for (const auto& [key, value] : object.items()) {
+        const std::string origin = "field \"" + key + "\" of " + what;
+        if (key == "config" || key == "headless" || key == "help")
+            throw SgdError(origin + ": not allowed in a configuration file");
+        const OptionSpec* spec = findOption(key);
+        if (!spec)
+            throw SgdError(origin + ": unknown field; allowed fields are the options of --help without dashes");
+        if (value.is_null())
+            throw SgdError(origin + ": null is not a value; leave the field out instead");
+        if (value.is_object() || value.is_boolean())
+            throw SgdError(origin + ": expected a number or a string, got " + typeName(value));
+        if (value.is_array() && spec->type != OptionType::List)
+            throw SgdError(origin + ": expected a number or a string, got an array");
+        m_settings[key] = Setting {value, origin, fromUser, what};
+    }
+}
+
+void ConfigBuilder::applyOption(const std::string& name, const std::string& value)
+{
+    const std::string origin = "--" + name;
+    const OptionSpec* spec = findOption(name);
+    if (!spec)
+        throw SgdError(origin + ": unknown option; see --help for the list");
+    auto it = m_settings.find(name);
+    if (spec->repeatable && it != m_settings.end() && it->second.origin == origin) {
+        it->second.value.push_back(value); // --slow 0:4 --slow 1:2
+        return;
+    }
+    m_settings[name] = Setting {spec->repeatable ? Json::array({value}) : Json(value), origin, true, origin};
+}
+
+RunConfig ConfigBuilder::resolve() const
+{
+    RunConfig c;
+    auto setting = [&](const std::string& key) -> const Setting* {
+        const auto it = m_settings.find(key);
+        return it == m_settings.end() ? nullptr : &it->second;
+    };
+    for (const OptionSpec& spec : optionTable()) {
+        if (const Setting* s = setting(spec.name)) {
+            spec.store(c, spec.parse(s->value, s->origin), s->origin);
+            c.origins[spec.name] = s->fromUser ? s->origin : "--" + spec.name + " (from " + s->source + ")";
+        }
+    }
+
+    const Setting* steps = setting("steps");
+    const Setting* epochs = setting("epochs");
+    if (steps && epochs) {
+        // The user's choice replaces the preset's (a preset's epochs, the user's --steps).
+        if (steps->fromUser == epochs->fromUser)
+            throw SgdError(steps->origin + ": cannot be combined with " + epochs->origin + "; give one of them");
+        if (steps->fromUser)
+            c.epochs = 0;
+        else
+            c.steps = 0;
+    }
+
+    // --data without --dataset: a folder holds IDX files, a file is CSV.
+    const Setting* data = setting("data");
+    const Setting* dataset = setting("dataset");
+    if (data && data->fromUser && !(dataset && dataset->fromUser)) {
+        std::error_code ec;
+        const auto status = std::filesystem::status(c.data, ec);
+        if (!std::filesystem::exists(status))
+            throw SgdError(data->origin + ": '" + c.data + "' does not exist");
+        if (std::filesystem::is_directory(status)) {
+            if (c.dataset != DatasetKind::FashionMnist)
+                c.dataset = DatasetKind::Idx;
+        } else {
+            c.dataset = DatasetKind::Csv;
+        }
+        c.origins["dataset"] = data->origin + " (a " + (c.dataset == DatasetKind::Csv ? "file" : "folder") + ")";
+    }
+
+    // A preset's sample count belongs to its own data set: it does not cut the user's data.
+    const Setting* samples = setting("samples");
+    if (samples && !samples->fromUser && toString(c.dataset) != m_presetDataset)
+        c.samples = 0;
+
+    if (const Setting* slow = setting("slow")) {
+        for (const auto& s : c.slow) {
+            if (s.worker >= c.workers)
+                throw SgdError(slow->origin + ": worker " + std::to_string(s.worker) + " does not exist; with "
+                    + std::to_string(c.workers) + " workers they are 0 to " + std::to_string(c.workers - 1));
+        }
+    }
+
+    // Every option the user gave must take effect.
+    for (const OptionSpec& spec : optionTable()) {
+        const Setting* s = setting(spec.name);
+        if (!s || !s->fromUser || !spec.whyInapplicable)
+            continue;
+        if (const std::string why = spec.whyInapplicable(c); !why.empty())
+            throw SgdError(s->origin + ": " + why);
+    }
+    return c;
+}
+
+} // namespace sgdscope

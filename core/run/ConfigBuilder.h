@@ -1,0 +1,49 @@
+#pragma once
+
+#include "core/io/Json.h"
+#include "core/run/RunConfig.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sgdscope {
+
+/// Collects settings from a preset, a --config file and the command line, later sources overriding earlier
+/// ones (command line over file over preset), remembering where each came from so that an error names it
+/// ("--workers" or "field \"workers\" of config file 'run.json'").
+///
+/// resolve() checks every value against the option table (run/Options.h) and then that every option the
+/// user gave (command line or --config file, not the preset) takes effect: an option that would be ignored
+/// by the rest of the configuration is refused with the reason ("--async-apply: applies to async runs only,
+/// but --mode is sync"). --data without --dataset chooses the data set from what the path is: a folder is
+/// read as IDX files, a file as CSV.
+class ConfigBuilder
+{
+public:
+    /// Applies a preset by name (throws SgdError listing the presets if unknown).
+    void applyPreset(const std::string& name, const std::string& origin);
+    /// Applies a JSON object of options (a --config file); unknown keys are errors.
+    void applyJson(const Json& object, const std::string& what);
+    /// Applies one command-line option (name without dashes) with its text value.
+    void applyOption(const std::string& name, const std::string& value);
+
+    /// Validates and converts everything; throws SgdError naming the option or field.
+    RunConfig resolve() const;
+
+private:
+    struct Setting
+    {
+        Json value;
+        std::string origin;
+        bool fromUser = true; // the command line or a --config file, not a preset
+        std::string source; // "preset 'parabola'", "config file 'run.json'", "--workers"
+    };
+    void applyObject(const Json& object, const std::string& what, bool fromUser);
+    std::map<std::string, Setting> m_settings;
+    std::string m_presetDataset; // the data set the preset's own settings (e.g. its sample count) are for
+};
+
+std::vector<std::string> presetNames();
+
+} // namespace sgdscope

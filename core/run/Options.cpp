@@ -1,0 +1,441 @@
+#include "core/run/Options.h"
+
+#include "core/common/Error.h"
+#include "core/run/Presets.h"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+namespace sgdscope {
+
+namespace {
+
+constexpr double maxStragglerFactor = 1000.0;
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator = " | ")
+{
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i ? separator : "") + items[i];
+    return out;
+}
+
+bool parseDoubleText(const std::string& text, double& out)
+{
+    std::string_view s = text;
+    if (!s.empty() && s.front() == '+')
+        s.remove_prefix(1);
+    if (s.empty())
+        return false;
+    // from_chars accepts "nan" and "inf": they are reported as not allowed rather than as non-numbers.
+    const auto result = std::from_chars(s.data(), s.data() + s.size(), out);
+    return result.ec == std::errc() && result.ptr == s.data() + s.size();
+}
+
+std::vector<std::string> splitList(const std::string& text)
+{
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', start);
+        items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos)
+            return items;
+        start = comma + 1;
+    }
+}
+
+template<typename E, std::size_t N>
+std::vector<std::string> namesOf(const NameTable<E, N>& table)
+{
+    std::vector<std::string> names;
+    for (const auto& entry : table)
+        names.emplace_back(entry.name);
+    return names;
+}
+
+// ---- builders: one per kind of field, so that each option below is one declaration ----------------------
+
+OptionSpec base(std::string name, std::string valueName, OptionType type, std::string help)
+{
+    OptionSpec o;
+    o.name = std::move(name);
+    o.valueName = std::move(valueName);
+    o.type = type;
+    o.help = std::move(help);
+    return o;
+}
+
+template<typename T>
+OptionSpec integer(
+    std::string name, std::string valueName, double min, double max, T RunConfig::*field, std::string help)
+{
+    OptionSpec o = base(std::move(name), std::move(valueName), OptionType::Integer, std::move(help));
+    o.min = min;
+    o.max = max;
+    o.store = [field](RunConfig& c, const OptionValue& v, const std::string&) { c.*field = static_cast<T>(v.number); };
+    o.load = [field](const RunConfig& c) { return Json(c.*field); };
+    return o;
+}
+
+OptionSpec number(std::string name, std::string valueName, double min, bool minExclusive, double max, bool maxExclusive,
+    double RunConfig::*field, std::string help)
+{
+    OptionSpec o = base(std::move(name), std::move(valueName), OptionType::Number, std::move(help));
+    o.min = min;
+    o.max = max;
+    o.minExclusive = minExclusive;
+    o.maxExclusive = maxExclusive;
+    o.store = [field](RunConfig& c, const OptionValue& v, const std::string&) { c.*field = v.number; };
+    o.load = [field](const RunConfig& c) { return Json(c.*field); };
+    return o;
+}
+
+template<typename E, std::size_t N>
+OptionSpec choice(
+    std::string name, std::string valueName, const NameTable<E, N>& table, E RunConfig::*field, std::string help)
+{
+    OptionSpec o = base(std::move(name), std::move(valueName), OptionType::Choice, std::move(help));
+    o.choices = namesOf(table);
+    o.store = [field, &table](
+                  RunConfig& c, const OptionValue& v, const std::string&) { c.*field = *valueNamed(table, v.text); };
+    o.load = [field, &table](const RunConfig& c) { return Json(nameOf(table, c.*field)); };
+    return o;
+}
+
+OptionSpec path(std::string name, std::string valueName, std::string RunConfig::*field, std::string help)
+{
+    OptionSpec o = base(std::move(name), std::move(valueName), OptionType::Text, std::move(help));
+    o.pathValue = true;
+    o.store = [field](RunConfig& c, const OptionValue& v, const std::string&) { c.*field = v.text; };
+    o.load = [field](const RunConfig& c) { return c.*field == "" ? Json() : Json(c.*field); };
+    return o;
+}
+
+std::string onlyForCsv(const RunConfig& c)
+{
+    return c.dataset == DatasetKind::Csv
+        ? std::string()
+        : "applies to CSV data only (--dataset csv), but the data set is " + toString(c.dataset);
+}
+
+std::string onlyForAsync(const RunConfig& c)
+{
+    return c.runsAsync() ? std::string() : "applies to async runs only, but --mode is sync";
+}
+
+std::vector<OptionSpec> makeTable()
+{
+    std::vector<OptionSpec> t;
+
+    OptionSpec preset = base("preset", "NAME", OptionType::Choice,
+        "start from a preset (default parabola); the options below override its settings");
+    for (const auto& p : builtinPresetTexts())
+        preset.choices.emplace_back(p.name);
+    preset.store = [](RunConfig& c, const OptionValue& v, const std::string&) { c.preset = v.text; };
+    preset.load = [](const RunConfig& c) { return c.preset.empty() ? Json() : Json(c.preset); };
+    t.push_back(preset);
+
+    t.push_back(choice("mode", "M", runModeNames, &RunConfig::mode,
+        "sync | async | both (default both: the same data, seed and samples, one after the other)"));
+    OptionSpec workers = integer("workers", "P", 1, 256, &RunConfig::workers, "worker threads, 1 to 256 (default 1)");
+    workers.windowMax = 32;
+    t.push_back(workers);
+    t.push_back(
+        integer("batch", "B", 1, 1 << 30, &RunConfig::batch, "samples per update (default: the whole training set)"));
+    OptionSpec accum = integer("accum", "K", 1, 4096, &RunConfig::accum,
+        "micro-batches per worker per update, 1 to 4096 (default 1); each is a run of whole chunks");
+    accum.windowMax = 16;
+    t.push_back(accum);
+    t.push_back(integer("chunk", "C", 1, 1 << 30, &RunConfig::chunk,
+        "samples per chunk of the fixed reduction (default: automatic, see README)"));
+    OptionSpec steps = integer("steps", "S", 1, 1e12, &RunConfig::steps,
+        "sync updates; async trains on the same S x B samples (not with --epochs)");
+    steps.load = [](const RunConfig& c) { return c.steps > 0 ? Json(c.steps) : Json(); };
+    t.push_back(steps);
+    OptionSpec epochs = number(
+        "epochs", "E", 0, true, 1e6, false, &RunConfig::epochs, "alternative to --steps: passes over the training set");
+    epochs.load = [](const RunConfig& c) { return c.epochs > 0 ? Json(c.epochs) : Json(); };
+    t.push_back(epochs);
+    t.push_back(number("lr", "X", 0, true, 1e6, false, &RunConfig::lr, "learning rate, above 0"));
+    t.push_back(number("momentum", "M", 0, false, 1, true, &RunConfig::momentum,
+        "SGD momentum, 0 <= M < 1 (default 0), as torch.optim.SGD"));
+    t.push_back(integer("seed", "N", 0, 9007199254740991.0, &RunConfig::seed,
+        "seed for the initial weights, data order and jitter (default 0)"));
+
+    OptionSpec layers = base("layers", "LIST", OptionType::List,
+        "layer widths, e.g. 1,5,1 (first = input features, last = outputs; default: no hidden layer)");
+    layers.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        c.layers = parseLayers(joined(v.items, ","), origin);
+    };
+    layers.load = [](const RunConfig& c) {
+        MlpSpec spec;
+        spec.layers = c.layers;
+        return Json(spec.layersText());
+    };
+    t.push_back(layers);
+    OptionSpec activation = choice("activation", "A", activationNames, &RunConfig::activation,
+        "hidden-layer activation (needs a hidden layer): tanh | relu | sigmoid | identity");
+    activation.whyInapplicable = [](const RunConfig& c) {
+        return c.layers.size() > 2
+            ? std::string()
+            : "the model has no hidden layer, so no activation is applied; give --layers with a hidden layer "
+              "(e.g. --layers 1,5,1)";
+    };
+    t.push_back(activation);
+    t.push_back(choice("loss", "L", lossNames, &RunConfig::loss, "mse | cross-entropy"));
+    OptionSpec init = choice("weight-init", "I", weightInitNames, &RunConfig::weightInit,
+        "normal (standard normal, as the seed example) | he | glorot (not with --init)");
+    init.whyInapplicable = [](const RunConfig& c) {
+        return c.init.empty() ? std::string()
+                              : "the initial parameters come from --init '" + c.init + "'; give one of the two";
+    };
+    t.push_back(init);
+
+    t.push_back(choice("dataset", "NAME", datasetNames, &RunConfig::dataset,
+        "parabola | blobs | fashion-mnist | idx (MNIST-style folder) | csv (default: from --data if given)"));
+    t.push_back(integer("samples", "N", 1, 4294967296.0, &RunConfig::samples,
+        "parabola/blobs: number of points; loaded sets: use the first N training samples"));
+    OptionSpec data = path("data", "PATH", &RunConfig::data,
+        "CSV file, or a folder of MNIST-style IDX files (train-*, t10k-*); without --dataset: csv or idx");
+    data.whyInapplicable = [](const RunConfig& c) {
+        return isGenerated(c.dataset) ? "the data set " + toString(c.dataset)
+                + " is generated and reads no file; use --dataset csv or idx (or leave --dataset out)"
+                                      : std::string();
+    };
+    t.push_back(data);
+    OptionSpec header = choice("csv-header", "H", csvHeaderNames, &RunConfig::csvHeader,
+        "CSV only: auto | yes | no (default auto: a first line that is not all numbers is a header)");
+    header.whyInapplicable = onlyForCsv;
+    t.push_back(header);
+    OptionSpec targets = base("targets", "LIST", OptionType::List,
+        "CSV only: target columns, by 0-based index or header name (default: the last column)");
+    targets.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        for (const auto& item : v.items) {
+            if (item.empty())
+                throw SgdError(origin + ": an empty column name is not allowed");
+        }
+        c.targets = v.items;
+    };
+    targets.load = [](const RunConfig& c) { return c.targets.empty() ? Json() : Json(c.targets); };
+    targets.whyInapplicable = onlyForCsv;
+    t.push_back(targets);
+
+    OptionSpec slow = base("slow", "W:F", OptionType::List, "worker W is F times slower (repeatable)");
+    slow.repeatable = true;
+    slow.max = maxStragglerFactor;
+    slow.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        c.slow.clear();
+        for (const auto& item : v.items)
+            c.slow.push_back(parseStraggler(item, origin));
+    };
+    slow.load = [](const RunConfig& c) {
+        Json list = Json::array();
+        for (const auto& s : c.slow)
+            list.push_back(std::to_string(s.worker) + ":" + formatNumber(s.factor));
+        return list;
+    };
+    t.push_back(slow);
+    OptionSpec jitter = number("jitter", "SIGMA", 0, false, 4, false, &RunConfig::jitter,
+        "random compute-time factor exp(SIGMA x z), z standard normal, seeded");
+    t.push_back(jitter);
+    OptionSpec apply = choice("async-apply", "A", asyncApplyNames, &RunConfig::asyncApply,
+        "async only: lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!)");
+    apply.whyInapplicable = onlyForAsync;
+    t.push_back(apply);
+    OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
+        "async only: constant | staleness (lr / max(1, staleness), Zhang et al. 2016)");
+    asyncLr.whyInapplicable = onlyForAsync;
+    t.push_back(asyncLr);
+    t.push_back(integer("eval-every", "N", 0, 1e12, &RunConfig::evalEvery,
+        "loss on the whole training set every N sync updates (0: only at the end; default: automatic)"));
+    t.push_back(path(
+        "init", "FILE", &RunConfig::init, "initial parameters from a safetensors file (PyTorch nn.Sequential names)"));
+    t.push_back(path("save-params", "FILE", &RunConfig::saveParams,
+        "write the final parameters (safetensors F32; the sync run's when --mode both)"));
+    t.push_back(path("out", "DIR", &RunConfig::out, "output folder (headless)"));
+    t.push_back(path("trace", "FILE", &RunConfig::trace,
+        "write the worker timeline as Chrome trace-event JSON (Perfetto, chrome://tracing)"));
+    return t;
+}
+
+} // namespace
+
+std::string OptionSpec::allowedText() const
+{
+    switch (type) {
+    case OptionType::Integer:
+        return "use an integer from " + formatNumber(min) + " to " + formatNumber(max);
+    case OptionType::Number:
+        if (minExclusive && !maxExclusive)
+            return "use a finite number above " + formatNumber(min) + " (at most " + formatNumber(max) + ")";
+        if (!minExclusive && maxExclusive)
+            return "use a number from " + formatNumber(min) + " up to (not including) " + formatNumber(max);
+        return "use a number from " + formatNumber(min) + " to " + formatNumber(max);
+    case OptionType::Choice:
+        return "use " + joined(choices);
+    case OptionType::Text:
+        return pathValue ? "give a file or folder name" : "give a text";
+    case OptionType::List:
+        return "give a comma-separated list";
+    }
+    return {};
+}
+
+void OptionSpec::checkNumber(double value, const std::string& origin) const
+{
+    const bool belowMin = minExclusive ? !(value > min) : !(value >= min);
+    const bool aboveMax = maxExclusive ? !(value < max) : !(value <= max);
+    if (!std::isfinite(value) || belowMin || aboveMax)
+        throw SgdError(origin + ": " + formatNumber(value) + " is not allowed; " + allowedText());
+}
+
+OptionValue OptionSpec::parse(const Json& value, const std::string& origin) const
+{
+    OptionValue out;
+    auto text = [&]() -> std::string {
+        if (!value.is_string())
+            throw SgdError(origin + ": expected a string, got " + typeName(value));
+        return value.get<std::string>();
+    };
+    switch (type) {
+    case OptionType::Integer:
+    case OptionType::Number: {
+        const std::string allowed = allowedText();
+        double d = 0.0;
+        if (value.is_number())
+            d = value.get<double>();
+        else if (!value.is_string() || !parseDoubleText(value.get<std::string>(), d))
+            throw SgdError(origin + ": " + shownValue(value) + " is not a number; " + allowed);
+        if (type == OptionType::Integer && std::isfinite(d) && d != std::floor(d))
+            throw SgdError(origin + ": " + shownValue(value) + " is not an integer; " + allowed);
+        const bool belowMin = minExclusive ? !(d > min) : !(d >= min);
+        const bool aboveMax = maxExclusive ? !(d < max) : !(d <= max);
+        if (!std::isfinite(d) || belowMin || aboveMax)
+            throw SgdError(origin + ": " + shownValue(value) + " is not allowed; " + allowed);
+        out.number = d;
+        break;
+    }
+    case OptionType::Choice: {
+        out.text = text();
+        bool known = false;
+        for (const auto& c : choices)
+            known = known || c == out.text;
+        if (!known)
+            throw SgdError(origin + ": unknown " + (name == "preset" ? "preset " : "value ") + shownValue(value)
+                + "; use " + joined(choices));
+        break;
+    }
+    case OptionType::Text:
+        out.text = text();
+        if (out.text.empty())
+            throw SgdError(origin + ": an empty " + std::string(pathValue ? "path" : "text") + " is not allowed");
+        break;
+    case OptionType::List:
+        if (value.is_array()) {
+            for (const auto& item : value) {
+                if (item.is_number())
+                    out.items.push_back(formatNumber(item.get<double>()));
+                else if (item.is_string())
+                    out.items.push_back(item.get<std::string>());
+                else
+                    throw SgdError(origin + ": expected numbers or strings in the list, got " + typeName(item));
+            }
+        } else {
+            out.items = splitList(text());
+        }
+        break;
+    }
+    return out;
+}
+
+const std::vector<OptionSpec>& optionTable()
+{
+    static const std::vector<OptionSpec> table = makeTable();
+    return table;
+}
+
+const OptionSpec* findOption(std::string_view name)
+{
+    for (const auto& o : optionTable()) {
+        if (o.name == name)
+            return &o;
+    }
+    return nullptr;
+}
+
+const OptionSpec& option(std::string_view name)
+{
+    if (const OptionSpec* o = findOption(name))
+        return *o;
+    throw std::logic_error("no option named " + std::string(name));
+}
+
+std::string shownValue(const Json& value)
+{
+    if (value.is_string()) {
+        const std::string& full = value.get_ref<const std::string&>();
+        std::string s = full.substr(0, 60);
+        for (char& c : s) {
+            if (static_cast<unsigned char>(c) < 0x20)
+                c = '?';
+        }
+        return "'" + s + (full.size() > 60 ? "...'" : "'");
+    }
+    if (value.is_number())
+        return formatNumber(value.get<double>());
+    return dumpJson(value, -1).substr(0, 60);
+}
+
+std::vector<int> parseLayers(const std::string& text, const std::string& origin)
+{
+    std::vector<int> widths;
+    OptionSpec width = base("layers", "", OptionType::Integer, "");
+    width.min = 1;
+    width.max = 1 << 20;
+    for (const auto& item : splitList(text))
+        widths.push_back(static_cast<int>(width.parse(Json(item), origin + " (layer width)").number));
+    if (widths.size() < 2)
+        throw SgdError(origin + ": '" + text + "' has " + std::to_string(widths.size())
+            + " layer; give at least 2 widths (inputs and outputs), e.g. 1,5,1");
+    if (widths.size() > 64)
+        throw SgdError(origin + ": " + std::to_string(widths.size()) + " layers are too many; at most 64 are allowed");
+    return widths;
+}
+
+Straggler parseStraggler(const std::string& text, const std::string& origin)
+{
+    const std::size_t colon = text.find(':');
+    if (colon == std::string::npos)
+        throw SgdError(origin + ": '" + text + "' is not W:F (worker index, colon, slow-down factor), e.g. 0:4");
+    OptionSpec worker = base("slow", "", OptionType::Integer, "");
+    worker.max = option("workers").max - 1;
+    OptionSpec factor = base("slow", "", OptionType::Number, "");
+    factor.min = 1;
+    factor.max = maxStragglerFactor;
+    Straggler s;
+    s.worker
+        = static_cast<int>(worker.parse(Json(text.substr(0, colon)), origin + " (worker in '" + text + "')").number);
+    try {
+        s.factor = factor.parse(Json(text.substr(colon + 1)), origin).number;
+    } catch (const SgdError&) {
+        throw SgdError(origin + ": factor in '" + text + "' is not allowed; " + factor.allowedText());
+    }
+    return s;
+}
+
+Json configJson(const RunConfig& config)
+{
+    Json j = Json::object();
+    for (const auto& o : optionTable()) {
+        if (o.pathValue && (o.name == "out" || o.name == "save-params" || o.name == "trace"))
+            continue; // where the results went is not part of what was run
+        Json value = o.load(config);
+        if (!value.is_null())
+            j[o.name] = std::move(value);
+    }
+    return j;
+}
+
+} // namespace sgdscope
