@@ -43,9 +43,13 @@ public:
         , m_mode(mode)
     {
     }
-    void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override
+    void onWorkerTime(const WorkWindow& window, std::span<const Span> spans) override
     {
-        m_recorder.onUpdate(update, workers);
+        m_recorder.onWorkerTime(window, spans);
+    }
+    void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
+    {
+        m_recorder.onUpdate(update, figures);
     }
     void onEvaluation(const EvaluationRecord& e) override
     {
@@ -55,10 +59,11 @@ public:
         if (now - m_lastPrint < std::chrono::seconds(1))
             return;
         m_lastPrint = now;
-        std::fprintf(stderr, "%-5s %10lld samples  %7.2f s  training loss %.6g%s\n", modeName(m_mode),
+        std::fprintf(stderr, "%-5s %10lld samples  %7.2f s  training loss %.6g%s%s\n", modeName(m_mode),
             static_cast<long long>(e.samples), e.seconds, e.trainLoss,
-            e.trainAccuracy >= 0 ? (", accuracy " + formatNumber(std::round(e.trainAccuracy * 1e4) / 1e4)).c_str()
-                                 : "");
+            e.trainAccuracy >= 0 ? (", accuracy " + formatNumber(std::round(e.trainAccuracy * 1e4) / 1e4)).c_str() : "",
+            e.testAccuracy >= 0 ? (", test accuracy " + formatNumber(std::round(e.testAccuracy * 1e4) / 1e4)).c_str()
+                                : "");
     }
     bool stopRequested() override { return g_signal.load(std::memory_order_relaxed) != 0; }
 
@@ -137,9 +142,9 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
             std::fprintf(stderr,
                 "%-5s done: %lld updates, %lld samples in %.3f s (%.0f samples/s), final loss %.6g%s%s%s\n",
                 modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
-                m.samplesPerSecond(), m.finalLoss,
-                m.testAccuracy >= 0
-                    ? (", test accuracy " + formatNumber(std::round(m.testAccuracy * 1e4) / 1e4)).c_str()
+                m.samplesPerSecond(), m.final.trainLoss,
+                m.final.testAccuracy >= 0
+                    ? (", test accuracy " + formatNumber(std::round(m.final.testAccuracy * 1e4) / 1e4)).c_str()
                     : "",
                 m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
             if (m.diverged)

@@ -1,6 +1,7 @@
 #include "app/HeadlessCharts.h"
 
 #include "core/common/Error.h"
+#include "ui/PointConversion.h"
 #include "ui/charts/RunCharts.h"
 
 #include <QApplication>
@@ -10,32 +11,25 @@
 namespace sgdscope {
 
 namespace {
-/// The recorded run in the window's own terms.
+/// The recorded run in the window's own terms (ui/PointConversion.h: the same conversion as the window's).
 void fill(ui::ModeSeries& series, const HeadlessModeRun& run)
 {
     ui::MetricsBatch batch;
     const int m = run.result.mode == Mode::Sync ? ui::SyncMode : ui::AsyncMode;
-    auto& points = batch.points[static_cast<std::size_t>(m)];
-    for (const auto& p : run.recorder.updates()) {
-        if (std::isfinite(p.batchLoss))
-            points.push_back({p.index, p.samples, p.seconds, p.batchLoss, p.staleness});
-    }
+    for (const auto& p : run.recorder.updates())
+        batch.points[static_cast<std::size_t>(m)].push_back(ui::lossPoint(p));
     for (const auto& e : run.recorder.evaluations())
-        batch.evals[static_cast<std::size_t>(m)].push_back(
-            {e.index, e.samples, e.seconds, e.trainLoss, e.trainAccuracy});
-    ui::ModeStatus& status = batch.status[static_cast<std::size_t>(m)];
-    status.valid = true;
-    status.updates = run.result.updates;
-    status.samples = run.result.samples;
-    status.seconds = run.result.seconds;
-    status.diverged = run.result.diverged;
-    status.divergedAt = run.result.divergedAt;
-    status.finished = true;
-    for (const WorkerTotals& w : run.result.workers)
-        status.workers.push_back({w.busySeconds, w.idleSeconds, w.applySeconds, w.updates});
-    status.stalenessCounts = run.result.staleness.counts();
-    status.meanStaleness = run.result.staleness.mean();
-    status.maxStaleness = run.result.staleness.max();
+        batch.evals[static_cast<std::size_t>(m)].push_back(ui::evalPoint(e));
+    const ModeResult& r = run.result;
+    ui::ModeProgress progress;
+    progress.updates = r.updates;
+    progress.samples = r.samples;
+    progress.seconds = r.seconds;
+    progress.diverged = r.diverged;
+    progress.divergedAt = r.divergedAt;
+    progress.finished = true;
+    progress.target = r.target;
+    batch.status[static_cast<std::size_t>(m)] = ui::modeStatus(r.metrics, progress);
     series.add(batch, m);
 }
 } // namespace

@@ -65,11 +65,11 @@ Json measure(const std::string& preset, const std::vector<std::pair<std::string,
             j["updates_to_target"] = reach.samples >= 0 ? Json(reach.updates) : Json(nullptr);
             j["budget_samples"] = r.samples;
             j["budget_seconds"] = std::round(r.seconds * 1e4) / 1e4;
-            j["final_train_loss"] = r.finalLoss;
-            j["idle_fraction"] = std::round(r.idleFraction() * 1e4) / 1e4;
-            j["mean_staleness"] = std::round(r.staleness.mean() * 1e3) / 1e3;
-            if (r.testAccuracy >= 0)
-                j["test_accuracy"] = r.testAccuracy;
+            j["final_train_loss"] = r.final.trainLoss;
+            j["idle_fraction"] = std::round(r.metrics.idleFraction() * 1e4) / 1e4;
+            j["mean_staleness"] = std::round(r.metrics.staleness().mean() * 1e3) / 1e3;
+            if (r.final.testAccuracy >= 0)
+                j["test_accuracy"] = r.final.testAccuracy;
             std::fprintf(stderr, "%s\n", j.dump(-1).c_str());
             runs.push_back(j);
         }

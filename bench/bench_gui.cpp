@@ -71,14 +71,14 @@ void feedSynthetic(MainWindow& window, std::int64_t updates)
             ModeStatus& s = batch.status[static_cast<std::size_t>(m)];
             s.valid = true;
             s.updates = done + perBatch;
-            s.workers.assign(8, WorkerTime {1.0, 0.5, 0.1, done});
+            s.workers.assign(8, WorkerTime {1.6, 1.0, 0.5, 0.1, 0.0, 0.0, done});
             s.stalenessCounts = {10, 20, 30, 40, 30, 20, 10, 5, 2, 1};
             for (int w = 0; w < 8; ++w) {
                 for (int b = 0; b < 40; ++b) {
                     TimeBin t;
                     t.worker = w;
                     t.bin = static_cast<std::int64_t>(done) / 20 + b;
-                    t.seconds = {0.0006f, 0.0001f, 0.0002f, 0.0001f};
+                    t.seconds = {0.0006f, 0.0001f, 0.0002f, 0.0001f, 0.0f};
                     batch.timeline[static_cast<std::size_t>(m)].push_back(t);
                 }
             }

@@ -3,6 +3,7 @@
 // both GEMM backends for the fashion model. Each figure: warm-up, then a window of about --seconds of
 // wall time, median of --reps windows.
 //   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion]
+#include "core/engines/TrainerFactory.h"
 #include "core/io/Json.h"
 #include "core/nn/Gemm.h"
 #include "core/run/ConfigBuilder.h"
@@ -43,7 +44,7 @@ Measurement measure(const PreparedRun& run, Mode mode, double seconds, int warmu
     TrainerSettings s = run.settings;
     s.sampleBudget = std::numeric_limits<std::int64_t>::max();
     s.evalEverySamples = 0;
-    auto trainer = makeTrainer(mode, run.problem, s);
+    auto trainer = makeTrainer(EngineKind::Threads, mode, run.problem, s);
     TrainingObserver quiet;
     trainer->run(RunLimits {warmupUpdates, std::numeric_limits<double>::infinity()}, quiet);
     // Calibrate the number of updates to the window, then time them on the wall clock.

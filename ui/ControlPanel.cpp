@@ -1,6 +1,8 @@
 #include "ui/ControlPanel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -69,9 +71,10 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_presetSummary->setWordWrap(true);
     m_presetSummary->setStyleSheet(QStringLiteral("color:#555"));
 
-    m_workers = slider(1, 32, tr("Worker threads P; both modes use the same number. Applies live."));
+    m_workers = slider(
+        1, Controller::windowMaximum("workers"), tr("Worker threads P; both modes use the same number. Applies live."));
     m_batch = slider(0, 0, tr("Samples per sync update (async: split over the workers, one push each). Applies live."));
-    m_accum = slider(1, 16,
+    m_accum = slider(1, Controller::windowMaximum("accum"),
         tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
            "same result as the whole slice at once. Applies live."));
     m_lr = slider(0, 4 * lrStepsPerDecade, tr("Learning rate (log scale). Applies live."));
@@ -92,12 +95,27 @@ ControlPanel::ControlPanel(QWidget* parent)
         tr("How async workers apply their gradients: in a short critical section, or element by element "
            "without a lock. Applies live."));
 
+    m_target = new QComboBox;
+    m_target->addItems({tr("none"), tr("test accuracy \u2265"), tr("training loss \u2264")});
+    m_target->setToolTip(
+        tr("Time to target: each mode's clock and samples when its whole-set evaluation first reaches it "
+           "(test accuracy needs a data set with a test set). Applies live."));
+    m_targetValue = new QDoubleSpinBox;
+    m_targetValue->setDecimals(4);
+    m_targetValue->setRange(0.0, 1e6);
+    m_targetValue->setSingleStep(0.01);
+    m_targetValue->setValue(0.88);
+    m_targetValue->setEnabled(false);
+
     m_xAxis = new QComboBox;
     m_xAxis->addItems({tr("updates"), tr("samples seen"), tr("seconds")});
     m_xAxis->setCurrentIndex(1);
     m_xAxis->setToolTip(tr("What the loss charts' x axis counts."));
     m_smoothing = slider(0, 99, tr("Smoothing of the bold loss curve (exponential, as TensorBoard's)."));
     m_smoothing->setValue(90);
+    m_testSet = new QCheckBox(tr("dots: test set"));
+    m_testSet->setToolTip(tr("The loss charts' dots show the held-out test set's loss instead of the whole "
+                             "training set's (for data sets with a test set)."));
 
     m_workersValue = valueLabel();
     m_batchValue = valueLabel();
@@ -140,6 +158,12 @@ ControlPanel::ControlPanel(QWidget* parent)
     form->addRow(tr("Micro-batches"), withValue(m_accum, m_accumValue));
     form->addRow(tr("Learning rate"), withValue(m_lr, m_lrValue));
     form->addRow(tr("Async apply"), m_apply);
+    auto* target = new QWidget;
+    auto* targetRow = new QHBoxLayout(target);
+    targetRow->setContentsMargins(0, 0, 0, 0);
+    targetRow->addWidget(m_target, 1);
+    targetRow->addWidget(m_targetValue);
+    form->addRow(tr("Target"), target);
     form->addRow(m_cores);
 
     auto* stragglers = new QGroupBox(tr("Stragglers"));
@@ -152,6 +176,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     auto* cform = new QFormLayout(charts);
     cform->addRow(tr("Loss against"), m_xAxis);
     cform->addRow(tr("Smoothing"), withValue(m_smoothing, m_smoothingValue));
+    cform->addRow(m_testSet);
 
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_start);
@@ -182,6 +207,14 @@ ControlPanel::ControlPanel(QWidget* parent)
         });
     connect(m_slowWorker, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
     connect(m_apply, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
+    connect(m_target, &QComboBox::currentIndexChanged, this, [this] {
+        m_targetValue->setEnabled(m_target->currentIndex() > 0);
+        if (!m_updating && m_target->currentIndex() == 2 && m_targetValue->value() == 0.88)
+            m_targetValue->setValue(0.05);
+        emitSettings();
+    });
+    connect(m_targetValue, &QDoubleSpinBox::valueChanged, this, [this] { emitSettings(); });
+    connect(m_testSet, &QCheckBox::toggled, this, &ControlPanel::chartOptionsChanged);
     connect(m_seed, &QSpinBox::valueChanged, this, [this] { emitSettings(); });
     connect(m_xAxis, &QComboBox::currentIndexChanged, this, &ControlPanel::chartOptionsChanged);
     connect(m_smoothing, &QSlider::valueChanged, this, [this] {
@@ -274,6 +307,8 @@ SessionSettings ControlPanel::settings() const
     s.jitter = m_jitter->value() * 0.05;
     s.seed = static_cast<std::uint64_t>(m_seed->value());
     s.lockFree = m_apply->currentIndex() == 1;
+    s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
+    s.targetLoss = m_target->currentIndex() == 2 ? m_targetValue->value() : -1.0;
     return s;
 }
 
@@ -284,11 +319,11 @@ void ControlPanel::setSettings(const SessionSettings& s)
     if (presetIndex >= 0)
         m_preset->setCurrentIndex(presetIndex);
     presetChanged();
-    m_workers->setValue(std::clamp(s.workers, 1, 32));
+    m_workers->setValue(std::clamp(s.workers, 1, m_workers->maximum()));
     fillSlowWorkers();
     if (s.batch > 0 && m_batchValues.contains(s.batch))
         m_batch->setValue(static_cast<int>(m_batchValues.indexOf(s.batch)));
-    m_accum->setValue(std::clamp(s.accum, 1, 16));
+    m_accum->setValue(std::clamp(s.accum, 1, m_accum->maximum()));
     if (s.learningRate > 0)
         m_lr->setValue(sliderFromLr(s.learningRate));
     m_slowWorker->setCurrentIndex(std::clamp(s.slowWorker + 1, 0, m_slowWorker->count() - 1));
@@ -296,6 +331,10 @@ void ControlPanel::setSettings(const SessionSettings& s)
     m_jitter->setValue(std::clamp(static_cast<int>(std::lround(s.jitter / 0.05)), 0, 20));
     m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, 1000000)));
     m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
+    m_target->setCurrentIndex(s.targetAccuracy >= 0 ? 1 : s.targetLoss >= 0 ? 2 : 0);
+    if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
+        m_targetValue->setValue(s.targetAccuracy >= 0 ? s.targetAccuracy : s.targetLoss);
+    m_targetValue->setEnabled(m_target->currentIndex() > 0);
     m_updating = false;
     updateLabels();
 }
@@ -333,6 +372,11 @@ XAxisKind ControlPanel::xAxis() const
 double ControlPanel::smoothing() const
 {
     return m_smoothing->value() / 100.0;
+}
+
+bool ControlPanel::showTestSet() const
+{
+    return m_testSet->isChecked();
 }
 
 } // namespace sgdscope::ui

@@ -5,7 +5,9 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -28,6 +30,7 @@ public:
     void setRestartNeeded(bool needed);
     XAxisKind xAxis() const;
     double smoothing() const;
+    bool showTestSet() const;
 
     // The widgets, for tests and shortcuts.
     QSlider* workersSlider() const { return m_workers; }
@@ -38,6 +41,8 @@ public:
     QSlider* jitterSlider() const { return m_jitter; }
     QComboBox* slowWorkerBox() const { return m_slowWorker; }
     QComboBox* presetBox() const { return m_preset; }
+    QComboBox* targetBox() const { return m_target; }
+    QDoubleSpinBox* targetValueBox() const { return m_targetValue; }
     QSpinBox* seedBox() const { return m_seed; }
     QPushButton* startButton() const { return m_start; }
     QPushButton* pauseButton() const { return m_pause; }
@@ -67,7 +72,10 @@ private:
     QSlider* m_jitter;
     QSpinBox* m_seed;
     QComboBox* m_apply;
+    QComboBox* m_target;
+    QDoubleSpinBox* m_targetValue;
     QComboBox* m_xAxis;
+    QCheckBox* m_testSet;
     QSlider* m_smoothing;
     QPushButton* m_start;
     QPushButton* m_pause;

@@ -3,12 +3,11 @@
 #include "ui/SessionData.h"
 
 #include <QObject>
+#include <QThread>
 #include <QTimer>
 
 #include <memory>
 #include <vector>
-
-class QThread;
 
 namespace sgdscope::ui {
 
@@ -16,14 +15,15 @@ struct SessionShared;
 struct DataCache;
 
 /// The one bridge between the window and core. It owns the background thread that drives both trainers
-/// (alternating short time slices of sync and async, each mode on its own clock) and hands results to the
-/// GUI as copied values tagged with a run id, so that anything from a run that was reset is dropped.
+/// (runTrainingSession: alternating short time slices of sync and async, each mode on its own clock) and
+/// hands results to the GUI as copied values.
 ///
 /// Threading: every public method is for the GUI thread. Pause and stop are atomics set by direct calls
 /// and checked by the training thread between slices (its loop blocks for the whole run, so a queued slot
-/// would never be delivered). The training thread appends to a mutex-guarded staging buffer; a GUI timer
-/// swaps it out about 30 times a second and emits metricsReady() once per tick. Reset never waits for the
-/// old run: it is told to stop and finishes in the background (its results are dropped by run id).
+/// would never be delivered). The training thread appends to the staging buffer of its own session; a GUI
+/// timer swaps out the current session's buffer about 30 times a second and emits metricsReady() once per
+/// tick. Reset never waits for the old run: it is told to stop and finishes in the background, and since
+/// only the current session's buffer is ever read, nothing of a reset run reaches the window.
 class Controller : public QObject
 {
     Q_OBJECT
@@ -55,7 +55,6 @@ public:
     void togglePause(); // Space: start, pause or resume
     void reset(); // stop and clear; the next start begins afresh
     State state() const { return m_state; }
-    std::uint64_t runId() const { return m_runId; }
 
     /// Drains the staging buffer now (the timer does this ~30 times a second).
     void drain();
@@ -65,6 +64,8 @@ public:
     void waitForThreads();
 
     static int machineCores();
+    /// The largest value the window offers for an option (its slider's end): the option table's.
+    static int windowMaximum(const char* option);
 
     struct PresetInfo
     {
@@ -92,11 +93,10 @@ private:
     SessionSettings m_settings;
     SessionSettings m_running;
     State m_state = State::Idle;
-    std::uint64_t m_runId = 0;
     std::shared_ptr<SessionShared> m_session;
     std::shared_ptr<DataCache> m_cache;
-    QThread* m_thread = nullptr;
-    std::vector<QThread*> m_stopping;
+    std::unique_ptr<QThread> m_thread;
+    std::vector<std::unique_ptr<QThread>> m_stopping; // told to stop, not finished yet
     QTimer m_timer;
 };
 

@@ -32,6 +32,16 @@ QString compact(double v)
         return QStringLiteral("%1k").arg(v / 1e3, 0, 'f', 1);
     return QString::number(v, 'f', 0);
 }
+
+/// "3.4 µs", "12 ms", "1.5 s".
+QString duration(double seconds)
+{
+    if (seconds < 1e-3)
+        return QStringLiteral("%1 \u00b5s").arg(seconds * 1e6, 0, 'g', 3);
+    if (seconds < 1.0)
+        return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'g', 3);
+    return QStringLiteral("%1 s").arg(seconds, 0, 'g', 3);
+}
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -215,8 +225,10 @@ void MainWindow::applyChartOptions()
 {
     for (ModeSeries& s : m_series)
         s.setSmoothing(m_panel->smoothing());
-    for (ModeColumn* c : m_columns)
+    for (ModeColumn* c : m_columns) {
         c->setXAxis(m_panel->xAxis());
+        c->setShowTestSet(m_panel->showTestSet());
+    }
     refreshCharts();
 }
 
@@ -232,12 +244,21 @@ void MainWindow::updateStatus()
             label->setText(name + QStringLiteral(": \u2014"));
             continue;
         }
-        QString text = tr("%1: %2 %3/s \u00b7 %4 samples/s \u00b7 loss %5 \u00b7 idle %6% \u00b7 staleness %7")
+        QString text = tr("%1: %2 %3/s \u00b7 %4 samples/s \u00b7 loss %5 \u00b7 idle %6%")
                            .arg(name, compact(s.updatesPerSecond), m == SyncMode ? tr("upd") : tr("push"),
                                compact(s.samplesPerSecond))
                            .arg(s.lastLoss, 0, 'g', 4)
-                           .arg(s.idleFraction * 100, 0, 'f', 0)
-                           .arg(s.meanStaleness, 0, 'f', 2);
+                           .arg(s.idleFraction * 100, 0, 'f', 0);
+        if (s.lastTestAccuracy >= 0)
+            text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
+        text += m == SyncMode ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
+                              : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
+        const SessionSettings& running = m_controller->runningSettings();
+        if (running.targetAccuracy >= 0 || running.targetLoss >= 0)
+            text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")
+                                          .arg(s.targetSeconds, 0, 'f', 2)
+                                          .arg(compact(static_cast<double>(s.targetSamples)))
+                                    : tr(" \u00b7 target not yet");
         if (s.diverged)
             text += tr(" \u00b7 DIVERGED at update %1").arg(s.divergedAt);
         label->setText(text);
@@ -314,6 +335,8 @@ void MainWindow::restoreSettings()
     s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
+    s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
+    s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
     m_panel->setSettings(s);
 }
 
@@ -332,6 +355,8 @@ void MainWindow::saveSettings() const
     settings.setValue(QStringLiteral("jitter"), s.jitter);
     settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
+    settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
+    settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

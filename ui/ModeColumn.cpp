@@ -1,8 +1,9 @@
 #include "ui/ModeColumn.h"
 
+#include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
-#include "ui/charts/StalenessCharts.h"
 #include "ui/charts/TimelineStrip.h"
+#include "ui/charts/TrendChart.h"
 #include "ui/charts/WorkerBarsChart.h"
 
 #include <QLabel>
@@ -37,19 +38,32 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
            "dashed lines mark configuration changes."));
     m_workers = new WorkerBarsChart(tr("%1 worker time").arg(name), stem + QStringLiteral("-workers"));
     m_workers->setToolTip(sync
-            ? tr("Share of the wall time each worker spent computing, waiting for the slowest worker, and combining "
-                 "gradients and applying the update.")
-            : tr("Share of the wall time each worker spent computing, waiting for the lock or a snapshot, and "
-                 "applying its gradient."));
+            ? tr("Share of each current worker's wall time (since the run began or the last change of settings) "
+                 "spent computing, waiting for the slowest worker, and combining gradients and applying the update.")
+            : tr("Share of each current worker's wall time (since the run began or the last change of settings) "
+                 "spent computing, waiting for the lock or at a slice's end, applying its gradient (with momentum) "
+                 "and copying the parameters."));
     m_timeline = new TimelineStrip(tr("%1 timeline").arg(name), stem + QStringLiteral("-timeline"), series);
-    m_histogram = new StalenessHistogramChart(tr("%1 staleness").arg(name), stem + QStringLiteral("-staleness"), color);
-    m_histogram->setToolTip(
-        tr("How many updates other workers applied between a gradient's read of the parameters and its own "
-           "apply (always 0 in sync)."));
-    m_trend
-        = new StalenessTrendChart(tr("%1 mean staleness").arg(name), stem + QStringLiteral("-staleness-trend"), series);
-    m_trend->setToolTip(
-        tr("Mean staleness over this mode's clock; P \u2212 1 is what P equally fast workers average."));
+    if (sync) {
+        m_histogram = new HistogramChart(tr("Sync wait per update"), stem + QStringLiteral("-wait"), color,
+            tr("longest wait in an update (seconds, by decade)"), tr("updates"));
+        m_histogram->setToolTip(
+            tr("Sync's price: in every update, how long the worker that waited longest waited for the slowest one "
+               "(by decade: 1m means 1 to 10 ms)."));
+        m_trend = new TrendChart(tr("Sync mean wait per update"), stem + QStringLiteral("-wait-trend"), series,
+            TrendValue::WaitSeconds, color);
+        m_trend->setToolTip(tr("The mean of that wait over this mode's clock."));
+    } else {
+        m_histogram = new HistogramChart(
+            tr("Async staleness"), stem + QStringLiteral("-staleness"), color, tr("staleness (updates)"), tr("pushes"));
+        m_histogram->setToolTip(
+            tr("Async's price: how many updates other workers applied between a gradient's read of the parameters "
+               "and its own apply."));
+        m_trend = new TrendChart(tr("Async mean staleness"), stem + QStringLiteral("-staleness-trend"), series,
+            TrendValue::Staleness, color);
+        m_trend->setToolTip(
+            tr("Mean staleness over this mode's clock; P \u2212 1 is what P equally fast workers average."));
+    }
 
     auto row = [](QWidget* a, QWidget* b) {
         auto* s = new QSplitter(Qt::Horizontal);
@@ -86,9 +100,24 @@ void ModeColumn::refresh(bool everything)
     m_timeline->update();
     if (!everything)
         return;
-    m_workers->setWorkers(status.workers);
-    m_histogram->setCounts(status.stalenessCounts);
-    m_trend->refresh(m_mode == SyncMode ? 1 : workers);
+    m_workers->setWorkers(status.workers, status.segmentStart);
+    if (m_mode == SyncMode) {
+        const auto [labels, counts] = waitBars(status.waitDecades);
+        m_histogram->setBins(labels, counts);
+        m_trend->refresh();
+    } else {
+        // As many bars as have room for a label (about 22 pixels each), at most 16.
+        const int room = static_cast<int>(m_histogram->chartItem()->plotArea().width() / 22);
+        const auto [labels, counts]
+            = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, std::min(16, room));
+        m_histogram->setBins(labels, counts);
+        m_trend->refresh(workers - 1);
+    }
+}
+
+void ModeColumn::setShowTestSet(bool test)
+{
+    m_loss->setShowTestSet(test);
 }
 
 void ModeColumn::setXAxis(XAxisKind kind)

@@ -8,9 +8,10 @@ namespace sgdscope::ui {
 namespace {
 constexpr double minLoss = 1e-12;
 
+/// Losses are drawn on a log axis: an exact 0 becomes the axis floor (non-finite ones are never stored).
 double clampLoss(double v)
 {
-    return std::isfinite(v) ? std::max(v, minLoss) : minLoss;
+    return std::max(v, minLoss);
 }
 
 /// Index range of points with x in [x0, x1] (points are in x order).
@@ -61,6 +62,8 @@ void ModeSeries::add(const MetricsBatch& batch, int mode)
     const auto& points = batch.points[m];
     m_received += static_cast<std::int64_t>(points.size());
     for (LossPoint p : points) {
+        if (!std::isfinite(p.loss))
+            continue; // divergence: the curve ends at its last finite point (status().diverged says why)
         // Smoothing in log space (the charts' y axis is log), with the gap since the last point received.
         if (m_lastIndex < 0)
             m_lastIndex = p.index - 1;
@@ -195,7 +198,7 @@ QList<QPointF> smoothed(const std::vector<LossPoint>& points, XAxisKind kind, do
     return out;
 }
 
-QList<QPointF> stalenessTrend(const std::vector<LossPoint>& points, double x0, double x1, int columns)
+QList<QPointF> meanTrend(const std::vector<LossPoint>& points, TrendValue value, double x0, double x1, int columns)
 {
     QList<QPointF> out;
     const auto [first, last] = visible(points, XAxisKind::Seconds, x0, x1);
@@ -209,7 +212,7 @@ QList<QPointF> stalenessTrend(const std::vector<LossPoint>& points, double x0, d
         int n = 0;
         double x = 0;
         for (; i < last && (points[i].seconds <= end || c == columns - 1); ++i) {
-            sum += static_cast<double>(points[i].staleness);
+            sum += value == TrendValue::Staleness ? static_cast<double>(points[i].staleness) : points[i].waitSeconds;
             x = points[i].seconds;
             ++n;
         }
@@ -217,6 +220,52 @@ QList<QPointF> stalenessTrend(const std::vector<LossPoint>& points, double x0, d
             out.append(QPointF(x, sum / n));
     }
     return out;
+}
+
+std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
+    const std::vector<std::int64_t>& counts, bool tailFolded, int maxBars)
+{
+    const int size = static_cast<int>(counts.size());
+    const int bars = std::clamp(size, 4, std::max(4, maxBars));
+    QStringList labels;
+    std::vector<std::int64_t> heights(static_cast<std::size_t>(bars), 0);
+    for (int b = 0; b < size; ++b)
+        heights[static_cast<std::size_t>(std::min(b, bars - 1))] += counts[static_cast<std::size_t>(b)];
+    const bool lastIsTail = size > bars || (tailFolded && size == bars);
+    for (int b = 0; b < bars; ++b)
+        labels << (b == bars - 1 && lastIsTail ? QStringLiteral("%1+").arg(b) : QString::number(b));
+    return {labels, heights};
+}
+
+std::pair<QStringList, std::vector<std::int64_t>> waitBars(const std::vector<std::int64_t>& decades)
+{
+    static const char* names[] = {"<1µs", "1µs", "10µs", "100µs", "1ms", "10ms", "100ms", "1s", "10s", "100s", "1000s"};
+    constexpr int nameCount = static_cast<int>(sizeof names / sizeof names[0]);
+    const int size = std::min(static_cast<int>(decades.size()), nameCount);
+    int first = size, last = -1;
+    for (int d = 0; d < size; ++d) {
+        if (decades[static_cast<std::size_t>(d)] > 0) {
+            first = std::min(first, d);
+            last = d;
+        }
+    }
+    if (last < 0) {
+        first = 3; // an empty chart shows 100 us to 100 ms
+        last = 6;
+    }
+    while (last - first < 3) {
+        if (last < size - 1)
+            ++last;
+        else
+            --first;
+    }
+    QStringList labels;
+    std::vector<std::int64_t> heights;
+    for (int d = first; d <= last; ++d) {
+        labels << QString::fromUtf8(names[d]);
+        heights.push_back(d < static_cast<int>(decades.size()) ? decades[static_cast<std::size_t>(d)] : 0);
+    }
+    return {labels, heights};
 }
 
 } // namespace sgdscope::ui

@@ -6,6 +6,7 @@
 
 #include <QList>
 #include <QPointF>
+#include <QStringList>
 
 #include <cstdint>
 #include <vector>
@@ -19,10 +20,19 @@ enum class XAxisKind
     Seconds
 };
 
+/// A per-update figure the trend charts average over time.
+enum class TrendValue
+{
+    Staleness,
+    WaitSeconds
+};
+
 /// One mode's curves on the GUI side, in bounded memory: at most `capacity` update points (32,768 by
 /// default: 16 or more per pixel column of a 2000-pixel chart; when full, every
 /// other point is dropped, so an hour-long run keeps an evenly thinned curve), all evaluations (also
-/// thinned past the capacity), the markers, and the workers' time bins of the last few seconds.
+/// thinned past the capacity), the markers, and the workers' time bins of the last few seconds. A
+/// non-finite batch loss (divergence) is not stored: the curve ends at its last finite point, where the
+/// charts mark the divergence.
 class ModeSeries
 {
 public:
@@ -69,7 +79,17 @@ QList<QPointF> decimateMinMax(const std::vector<LossPoint>& points, XAxisKind ki
 /// The stored smoothing (ModeSeries::setSmoothing), one point per pixel column.
 QList<QPointF> smoothed(const std::vector<LossPoint>& points, XAxisKind kind, double x0, double x1, int columns);
 
-/// Mean staleness per pixel column over [x0, x1] (x = the mode's seconds).
-QList<QPointF> stalenessTrend(const std::vector<LossPoint>& points, double x0, double x1, int columns);
+/// The mean of `value` per pixel column over [x0, x1] (x = the mode's seconds).
+QList<QPointF> meanTrend(const std::vector<LossPoint>& points, TrendValue value, double x0, double x1, int columns);
+
+/// Bars for a staleness histogram: 0, 1, 2, ... with everything from the last bar on counted in it
+/// ("N+"), at most `maxBars` bars (at least 4). `tailFolded`: counts' own last entry is already "s or more".
+std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
+    const std::vector<std::int64_t>& counts, bool tailFolded, int maxBars);
+
+/// Bars for sync's wait per update by decade (ModeStatus::waitDecades), from the first to the last decade
+/// that holds an update, at least 4 bars, labelled by their lower edge in seconds with an SI prefix: "<1µ",
+/// "1µ", "10µ", "100µ", "1m", ..., "1", "10".
+std::pair<QStringList, std::vector<std::int64_t>> waitBars(const std::vector<std::int64_t>& decades);
 
 } // namespace sgdscope::ui

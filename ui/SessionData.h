@@ -1,7 +1,7 @@
 #pragma once
 
-// Value types that the controller hands from the training thread to the GUI (copies, tagged with a run
-// id). Plain structs: the GUI never sees core's types.
+// Value types that the controller hands from the training thread to the GUI (copies). Plain structs: the
+// GUI never sees core's types (ui/PointConversion.h is the one place where core's records become these).
 
 #include <QString>
 #include <QStringList>
@@ -26,6 +26,7 @@ struct LossPoint
     double seconds = 0.0; // the mode's own clock
     double loss = 0.0; // batch loss
     std::int64_t staleness = 0;
+    double waitSeconds = 0.0; // sync: the longest wait of a worker in this update
     float smoothedLog = 0.0f; // the GUI's exponential smoothing of log(loss) up to this point (ModeSeries)
 };
 
@@ -36,6 +37,9 @@ struct EvalPoint
     double seconds = 0.0;
     double loss = 0.0; // whole training set
     double accuracy = -1.0;
+    bool hasTest = false; // the data set has a held-out test set
+    double testLoss = 0.0;
+    double testAccuracy = -1.0;
 };
 
 /// How one worker spent one millisecond of its mode's clock (the timeline's unit: updates of a tiny model
@@ -49,6 +53,7 @@ struct TimeBin
         Delay,
         Wait,
         Apply,
+        Transfer, // copying or sending parameters and gradients
         KindCount
     };
     int worker = 0;
@@ -56,11 +61,15 @@ struct TimeBin
     std::array<float, KindCount> seconds {};
 };
 
+/// One worker's time since the last configuration change (the window's bars), in seconds.
 struct WorkerTime
 {
+    double wall = 0.0;
     double busy = 0.0;
     double idle = 0.0;
     double apply = 0.0;
+    double transfer = 0.0;
+    double unaccounted = 0.0;
     std::int64_t updates = 0;
 };
 
@@ -82,20 +91,29 @@ struct ModeStatus
     double updatesPerSecond = 0.0; // over the last second of the mode's clock
     double samplesPerSecond = 0.0;
     double lastLoss = 0.0; // latest whole-set loss, else the latest batch loss
-    double idleFraction = 0.0;
+    double lastTestAccuracy = -1.0; // latest held-out accuracy (classification with a test set)
+    double idleFraction = 0.0; // the current workers, since the last configuration change
+    double segmentStart = 0.0; // the mode's clock at the last configuration change (0: the run's start)
     double meanStaleness = 0.0;
     std::int64_t maxStaleness = 0;
+    double meanWait = 0.0; // sync: mean of the longest wait per update
     bool diverged = false;
     std::int64_t divergedAt = -1;
     bool finished = false;
-    std::vector<WorkerTime> workers;
-    std::vector<std::int64_t> stalenessCounts; // [s] = pushes with staleness s
+    bool targetReached = false;
+    double targetSeconds = 0.0; // the mode's clock when it first reached the target
+    std::int64_t targetSamples = 0;
+    std::vector<WorkerTime> workers; // the current workers, since the last configuration change
+    /// [s] = pushes with staleness s; the last entry also counts every larger staleness (it is "s+").
+    std::vector<std::int64_t> stalenessCounts;
+    bool stalenessTailFolded = false; // the last entry of stalenessCounts is "s or more"
+    /// Sync: updates by the longest wait in them, per decade: [0] below 1 us, [d] from 10^(d-7) s to 10^(d-6) s.
+    std::vector<std::int64_t> waitDecades;
 };
 
 /// Everything that arrived since the GUI's last tick.
 struct MetricsBatch
 {
-    std::uint64_t runId = 0;
     std::array<std::vector<LossPoint>, modeCount> points;
     std::array<std::vector<EvalPoint>, modeCount> evals;
     std::array<std::vector<TimeBin>, modeCount> timeline;
@@ -121,6 +139,10 @@ struct MetricsBatch
 struct SessionSettings
 {
     QString preset = QStringLiteral("parabola");
+    /// Time to target, shown per mode: test accuracy at least this (< 0: none) ...
+    double targetAccuracy = -1.0;
+    /// ... or training-set loss at most this (< 0: none).
+    double targetLoss = -1.0;
     int workers = 2;
     int batch = 0; // 0: the preset's
     int accum = 1;

@@ -8,7 +8,10 @@ namespace sgdscope {
 
 std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)
 {
-    std::string out = "mode,kind,update,samples,seconds,batch_loss,staleness,worker,train_loss,train_accuracy\n";
+    // One row per kept update (or push) and per whole-set evaluation. seconds is the mode's own clock;
+    // wait_seconds (sync) is the longest wait of a worker in that update.
+    std::string out = "mode,kind,update,samples,seconds,batch_loss,staleness,wait_seconds,worker,train_loss,"
+                      "train_accuracy,test_loss,test_accuracy\n";
     auto num = [](double v) {
         return std::isfinite(v) ? formatNumber(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
     };
@@ -17,11 +20,13 @@ std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& r
         for (const auto& p : recorder->updates()) {
             out += m + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + num(p.seconds)
                 + "," + num(p.batchLoss) + "," + std::to_string(p.staleness) + ","
-                + (p.worker >= 0 ? std::to_string(p.worker) : "") + ",,\n";
+                + (mode == Mode::Sync ? num(p.waitSeconds) : "") + "," + (p.worker >= 0 ? std::to_string(p.worker) : "")
+                + ",,,,\n";
         }
         for (const auto& e : recorder->evaluations()) {
             out += m + ",eval," + std::to_string(e.index) + "," + std::to_string(e.samples) + "," + num(e.seconds)
-                + ",,,," + num(e.trainLoss) + "," + (e.trainAccuracy >= 0 ? num(e.trainAccuracy) : "") + "\n";
+                + ",,,,," + num(e.trainLoss) + "," + (e.trainAccuracy >= 0 ? num(e.trainAccuracy) : "") + ","
+                + (e.hasTest ? num(e.testLoss) : "") + "," + (e.testAccuracy >= 0 ? num(e.testAccuracy) : "") + "\n";
         }
     }
     return out;

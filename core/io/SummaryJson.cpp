@@ -4,55 +4,125 @@
 
 namespace sgdscope {
 
-Json summaryJson(const ModeResult& r)
+namespace {
+
+Json finiteOrNull(double v)
+{
+    return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
+
+/// Seconds by kind of wait ("barrier", "lock", ...), all kinds listed.
+Json waitsJson(const WorkerFigures& w)
+{
+    Json waits = Json::object();
+    for (const auto& [name, kind] : spanKindNames) {
+        if (isWait(kind))
+            waits[std::string(name)] = w.of(kind);
+    }
+    return waits;
+}
+
+void timeFields(Json& j, const WorkerFigures& w)
+{
+    j["wall_seconds"] = w.wallSeconds;
+    j["busy_seconds"] = w.busy();
+    j["compute_seconds"] = w.of(SpanKind::Compute);
+    j["delay_seconds"] = w.of(SpanKind::Delay);
+    j["idle_seconds"] = w.idle();
+    j["wait_seconds"] = waitsJson(w);
+    j["apply_seconds"] = w.apply();
+    j["communication_seconds"] = w.communication();
+    j["unaccounted_seconds"] = w.unaccounted();
+    j["idle_fraction"] = w.idleFraction();
+}
+
+Json updateWaitJson(const WaitStats& waits)
 {
     Json j = Json::object();
+    j["count"] = waits.count();
+    j["mean_seconds"] = waits.mean();
+    j["max_seconds"] = waits.max();
+    j["p50_seconds"] = waits.percentile(0.5);
+    j["p99_seconds"] = waits.percentile(0.99);
+    // Bins up to the last one that holds an update: [edges[i], edges[i+1]) holds counts[i].
+    int last = 0;
+    for (int b = 0; b < WaitStats::binCount; ++b) {
+        if (waits.counts()[static_cast<std::size_t>(b)] > 0)
+            last = b;
+    }
+    Json edges = Json::array();
+    Json counts = Json::array();
+    for (int b = 0; b <= last; ++b) {
+        edges.push_back(WaitStats::lowerEdge(b));
+        counts.push_back(waits.counts()[static_cast<std::size_t>(b)]);
+    }
+    edges.push_back(finiteOrNull(WaitStats::upperEdge(last)));
+    j["histogram"] = Json {{"edges_seconds", edges}, {"counts", counts}};
+    return j;
+}
+
+} // namespace
+
+Json summaryJson(const ModeResult& r)
+{
+    const RunMetrics& m = r.metrics;
+    WorkerFigures all;
+    for (const auto& w : m.workers())
+        all.add(w);
+
+    Json j = Json::object();
     j["mode"] = modeName(r.mode);
+    j["engine"] = r.engine;
     j["workers"] = r.settings.workers;
     j["batch"] = r.settings.batch;
     j["accum"] = r.settings.accum;
     j["chunk"] = r.settings.chunk;
     j["updates"] = r.updates;
     j["samples"] = r.samples;
-    j["final_loss"] = std::isfinite(r.finalLoss) ? Json(r.finalLoss) : Json(nullptr);
-    if (r.trainAccuracy >= 0)
-        j["train_accuracy"] = r.trainAccuracy;
-    if (r.testAccuracy >= 0) {
-        j["test_accuracy"] = r.testAccuracy;
-        j["test_loss"] = std::isfinite(r.testLoss) ? Json(r.testLoss) : Json(nullptr);
-    }
+    j["final_loss"] = finiteOrNull(r.final.trainLoss);
+    if (r.final.trainAccuracy >= 0)
+        j["train_accuracy"] = r.final.trainAccuracy;
+    if (r.final.hasTest)
+        j["test_loss"] = finiteOrNull(r.final.testLoss);
+    if (r.final.testAccuracy >= 0)
+        j["test_accuracy"] = r.final.testAccuracy;
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();
-    j["idle_fraction"] = r.idleFraction();
+    // Time, summed over the workers: every wall second of every worker is busy, idle (by kind of wait),
+    // apply, communication or unaccounted.
+    timeFields(j, all);
     Json workers = Json::array();
-    for (std::size_t w = 0; w < r.workers.size(); ++w) {
-        const WorkerTotals& t = r.workers[w];
+    for (std::size_t w = 0; w < m.workers().size(); ++w) {
         Json o = Json::object();
         o["worker"] = static_cast<int>(w);
-        o["busy_seconds"] = t.busySeconds;
-        o["idle_seconds"] = t.idleSeconds;
-        o["apply_seconds"] = t.applySeconds;
-        o["idle_fraction"] = t.busySeconds + t.idleSeconds > 0 ? t.idleSeconds / (t.busySeconds + t.idleSeconds) : 0.0;
-        o["updates"] = t.updates;
-        o["samples"] = t.samples;
-        if (r.mode == Mode::Async && w < r.staleness.perWorker().size()) {
-            o["mean_staleness"] = r.staleness.perWorker()[w].mean();
-            o["max_staleness"] = r.staleness.perWorker()[w].max;
+        timeFields(o, m.workers()[w]);
+        o["updates"] = m.workers()[w].updates;
+        o["samples"] = m.workers()[w].samples;
+        if (r.mode == Mode::Async && w < m.staleness().perWorker().size()) {
+            o["mean_staleness"] = m.staleness().perWorker()[w].mean();
+            o["max_staleness"] = m.staleness().perWorker()[w].max;
         }
         workers.push_back(o);
     }
     j["workers_detail"] = workers;
     Json staleness = Json::object();
-    staleness["count"] = r.staleness.count();
-    staleness["mean"] = r.staleness.mean();
-    staleness["max"] = r.staleness.max();
-    staleness["p50"] = r.staleness.percentile(0.5);
-    staleness["p99"] = r.staleness.percentile(0.99);
-    Json histogram = Json::array();
-    for (const auto count : r.staleness.counts())
-        histogram.push_back(Json(count));
-    staleness["histogram"] = histogram; // histogram[s] = pushes with staleness s
+    staleness["count"] = m.staleness().count();
+    staleness["mean"] = m.staleness().mean();
+    staleness["max"] = m.staleness().max();
+    staleness["p50"] = m.staleness().percentile(0.5);
+    staleness["p99"] = m.staleness().percentile(0.99);
+    staleness["histogram"] = m.staleness().counts(); // histogram[s] = updates with staleness s
     j["staleness"] = staleness;
+    if (r.mode == Mode::Sync)
+        j["update_wait"] = updateWaitJson(m.updateWaits());
+    if (r.settings.targetAccuracy >= 0 || r.settings.targetLoss >= 0) {
+        j["target"] = r.settings.targetAccuracy >= 0 ? Json {{"test_accuracy", r.settings.targetAccuracy}}
+                                                     : Json {{"train_loss", r.settings.targetLoss}};
+        j["target_reached"] = r.target.reached;
+        j["seconds_to_target"] = r.target.reached ? Json(r.target.seconds) : Json(nullptr);
+        j["samples_to_target"] = r.target.reached ? Json(r.target.samples) : Json(nullptr);
+        j["updates_to_target"] = r.target.reached ? Json(r.target.updates) : Json(nullptr);
+    }
     j["params_digest"] = r.paramsDigest;
     j["diverged"] = r.diverged;
     j["diverged_at_update"] = r.diverged ? Json(r.divergedAt) : Json(nullptr);

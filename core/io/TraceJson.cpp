@@ -40,14 +40,11 @@ std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& ru
             workers = std::max(workers, s.worker + 1);
         for (int w = 0; w < workers; ++w)
             meta(pid, w, "thread_name", "worker " + std::to_string(w));
+        // One event per span: consecutive spans of a worker never overlap (each is measured by the worker
+        // itself, in time order).
         for (const auto& s : recorder->spans()) {
-            // Consecutive spans of one worker never overlap: the pieces of one update are in time order and
-            // each update starts after the previous one ended.
-            event(pid, s.worker, "wait", "idle", s.computeStart - s.idleBefore, s.computeStart);
-            event(pid, s.worker, "compute", "busy", s.computeStart, s.computeEnd);
-            event(pid, s.worker, "straggler delay", "busy", s.computeEnd, s.readyAt);
-            event(pid, s.worker, "wait", "idle", s.readyAt, s.applyStart);
-            event(pid, s.worker, mode == Mode::Sync ? "combine+apply" : "apply", "apply", s.applyStart, s.applyEnd);
+            const char* category = isWait(s.kind) ? "idle" : isBusy(s.kind) ? "busy" : "work";
+            event(pid, s.worker, nameOf(spanKindNames, s.kind).c_str(), category, s.start, s.end);
         }
     }
     out += "\n]}\n";

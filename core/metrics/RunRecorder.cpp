@@ -11,16 +11,25 @@ RunRecorder::RunRecorder(std::size_t capacity, std::size_t spanCapacity)
 {
 }
 
-void RunRecorder::onUpdate(const UpdateRecord& u, std::span<const WorkerSpan> workers)
+void RunRecorder::onWorkerTime(const WorkWindow&, std::span<const Span> spans)
+{
+    if (m_spanCapacity == 0)
+        return;
+    if (m_spans.size() + spans.size() <= m_spanCapacity)
+        m_spans.insert(m_spans.end(), spans.begin(), spans.end());
+    else
+        m_spansTruncated = true;
+}
+
+void RunRecorder::onUpdate(const UpdateEvent& u, const UpdateFigures& f)
 {
     // A non-finite loss (divergence) is always kept.
-    m_updates.push({u.index, u.samples, u.seconds, u.batchLoss, u.staleness, u.worker}, !std::isfinite(u.batchLoss));
-    if (m_spanCapacity > 0) {
-        if (m_spans.size() + workers.size() <= m_spanCapacity)
-            m_spans.insert(m_spans.end(), workers.begin(), workers.end());
-        else
-            m_spansTruncated = true;
-    }
+    m_updates.push(pointOf(u, f), !std::isfinite(u.batchLoss));
+}
+
+RunRecorder::UpdatePoint RunRecorder::pointOf(const UpdateEvent& u, const UpdateFigures& f)
+{
+    return {u.index, u.samplesSeen, u.seconds, u.batchLoss, f.staleness, f.waitSeconds, u.worker};
 }
 
 void RunRecorder::onEvaluation(const EvaluationRecord& e)

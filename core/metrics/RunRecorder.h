@@ -11,9 +11,9 @@ namespace sgdscope {
 /// Keeps the points of a run for metrics.csv and the charts, in bounded memory: at most `capacity` update
 /// points per mode. When full, every other point is dropped and from then on only every second update is
 /// kept (then every fourth, ...), so a run of 10^7 updates keeps an evenly thinned curve of at most
-/// `capacity` points while the trainer's own totals (worker times, staleness histogram) stay exact.
-/// Evaluations are kept the same way. Worker spans for the timeline are kept for the first
-/// `spanCapacity` updates/pushes only.
+/// `capacity` points while the run's own figures (RunMetrics: worker times, staleness, waits) stay exact.
+/// Evaluations are kept the same way. Worker spans for the timeline are kept for the first `spanCapacity`
+/// spans only.
 class RunRecorder : public TrainingObserver
 {
 public:
@@ -24,17 +24,21 @@ public:
         double seconds;
         double batchLoss;
         std::int64_t staleness;
+        double waitSeconds; // sync: the longest wait of a worker in this update
         int worker;
     };
 
     explicit RunRecorder(std::size_t capacity = 1 << 17, std::size_t spanCapacity = 0);
+    /// An update as a point: what the recorder keeps of it (and what the window plots).
+    static UpdatePoint pointOf(const UpdateEvent& update, const UpdateFigures& figures);
 
-    void onUpdate(const UpdateRecord& update, std::span<const WorkerSpan> workers) override;
+    void onWorkerTime(const WorkWindow& window, std::span<const Span> spans) override;
+    void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override;
     void onEvaluation(const EvaluationRecord& evaluation) override;
 
     const std::vector<UpdatePoint>& updates() const { return m_updates.items(); }
     const std::vector<EvaluationRecord>& evaluations() const { return m_evaluations.items(); }
-    const std::vector<WorkerSpan>& spans() const { return m_spans; }
+    const std::vector<Span>& spans() const { return m_spans; }
     bool spansTruncated() const { return m_spansTruncated; }
     std::int64_t stride() const { return m_updates.stride(); }
 
@@ -42,7 +46,7 @@ private:
     std::size_t m_spanCapacity;
     EvenlyThinned<UpdatePoint> m_updates;
     EvenlyThinned<EvaluationRecord> m_evaluations;
-    std::vector<WorkerSpan> m_spans;
+    std::vector<Span> m_spans;
     bool m_spansTruncated = false;
 };
 

@@ -2,8 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/common/MemoryBudget.h"
-#include "core/engines/threads/AsyncTrainer.h"
-#include "core/engines/threads/SyncTrainer.h"
+#include "core/engines/TrainerFactory.h"
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/Initialization.h"
@@ -113,30 +112,13 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     return run;
 }
 
-std::unique_ptr<Trainer> makeTrainer(Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
-{
-    if (mode == Mode::Sync)
-        return std::make_unique<SyncTrainer>(std::move(problem), settings);
-    return std::make_unique<AsyncTrainer>(std::move(problem), settings);
-}
-
-double ModeResult::idleFraction() const
-{
-    double busy = 0.0;
-    double idle = 0.0;
-    for (const auto& w : workers) {
-        busy += w.busySeconds;
-        idle += w.idleSeconds;
-    }
-    return busy + idle > 0 ? idle / (busy + idle) : 0.0;
-}
-
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer)
 {
-    auto trainer = makeTrainer(mode, run.problem, run.settings);
+    auto trainer = makeTrainer(EngineKind::Threads, mode, run.problem, run.settings);
     trainer->run(RunLimits {}, observer);
     ModeResult result;
     result.mode = mode;
+    result.engine = trainer->engineName();
     result.settings = run.settings;
     // Report the chunk size actually used (0 in the settings means "automatic").
     result.settings.chunk = run.settings.chunk > 0 ? std::min(run.settings.chunk, run.settings.batch)
@@ -144,18 +126,9 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.updates = trainer->updates();
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
-    const EvaluationRecord final = trainer->evaluateAndReport(observer);
-    result.finalLoss = final.trainLoss;
-    result.trainAccuracy = final.trainAccuracy;
-    if (run.problem->data->test) {
-        const EvalSums test = trainer->evaluate(*run.problem->data->test);
-        result.testLoss = test.lossSum / static_cast<double>(std::max<std::int64_t>(1, test.samples));
-        if (run.problem->data->test->isClassification())
-            result.testAccuracy
-                = static_cast<double>(test.correct) / static_cast<double>(std::max<std::int64_t>(1, test.samples));
-    }
-    result.workers = trainer->workerTotals();
-    result.staleness = trainer->staleness();
+    result.final = trainer->currentEvaluation(observer);
+    result.metrics = trainer->metrics();
+    result.target = trainer->target();
     result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
     result.parameters = trainer->parameters();
     result.diverged = trainer->diverged();

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "core/metrics/StalenessStats.h"
+#include "core/engines/Trainer.h"
+#include "core/metrics/RunMetrics.h"
 #include "core/run/RunConfig.h"
 #include "core/train/Problem.h"
-#include "core/train/Trainer.h"
 
 #include <memory>
 #include <string>
@@ -26,31 +26,24 @@ struct PreparedRun
 PreparedRun prepareRun(const RunConfig& config);
 /// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.
 PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data);
-/// Makes the trainer of one mode.
-std::unique_ptr<Trainer> makeTrainer(
-    Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
-
 /// The outcome of one mode's run, with what summary.json reports.
 struct ModeResult
 {
     Mode mode = Mode::Sync;
-    TrainerSettings settings;
+    std::string engine;
+    TrainerSettings settings; // with the chunk size actually used
     std::int64_t updates = 0;
     std::int64_t samples = 0;
     double seconds = 0.0;
-    double finalLoss = 0.0;
-    double trainAccuracy = -1.0;
-    double testAccuracy = -1.0;
-    double testLoss = 0.0;
-    std::vector<WorkerTotals> workers;
-    StalenessStats staleness;
+    EvaluationRecord final; // of the final parameters
+    RunMetrics metrics;
+    TargetReached target;
     std::string paramsDigest;
     ParamVector parameters;
     bool diverged = false;
     std::int64_t divergedAt = -1;
     bool interrupted = false;
 
-    double idleFraction() const;
     double samplesPerSecond() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
 };
 

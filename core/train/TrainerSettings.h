@@ -51,6 +51,12 @@ struct TrainerSettings
     double jitter = 0.0; // sigma of the log-normal compute-time factor
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLearningRate = AsyncLearningRate::Constant;
+    /// Time to target (as DAWNBench reports it): the first whole-set evaluation with test accuracy at least
+    /// targetAccuracy, or training-set loss at most targetLoss, is recorded (and ends the run when
+    /// stopAtTarget). Negative: no target.
+    double targetAccuracy = -1.0;
+    double targetLoss = -1.0;
+    bool stopAtTarget = true;
 };
 
 } // namespace sgdscope

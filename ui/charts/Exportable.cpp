@@ -72,6 +72,10 @@ QColor apply()
 {
     return QColor(0x54, 0xa2, 0x4b);
 }
+QColor transfer()
+{
+    return QColor(0xb0, 0x7a, 0xa1);
+}
 } // namespace palette
 
 } // namespace sgdscope::ui

@@ -35,6 +35,7 @@ QColor busy();
 QColor delay();
 QColor idle();
 QColor apply();
+QColor transfer();
 } // namespace palette
 
 } // namespace sgdscope::ui

@@ -105,6 +105,14 @@ void LossChart::setXAxis(XAxisKind kind)
     refresh();
 }
 
+void LossChart::setShowTestSet(bool test)
+{
+    if (test == m_showTest)
+        return;
+    m_showTest = test;
+    refresh();
+}
+
 void LossChart::refresh()
 {
     double xMax = 0;
@@ -131,10 +139,13 @@ void LossChart::refresh()
         QList<QPointF> evals;
         const auto& allEvals = store.evals();
         const std::size_t stride = (allEvals.size() + maxEvalDots - 1) / maxEvalDots;
+        const bool test = m_showTest && !allEvals.empty() && allEvals.back().hasTest;
+        s.evals->setName(s.curve.name + (test ? tr(" test set") : tr(" whole training set")));
         for (std::size_t i = 0; m_showRaw && i < allEvals.size(); i += std::max<std::size_t>(1, stride)) {
             const EvalPoint& e = allEvals[allEvals.size() - 1 - i]; // from the newest, so the latest is shown
-            if (std::isfinite(e.loss) && e.loss > 0)
-                evals.prepend(QPointF(xOf(e, m_xAxis), e.loss));
+            const double loss = test ? e.testLoss : e.loss;
+            if (std::isfinite(loss) && loss > 0)
+                evals.prepend(QPointF(xOf(e, m_xAxis), loss));
         }
         for (const QList<QPointF>* list : {&raw, &smooth, static_cast<const QList<QPointF>*>(&evals)}) {
             for (const QPointF& p : *list) {
@@ -146,8 +157,10 @@ void LossChart::refresh()
         s.smooth->replace(smooth);
         s.evals->replace(evals);
         QList<QPointF> cross;
-        if (store.status().diverged && !smooth.isEmpty())
-            cross.append(smooth.back());
+        if (store.status().diverged && !store.points().empty()) {
+            const LossPoint& last = store.points().back(); // the last finite point: the curve ends there
+            cross.append(QPointF(xOf(last, m_xAxis), std::exp(static_cast<double>(last.smoothedLog))));
+        }
         s.diverged->replace(cross);
     }
     if (!(yMin < yMax)) {

@@ -15,8 +15,9 @@ namespace sgdscope::ui {
 
 /// Loss against updates, samples seen or seconds (log y): per curve the raw batch loss drawn faint (in a
 /// chart of one curve), its
-/// exponential smoothing on top (kept by the store, ModeSeries::setSmoothing), the whole-training-set loss as dots,
-/// configuration changes as dashed vertical lines and divergence as a red cross. Each series is redrawn with one
+/// exponential smoothing on top (kept by the store, ModeSeries::setSmoothing), the whole-training-set (or
+/// test-set) loss as dots, configuration changes as dashed vertical lines and divergence as a red square where
+/// the curve ends (its last finite point). Each series is redrawn with one
 /// replace() per refresh, decimated to the plot's pixel width.
 class LossChart : public ChartPanel
 {
@@ -34,6 +35,9 @@ public:
 
     void setXAxis(XAxisKind kind);
     XAxisKind xAxis() const { return m_xAxis; }
+    /// Whether the dots show the loss on the held-out test set (where the data set has one) instead of the
+    /// whole training set.
+    void setShowTestSet(bool test);
     /// Recomputes every series from the stores.
     void refresh();
     /// Points in the raw series of curve i after the last refresh (tests).
@@ -57,6 +61,7 @@ private:
     QLogValueAxis* m_y;
     XAxisKind m_xAxis;
     bool m_showRaw; // a single mode's chart shows its raw batch loss; the comparison only the smoothed curves
+    bool m_showTest = false;
 };
 
 QString axisTitle(XAxisKind kind);

@@ -1,7 +1,8 @@
 #include "ui/charts/RunCharts.h"
 
+#include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
-#include "ui/charts/StalenessCharts.h"
+#include "ui/charts/TrendChart.h"
 #include "ui/charts/WorkerBarsChart.h"
 
 #include <QApplication>
@@ -90,28 +91,40 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
                 dir.filePath(QStringLiteral("idle.png"))));
     }
     {
+        // Each mode's price: sync's wait per update, async's staleness; each as a histogram and over time.
         QList<QWidget*> panels;
-        QList<std::pair<StalenessHistogramChart*, const ModeSeries*>> histograms;
-        StalenessTrendChart* trend = nullptr;
-        for (std::size_t m = 0; m < 2; ++m) {
-            if (!modes[m]->status().valid)
-                continue;
-            auto* c = new StalenessHistogramChart(QObject::tr("%1 staleness").arg(names[m]), QString(), colors[m]);
-            histograms.append({c, modes[m]});
-            panels << c;
+        QList<std::function<void()>> fill;
+        if (sync.status().valid) {
+            auto* histogram = new HistogramChart(QObject::tr("Sync wait per update"), QString(), colors[0],
+                QObject::tr("longest wait in an update (seconds, by decade)"), QObject::tr("updates"));
+            auto* trend = new TrendChart(
+                QObject::tr("Sync mean wait per update"), QString(), &sync, TrendValue::WaitSeconds, colors[0]);
+            panels << histogram << trend;
+            fill << [histogram, trend, &sync] {
+                const auto [labels, counts] = waitBars(sync.status().waitDecades);
+                histogram->setBins(labels, counts);
+                trend->refresh();
+            };
         }
         if (async.status().valid) {
-            trend = new StalenessTrendChart(QObject::tr("Async mean staleness"), QString(), &async);
-            panels << trend;
+            auto* histogram = new HistogramChart(QObject::tr("Async staleness"), QString(), colors[1],
+                QObject::tr("staleness (updates)"), QObject::tr("pushes"));
+            auto* trend = new TrendChart(
+                QObject::tr("Async mean staleness"), QString(), &async, TrendValue::Staleness, colors[1]);
+            panels << histogram << trend;
+            fill << [histogram, trend, &async] {
+                const auto [labels, counts]
+                    = stalenessBars(async.status().stalenessCounts, async.status().stalenessTailFolded, 16);
+                histogram->setBins(labels, counts);
+                trend->refresh(std::max(1, static_cast<int>(async.status().workers.size())) - 1);
+            };
         }
         if (!panels.isEmpty())
             record(saveRow(
                 panels,
                 [&] {
-                    for (auto& [c, s] : histograms)
-                        c->setCounts(s->status().stalenessCounts);
-                    if (trend)
-                        trend->refresh(std::max(1, static_cast<int>(async.status().workers.size())));
+                    for (const auto& f : fill)
+                        f();
                 },
                 dir.filePath(QStringLiteral("staleness.png"))));
     }

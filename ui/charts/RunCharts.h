@@ -7,7 +7,8 @@
 namespace sgdscope::ui {
 
 /// The headless run's pictures, drawn with the window's own charts off screen: loss.png (each mode's loss),
-/// idle.png (per-worker busy/idle/apply), staleness.png (histograms and async's mean over time) and
+/// idle.png (per-worker busy/idle/apply), staleness.png (each mode's price: sync's wait per update, async's
+/// staleness, as histograms and over time) and
 /// comparison.png (both modes against samples and against seconds), at twice the pixel density, each
 /// written atomically. Returns the problems (empty on success). Needs a QApplication.
 QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const ModeSeries& async);

@@ -20,8 +20,9 @@ TimelineStrip::TimelineStrip(const QString& title, const QString& exportName, co
     , m_exportName(exportName)
 {
     setAttribute(Qt::WA_OpaquePaintEvent);
-    setToolTip(tr("The last two seconds of this mode's clock, one row per worker: computing (blue; light blue is "
-                  "injected straggler delay), waiting (red) and combining or applying (green)."));
+    setToolTip(tr("The last two seconds of this mode's clock, one row per current worker: computing (blue; light "
+                  "blue is injected straggler delay), waiting (red), combining or applying (green) and copying "
+                  "parameters (purple)."));
 }
 
 void TimelineStrip::setWorkers(int workers)
@@ -61,8 +62,9 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     p.setPen(Qt::black);
     p.drawText(QRect(0, 2, width(), tfm.height()), Qt::AlignHCenter, m_title);
     p.setFont(small);
-    const std::array<std::pair<QColor, QString>, KindCount> legend = {{{palette::busy(), tr("compute")},
-        {palette::delay(), tr("delay")}, {palette::idle(), tr("wait")}, {palette::apply(), tr("apply")}}};
+    const std::array<std::pair<QColor, QString>, KindCount> legend
+        = {{{palette::busy(), tr("compute")}, {palette::delay(), tr("delay")}, {palette::idle(), tr("wait")},
+            {palette::apply(), tr("apply")}, {palette::transfer(), tr("copy")}}};
     int lx = 6;
     int ly = tfm.height() + 4;
     for (const auto& [color, name] : legend) {
@@ -115,7 +117,8 @@ void TimelineStrip::paintEvent(QPaintEvent*)
         }
     }
     const double rowHeight = static_cast<double>(plot.height() - 2) / rows;
-    const std::array<QColor, KindCount> colors = {palette::busy(), palette::delay(), palette::idle(), palette::apply()};
+    const std::array<QColor, KindCount> colors
+        = {palette::busy(), palette::delay(), palette::idle(), palette::apply(), palette::transfer()};
     for (int r = 0; r < rows; ++r) {
         const double top = plot.top() + 1 + r * rowHeight;
         const double h = std::max(1.0, rowHeight - (rowHeight > 6 ? 1.0 : 0.0));

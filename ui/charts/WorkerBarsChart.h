@@ -9,24 +9,29 @@ class QValueAxis;
 
 namespace sgdscope::ui {
 
-/// Per worker, how its time was spent since the run began: computing (busy), waiting (idle: for the
-/// slowest worker in sync, for the lock or a snapshot in async) and combining/applying, as shares of the
-/// mode's wall time.
+/// Per current worker, how its time was spent since the run began or the last configuration change:
+/// computing (busy, including injected straggler delay), waiting (idle: for the slowest worker in sync; for
+/// the lock or at a slice's end in async), combining/applying, and copying parameters, each as a share of
+/// that worker's wall time over the same stretch. What no measured span covers is left blank at the top.
 class WorkerBarsChart : public ChartPanel
 {
     Q_OBJECT
 public:
     WorkerBarsChart(const QString& title, const QString& exportName, QWidget* parent = nullptr);
-    void setWorkers(const std::vector<WorkerTime>& workers);
+    /// `since`: the mode's clock at the last configuration change (0: the run's start).
+    void setWorkers(const std::vector<WorkerTime>& workers, double since = 0.0);
     int workerCount() const { return m_count; }
+    QString valueAxisTitle() const;
 
 private:
     QBarSet* m_busy;
     QBarSet* m_idle;
     QBarSet* m_apply;
+    QBarSet* m_transfer;
     QBarCategoryAxis* m_categories;
     QValueAxis* m_value;
     int m_count = 0;
+    double m_since = -1.0;
 };
 
 } // namespace sgdscope::ui

@@ -1,6 +1,9 @@
-#include "core/engines/threads/AsyncTrainer.h"
+#include "core/engines/threads/ThreadsAsyncTrainer.h"
 
 #include "core/common/Error.h"
+#include "core/engines/threads/StragglerSleep.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/UpdateRule.h"
 
 #include <omp.h>
 
@@ -10,13 +13,27 @@
 
 namespace sgdscope {
 
+namespace {
+double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+} // namespace
+
 /// One worker's own state, on its own cache lines (each is a separate, 64-byte aligned allocation).
-struct alignas(64) AsyncTrainer::WorkerState
+struct alignas(64) ThreadsAsyncTrainer::WorkerState
 {
     explicit WorkerState(const DataOrder& order)
         : cursor(order)
     {
     }
+
+    struct TimedSpan
+    {
+        SpanKind kind;
+        Clock::time_point start, end;
+        int samples = 0;
+    };
 
     BatchCursor cursor;
     std::int64_t nextBatch = 0; // global batch of its next push
@@ -26,25 +43,28 @@ struct alignas(64) AsyncTrainer::WorkerState
     ParamVector snapshot;
     ParamVector velocity;
     std::vector<ParamVector> buffers;
+    std::vector<double> chunkLoss;
     std::vector<PushRecord> records; // this slice's pushes
+    std::vector<TimedSpan> spans; // this slice's spans
+    Clock::time_point loopStart, loopEnd;
     std::exception_ptr failure;
     std::int64_t pushes = 0; // all pushes so far
 };
 
-AsyncTrainer::AsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : Trainer(std::move(problem), std::move(settings))
+ThreadsAsyncTrainer::ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
+    : Trainer(std::move(problem), std::move(settings), Mode::Async)
 {
     prepareWorkers();
 }
 
-AsyncTrainer::~AsyncTrainer() = default;
+ThreadsAsyncTrainer::~ThreadsAsyncTrainer() = default;
 
-void AsyncTrainer::settingsChanged()
+void ThreadsAsyncTrainer::settingsChanged()
 {
     prepareWorkers();
 }
 
-void AsyncTrainer::prepareWorkers()
+void ThreadsAsyncTrainer::prepareWorkers()
 {
     const int team = m_settings.workers;
     const int batch = m_settings.batch;
@@ -80,12 +100,15 @@ void AsyncTrainer::prepareWorkers()
             s.plan = ReductionPlan::build(s.chunks.chunkCount, 1, m_settings.accum);
             if (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
                 s.buffers.resize(static_cast<std::size_t>(s.plan.bufferCount), ParamVector(m_params.size(), 0.0f));
+            s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
         }
+        s.records.reserve(64);
+        s.spans.reserve(64 * 8);
         workspace(w);
     }
 }
 
-void AsyncTrainer::push(WorkerState& s, int worker, int count)
+void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
 {
     PushRecord r;
     r.worker = worker;
@@ -94,123 +117,102 @@ void AsyncTrainer::push(WorkerState& s, int worker, int count)
     const std::uint32_t* indices = batchIndices + s.slice.begin;
     const std::size_t size = m_params.size();
     const bool lockFree = m_settings.asyncApply == AsyncApply::LockFree;
+    auto span = [&](SpanKind kind, Clock::time_point a, Clock::time_point b, int samples = 0) {
+        s.spans.push_back({kind, a, b, samples});
+    };
 
     // Read a snapshot of the parameters with its version.
-    std::int64_t versionRead = 0;
-    r.readStart = Clock::now();
+    const Clock::time_point readStart = Clock::now();
     if (lockFree) {
-        r.computeStart = r.readStart;
-        versionRead = m_version.load(std::memory_order_acquire);
+        r.versionRead = m_version.load(std::memory_order_acquire);
         for (std::size_t i = 0; i < size; ++i)
             s.snapshot[i] = std::atomic_ref<float>(m_params[i]).load(std::memory_order_relaxed);
+        span(SpanKind::Communicate, readStart, Clock::now());
     } else {
         std::lock_guard guard(m_lock);
-        r.computeStart = Clock::now();
-        versionRead = m_version.load(std::memory_order_relaxed);
+        const Clock::time_point locked = Clock::now();
+        r.versionRead = m_version.load(std::memory_order_relaxed);
         std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
+        span(SpanKind::WaitLock, readStart, locked);
+        span(SpanKind::Communicate, locked, Clock::now());
     }
 
     // The slice's gradient: chunks and K micro-batches as in sync, weighted by samples (mean over the slice).
-    MlpWorkspace<float>& ws = workspaceAt(worker);
-    const auto scale = static_cast<float>(1.0 / r.samples);
+    const Clock::time_point computeStart = Clock::now();
     if (count != s.chunks.batch) {
         // The run's last push, cut to the samples left in the budget: chunks and tree for that size.
         s.chunks = ChunkLayout(count, std::min(s.chunks.chunkSize, count));
         s.plan = ReductionPlan::build(s.chunks.chunkCount, 1, m_settings.accum);
         while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
             s.buffers.emplace_back(m_params.size(), 0.0f);
+        s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
     }
-    const WorkerReduction& part = s.plan.workers.front();
+    computeWorkerPart(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices, s.chunks,
+        s.plan.workers.front(), static_cast<float>(1.0 / r.samples), s.buffers, s.chunkLoss.data());
     double lossSum = 0.0;
-    for (const IndexRange& micro : part.microBatches) {
-        for (int c = micro.begin; c < micro.end; ++c) {
-            const IndexRange samples = s.chunks.samples(c);
-            float* leaf = s.buffers[static_cast<std::size_t>(part.leafBuffer[static_cast<std::size_t>(c)])].data();
-            lossSum += ws.gradient(
-                m_problem->layout, s.snapshot.data(), m_view, indices + samples.begin, samples.size(), scale, leaf);
-            for (const MergeOp& op : part.mergesAfter[static_cast<std::size_t>(c)]) {
-                float* dst = s.buffers[static_cast<std::size_t>(op.dst)].data();
-                const float* src = s.buffers[static_cast<std::size_t>(op.src)].data();
-                for (std::size_t i = 0; i < size; ++i)
-                    dst[i] += src[i];
-            }
-        }
-    }
+    for (int c = 0; c < s.chunks.chunkCount; ++c)
+        lossSum += s.chunkLoss[static_cast<std::size_t>(c)];
     r.loss = lossSum / r.samples;
-    r.computeEnd = Clock::now();
-    const double delay = stragglerDelay(worker, s.pushes, secondsBetween(r.computeStart, r.computeEnd));
-    if (delay > 0)
-        sleepSeconds(delay);
-    r.ready = delay > 0 ? Clock::now() : r.computeEnd;
+    const Clock::time_point computeEnd = Clock::now();
+    span(SpanKind::Compute, computeStart, computeEnd, count);
+    const double delay = m_stragglers.delaySeconds(worker, s.pushes, secondsBetween(computeStart, computeEnd));
+    if (delay > 0) {
+        // Each span is timed by its own pair of clock readings, so time that no span covers is reported
+        // as unaccounted instead of being absorbed by a neighbour.
+        const Clock::time_point delayStart = Clock::now();
+        sleepForStraggler(delay, m_stopFlag);
+        span(SpanKind::Delay, delayStart, Clock::now());
+    }
     ++s.pushes;
     ++s.nextBatch;
 
     if (!std::isfinite(r.loss)) {
         // Diverged: this push is not applied; everybody stops at the next push boundary.
-        r.applyStart = r.applyEnd = r.ready;
-        r.version = m_version.load(std::memory_order_relaxed);
-        std::int64_t expected = -1;
-        m_divergedVersion.compare_exchange_strong(expected, r.version);
+        r.versionApplied = m_version.load(std::memory_order_relaxed);
+        r.applied = Clock::now();
         m_divergedFlag.store(true, std::memory_order_relaxed);
         s.records.push_back(r);
         return;
     }
 
-    // Momentum on the worker's own buffer, outside any lock.
-    const float* g = s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data();
-    const float momentum = static_cast<float>(m_settings.momentum);
-    const float* step = g;
-    if (momentum != 0.0f) {
-        float* v = s.velocity.data();
-        for (std::size_t i = 0; i < size; ++i)
-            v[i] = momentum * v[i] + g[i];
-        step = v;
-    }
-    auto rate = [&](std::int64_t staleness) {
-        double lr = m_settings.learningRate;
-        if (m_settings.asyncLearningRate == AsyncLearningRate::Staleness)
-            lr /= static_cast<double>(std::max<std::int64_t>(1, staleness));
-        return static_cast<float>(lr);
-    };
+    // Momentum on the worker's own buffer, outside any lock: apply time.
+    const Clock::time_point stepStart = Clock::now();
+    const MomentumSgd rule(m_settings.momentum);
+    const float* step
+        = rule.direction(s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data(), s.velocity.data(), 0, size);
+    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
     if (lockFree) {
-        r.applyStart = Clock::now();
-        // Hogwild!: the staleness is known once our place in the apply order is taken.
-        const std::int64_t version = m_version.fetch_add(1, std::memory_order_acq_rel);
-        r.version = version;
-        r.staleness = version - versionRead;
-        const float lr = rate(r.staleness);
-        for (std::size_t i = 0; i < size; ++i) {
-            std::atomic_ref<float> w(m_params[i]);
-            w.store(w.load(std::memory_order_relaxed) - lr * step[i], std::memory_order_relaxed);
-        }
-        r.applyEnd = Clock::now();
+        const float lr = rate.at(m_version.load(std::memory_order_acquire) - r.versionRead);
+        MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
+        r.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
+        r.applied = Clock::now();
+        span(SpanKind::Apply, stepStart, r.applied);
     } else {
+        const Clock::time_point lockWanted = Clock::now();
         std::unique_lock guard(m_lock);
-        r.applyStart = Clock::now();
-        const std::int64_t version = m_version.load(std::memory_order_relaxed);
-        r.version = version;
-        r.staleness = version - versionRead;
-        const float lr = rate(r.staleness);
-        float* w = m_params.data();
-        for (std::size_t i = 0; i < size; ++i)
-            w[i] -= lr * step[i];
-        m_version.store(version + 1, std::memory_order_relaxed);
+        const Clock::time_point locked = Clock::now();
+        r.versionApplied = m_version.load(std::memory_order_relaxed);
+        MomentumSgd::apply(m_params.data(), step, rate.at(r.versionApplied - r.versionRead), 0, size);
+        m_version.store(r.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();
-        r.applyEnd = Clock::now();
+        r.applied = Clock::now();
+        span(SpanKind::Apply, stepStart, lockWanted);
+        span(SpanKind::WaitLock, lockWanted, locked);
+        span(SpanKind::Apply, locked, r.applied);
     }
-    r.applied = true;
+    r.wasApplied = true;
     s.records.push_back(r);
 }
 
-void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
+void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
 {
     WorkerState& s = *m_workers[static_cast<std::size_t>(worker)];
+    s.loopStart = Clock::now();
     s.records.clear();
+    s.spans.clear();
     const std::int64_t slice = s.slice.size();
-    if (slice == 0)
-        return;
     try {
-        while (!m_divergedFlag.load(std::memory_order_relaxed) && !m_stopFlag.load(std::memory_order_relaxed)) {
+        while (slice > 0 && !m_divergedFlag.load(std::memory_order_relaxed) && !stopRequestedNow()) {
             const bool beforeDeadline = Clock::now() < deadline;
             // After the deadline, keep working only while a push begun before it is still running.
             if (!beforeDeadline && m_preDeadlineActive.load(std::memory_order_acquire) == 0)
@@ -240,9 +242,10 @@ void AsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
         s.failure = std::current_exception();
         m_divergedFlag.store(true, std::memory_order_relaxed); // stops the others; cleared below
     }
+    s.loopEnd = Clock::now();
 }
 
-void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
+void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const int team = m_settings.workers;
     std::int64_t pushes = limits.maxUpdates == std::numeric_limits<std::int64_t>::max()
@@ -288,67 +291,53 @@ void AsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, 
         }
     }
 
-    // Accounting for this slice, and the pushes in apply order.
-    const double wall = secondsBetween(t0, t1);
+    // The slice's spans on the mode's clock, every piece measured by its worker; waiting to start with the
+    // team and for it to finish is WaitSlice.
+    const double base = m_seconds;
+    auto at = [&](Clock::time_point t) { return base + secondsBetween(t0, t); };
+    std::vector<Span> spans;
     std::vector<const PushRecord*> order;
     for (int w = 0; w < team; ++w) {
         const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
-        WorkerTotals& totals = m_totals[static_cast<std::size_t>(w)];
-        double busy = 0.0;
-        double apply = 0.0;
-        for (const PushRecord& r : s.records) {
-            busy += secondsBetween(r.computeStart, r.ready);
-            apply += secondsBetween(r.applyStart, r.applyEnd);
+        spans.push_back({w, SpanKind::WaitSlice, at(t0), at(s.loopStart), 0});
+        for (const auto& t : s.spans)
+            spans.push_back({w, t.kind, at(t.start), at(t.end), t.samples});
+        spans.push_back({w, SpanKind::WaitSlice, at(s.loopEnd), at(t1), 0});
+        for (const PushRecord& r : s.records)
             order.push_back(&r);
-            if (r.applied) {
-                ++totals.updates;
-                totals.samples += r.samples;
-            }
-        }
-        totals.busySeconds += busy;
-        totals.applySeconds += apply;
-        totals.idleSeconds += wall - busy - apply;
     }
-    std::sort(order.begin(), order.end(), [](const PushRecord* a, const PushRecord* b) {
-        if (a->applied != b->applied)
-            return a->applied; // a diverged push (not applied) comes last
-        return a->version < b->version;
-    });
-    const double clock0 = m_seconds;
+    const double wall = secondsBetween(t0, t1);
+    reportWorkerTime(WorkWindow {base, base + wall, team}, spans, observer);
     m_seconds += wall;
+
+    std::sort(order.begin(), order.end(), [](const PushRecord* a, const PushRecord* b) {
+        if (a->wasApplied != b->wasApplied)
+            return a->wasApplied; // a diverged push (not applied) comes last
+        return a->versionApplied < b->versionApplied;
+    });
     for (const PushRecord* r : order) {
-        WorkerSpan span;
-        span.worker = r->worker;
-        span.idleBefore = secondsBetween(r->readStart, r->computeStart);
-        span.computeStart = clock0 + secondsBetween(t0, r->computeStart);
-        span.computeEnd = clock0 + secondsBetween(t0, r->computeEnd);
-        span.readyAt = clock0 + secondsBetween(t0, r->ready);
-        span.applyStart = clock0 + secondsBetween(t0, r->applyStart);
-        span.applyEnd = clock0 + secondsBetween(t0, r->applyEnd);
-        UpdateRecord record;
-        record.mode = Mode::Async;
-        record.worker = r->worker;
-        record.batchLoss = r->loss;
-        record.batch = r->samples;
-        record.staleness = r->staleness;
-        if (!r->applied) {
-            record.index = m_updates;
-            record.samples = m_samples;
-            record.seconds = span.readyAt;
-            if (!m_diverged)
+        UpdateEvent event;
+        event.mode = Mode::Async;
+        event.worker = r->worker;
+        event.versionRead = r->versionRead;
+        event.versionApplied = r->versionApplied;
+        event.samples = r->samples;
+        event.batchLoss = r->loss;
+        event.seconds = at(r->applied);
+        event.applied = r->wasApplied;
+        event.index = m_updates;
+        if (!r->wasApplied) {
+            event.samplesSeen = m_samples;
+            if (!diverged())
                 markDiverged(m_updates);
-            observer.onUpdate(record, std::span<const WorkerSpan>(&span, 1));
+            reportUpdate(event, observer);
             continue;
         }
-        m_staleness.add(r->staleness, r->worker);
-        record.index = m_updates++;
+        ++m_updates;
         m_samples += r->samples;
-        record.samples = m_samples;
-        record.seconds = span.applyEnd;
-        observer.onUpdate(record, std::span<const WorkerSpan>(&span, 1));
+        event.samplesSeen = m_samples;
+        reportUpdate(event, observer);
     }
-    if (m_stopFlag.load(std::memory_order_relaxed))
-        m_stopped = true;
 }
 
 } // namespace sgdscope

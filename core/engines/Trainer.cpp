@@ -1,0 +1,182 @@
+#include "core/engines/Trainer.h"
+
+#include "core/common/Cancellation.h"
+#include "core/common/Error.h"
+#include "core/train/ReductionPlan.h"
+
+#include <algorithm>
+
+namespace sgdscope {
+
+namespace {
+/// The trainer's own preconditions (the user-facing checks, with option names and ranges, are
+/// validateSettings in run/SettingsCheck.h; this guards against a caller that skipped them).
+void requireUsable(const TrainerSettings& s, std::int64_t trainingSamples)
+{
+    bool usable = s.workers >= 1 && s.batch >= 1 && s.batch <= trainingSamples && s.accum >= 1 && s.chunk >= 0
+        && s.chunk <= s.batch && s.learningRate > 0 && s.momentum >= 0 && s.momentum < 1 && s.sampleBudget >= 1
+        && s.jitter >= 0;
+    for (const auto& slow : s.stragglers)
+        usable = usable && slow.worker >= 0 && slow.worker < s.workers && slow.factor >= 1;
+    if (!usable)
+        throw SgdError("trainer settings out of range (workers " + std::to_string(s.workers) + ", batch "
+            + std::to_string(s.batch) + ", accum " + std::to_string(s.accum) + ", chunk " + std::to_string(s.chunk)
+            + "); check them with validateSettings first");
+}
+} // namespace
+
+Trainer::Trainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
+    : m_problem(std::move(problem))
+    , m_settings(std::move(settings))
+    , m_view(viewOf(m_problem->train()))
+    , m_order(m_problem->train().size(), m_settings.seed)
+    , m_params(m_problem->initialParameters)
+    , m_mode(mode)
+    , m_metrics(mode)
+    , m_evaluator(*m_problem)
+{
+    requireUsable(m_settings, m_problem->train().size());
+    m_nextEvalSamples
+        = m_settings.evalEverySamples > 0 ? m_settings.evalEverySamples : std::numeric_limits<std::int64_t>::max();
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::reconfigure(const TrainerSettings& settings)
+{
+    TrainerSettings next = settings;
+    next.seed = m_settings.seed; // the data order carries on
+    next.sampleBudget = m_settings.sampleBudget;
+    requireUsable(next, m_problem->train().size());
+    if (next.targetAccuracy != m_settings.targetAccuracy || next.targetLoss != m_settings.targetLoss)
+        m_target = TargetReached {}; // a new target is reached anew
+    m_settings = std::move(next);
+    m_metrics.startSegment();
+    settingsChanged();
+}
+
+bool Trainer::finished() const
+{
+    return m_samples >= m_settings.sampleBudget || m_diverged || m_stopped
+        || (m_target.reached && m_settings.stopAtTarget);
+}
+
+int Trainer::chunkSizeFor(int batch) const
+{
+    return m_settings.chunk > 0 ? std::min(m_settings.chunk, batch) : defaultChunkSize(batch, m_problem->spec);
+}
+
+MlpWorkspace<float>& Trainer::workspace(int worker)
+{
+    // Capacity: the largest chunk any batch size up to the current one can ask for.
+    const int capacity = chunkSizeFor(m_settings.batch);
+    if (capacity > m_workspaceCapacity) {
+        m_workspaces.clear();
+        m_workspaceCapacity = capacity;
+    }
+    while (m_workspaces.size() <= static_cast<std::size_t>(worker))
+        m_workspaces.push_back(std::make_unique<MlpWorkspace<float>>(m_problem->spec, m_workspaceCapacity));
+    return *m_workspaces[static_cast<std::size_t>(worker)];
+}
+
+void Trainer::markDiverged(std::int64_t atUpdate)
+{
+    m_diverged = true;
+    m_divergedAt = atUpdate;
+}
+
+bool Trainer::stopRequestedNow() const
+{
+    return m_stopFlag.load(std::memory_order_relaxed) || cancellationRequested();
+}
+
+bool Trainer::stopWanted(TrainingObserver& observer)
+{
+    if (stopRequestedNow() || observer.stopRequested()) {
+        m_stopped = true;
+        return true;
+    }
+    return false;
+}
+
+bool Trainer::run(const RunLimits& limits, TrainingObserver& observer)
+{
+    const double sliceStart = m_seconds;
+    m_runStartUpdates = m_updates;
+    while (!finished()) {
+        if (stopWanted(observer))
+            break;
+        if (m_updates - m_runStartUpdates >= limits.maxUpdates || m_seconds - sliceStart >= limits.maxSeconds)
+            break;
+        trainSome(limits, sliceStart, observer);
+        if (stopRequestedNow())
+            m_stopped = true;
+        maybeEvaluate(observer);
+    }
+    return !finished();
+}
+
+void Trainer::reportWorkerTime(const WorkWindow& window, std::span<const Span> spans, TrainingObserver& observer)
+{
+    m_metrics.addWorkerTime(window, spans);
+    observer.onWorkerTime(window, spans);
+}
+
+UpdateFigures Trainer::reportUpdate(const UpdateEvent& update, TrainingObserver& observer)
+{
+    const UpdateFigures figures = m_metrics.addUpdate(update);
+    observer.onUpdate(update, figures);
+    return figures;
+}
+
+void Trainer::maybeEvaluate(TrainingObserver& observer)
+{
+    if (m_diverged || m_samples < m_nextEvalSamples)
+        return;
+    evaluateAndReport(observer);
+    while (m_nextEvalSamples <= m_samples)
+        m_nextEvalSamples += m_settings.evalEverySamples;
+}
+
+EvalSums Trainer::evaluate(const Dataset& data)
+{
+    return m_evaluator.evaluate(m_params.data(), data, m_settings.workers);
+}
+
+EvaluationRecord Trainer::evaluateAndReport(TrainingObserver& observer)
+{
+    auto mean = [](double sum, std::int64_t n) { return sum / static_cast<double>(std::max<std::int64_t>(1, n)); };
+    const EvalSums train = evaluate(m_problem->train());
+    EvaluationRecord record;
+    record.mode = m_mode;
+    record.index = m_updates;
+    record.samples = m_samples;
+    record.seconds = m_seconds;
+    record.trainLoss = mean(train.lossSum, train.samples);
+    if (m_problem->train().isClassification())
+        record.trainAccuracy = mean(static_cast<double>(train.correct), train.samples);
+    if (const auto& test = m_problem->data->test) {
+        const EvalSums held = evaluate(*test);
+        record.hasTest = true;
+        record.testLoss = mean(held.lossSum, held.samples);
+        if (test->isClassification())
+            record.testAccuracy = mean(static_cast<double>(held.correct), held.samples);
+    }
+    const bool accuracyReached = m_settings.targetAccuracy >= 0 && record.testAccuracy >= m_settings.targetAccuracy;
+    const bool lossReached = m_settings.targetLoss >= 0 && record.trainLoss <= m_settings.targetLoss;
+    if (!m_target.reached && (accuracyReached || lossReached))
+        m_target = TargetReached {true, m_seconds, m_samples, m_updates};
+    m_lastEvaluation = record;
+    m_evaluated = true;
+    observer.onEvaluation(record);
+    return record;
+}
+
+EvaluationRecord Trainer::currentEvaluation(TrainingObserver& observer)
+{
+    if (m_evaluated && m_lastEvaluation.index == m_updates && m_lastEvaluation.samples == m_samples)
+        return m_lastEvaluation;
+    return evaluateAndReport(observer);
+}
+
+} // namespace sgdscope

@@ -1,0 +1,141 @@
+#pragma once
+
+#include "core/data/DataOrder.h"
+#include "core/metrics/RunMetrics.h"
+#include "core/metrics/TrainingObserver.h"
+#include "core/nn/MlpWorkspace.h"
+#include "core/train/Evaluator.h"
+#include "core/train/Problem.h"
+#include "core/train/StragglerModel.h"
+#include "core/train/TrainerSettings.h"
+
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace sgdscope {
+
+/// Limits of one call to Trainer::run (a time slice in the window, the whole run headless).
+struct RunLimits
+{
+    std::int64_t maxUpdates = std::numeric_limits<std::int64_t>::max();
+    double maxSeconds = std::numeric_limits<double>::infinity(); // of the mode's clock
+};
+
+/// When a run first reached its target (--target-accuracy / --target-loss).
+struct TargetReached
+{
+    bool reached = false;
+    double seconds = 0.0; // the mode's clock (training time, evaluations not counted)
+    std::int64_t samples = 0;
+    std::int64_t updates = 0;
+};
+
+/// The seam between the training math and who computes it where and when. One Trainer runs one mode (sync
+/// or async) on one engine (threads here; a simulated cluster, MPI ranks). What every engine shares lives
+/// here: the parameters, the data order, the counters, the evaluation, the straggler model, and the event
+/// stream: an engine reports what happened through reportWorkerTime() and reportUpdate(), which feed the
+/// one derivation of every figure (metrics()) and the observer. The math an engine runs is the shared one
+/// in train/: the reduction plan, computeWorkerPart() and the update rules.
+///
+/// Threading: a trainer is driven by one thread (the "driving thread"), which calls run() and may open
+/// parallel teams from there. requestStop() may be called from any thread.
+class Trainer
+{
+public:
+    Trainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode);
+    virtual ~Trainer();
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    Mode mode() const { return m_mode; }
+    /// "threads", "sim", "mpi".
+    virtual const char* engineName() const = 0;
+
+    /// Trains until the sample budget is used, the target is reached, `limits` are reached, the observer or
+    /// requestStop() asks to stop, or the loss diverges. Returns true if there is more to do (call again).
+    bool run(const RunLimits& limits, TrainingObserver& observer);
+
+    /// Changes workers, batch, accum, chunk, learning rate, momentum, stragglers and jitter from the next
+    /// update on (the data order, parameters and counters carry on; the metrics start a new segment). The
+    /// caller checks the values first (validateSettings in run/SettingsCheck.h); this only guards its own
+    /// preconditions (SgdError).
+    void reconfigure(const TrainerSettings& settings);
+    const TrainerSettings& settings() const { return m_settings; }
+
+    /// Thread-safe: the run stops at the next update (sync) or push boundary (async); a straggler's sleep
+    /// is cut short.
+    void requestStop() { m_stopFlag.store(true, std::memory_order_relaxed); }
+
+    bool finished() const;
+    bool diverged() const { return m_diverged; }
+    std::int64_t divergedAt() const { return m_divergedAt; }
+    bool stopped() const { return m_stopped; }
+    std::int64_t updates() const { return m_updates; }
+    std::int64_t samples() const { return m_samples; }
+    double seconds() const { return m_seconds; }
+    const ParamVector& parameters() const { return m_params; }
+    const RunMetrics& metrics() const { return m_metrics; }
+    const TargetReached& target() const { return m_target; }
+    const Problem& problem() const { return *m_problem; }
+
+    /// Loss and accuracy of the current parameters on `data`, the same whatever the worker count.
+    EvalSums evaluate(const Dataset& data);
+    /// Evaluates on the training set (and the test set, if any), reports it and checks the target.
+    EvaluationRecord evaluateAndReport(TrainingObserver& observer);
+    /// The evaluation of the current parameters: the latest one if no update came after it, else a new
+    /// one (reported).
+    EvaluationRecord currentEvaluation(TrainingObserver& observer);
+
+protected:
+    /// Does one unit of work (one update or one time slice of pushes); implemented by each engine and mode.
+    virtual void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) = 0;
+    /// Called by reconfigure() after the settings changed.
+    virtual void settingsChanged() { }
+
+    /// The event stream: every engine reports its workers' spans per window and each update through these.
+    void reportWorkerTime(const WorkWindow& window, std::span<const Span> spans, TrainingObserver& observer);
+    UpdateFigures reportUpdate(const UpdateEvent& update, TrainingObserver& observer);
+
+    /// Whether the run should stop now (requestStop(), or a cancellation request from a signal).
+    bool stopRequestedNow() const;
+    /// Creates the worker's workspace if needed (driving thread only, outside parallel regions).
+    MlpWorkspace<float>& workspace(int worker);
+    /// The worker's existing workspace; safe inside parallel regions (never allocates).
+    MlpWorkspace<float>& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
+    int chunkSizeFor(int batch) const;
+    void markDiverged(std::int64_t atUpdate);
+
+    std::shared_ptr<const Problem> m_problem;
+    TrainerSettings m_settings;
+    SampleView<float> m_view;
+    DataOrder m_order;
+    ParamVector m_params;
+    StragglerModel m_stragglers {m_settings};
+    std::int64_t m_updates = 0;
+    std::int64_t m_samples = 0;
+    double m_seconds = 0.0;
+    std::int64_t m_nextEvalSamples = 0;
+    std::int64_t m_runStartUpdates = 0; // m_updates when the current run() call began
+    std::atomic<bool> m_stopFlag {false};
+
+private:
+    void maybeEvaluate(TrainingObserver& observer);
+    bool stopWanted(TrainingObserver& observer);
+
+    Mode m_mode;
+    RunMetrics m_metrics;
+    Evaluator m_evaluator;
+    TargetReached m_target;
+    EvaluationRecord m_lastEvaluation;
+    bool m_evaluated = false;
+    bool m_diverged = false;
+    std::int64_t m_divergedAt = -1;
+    bool m_stopped = false;
+    std::vector<std::unique_ptr<MlpWorkspace<float>>> m_workspaces;
+    int m_workspaceCapacity = 0;
+};
+
+} // namespace sgdscope

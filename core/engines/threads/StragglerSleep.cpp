@@ -1,0 +1,61 @@
+#include "core/engines/threads/StragglerSleep.h"
+
+#include "core/common/Cancellation.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include <sys/prctl.h>
+
+namespace sgdscope {
+
+namespace {
+constexpr double spinSeconds = 80e-6;
+constexpr double pieceSeconds = 0.02;
+
+bool stopping(const std::atomic<bool>& stop)
+{
+    return stop.load(std::memory_order_relaxed) || cancellationRequested();
+}
+
+void sleepUntil(const timespec& deadline)
+{
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) { }
+}
+} // namespace
+
+bool sleepForStraggler(double seconds, const std::atomic<bool>& stop)
+{
+    if (!(seconds > 0))
+        return true;
+    using Clock = std::chrono::steady_clock;
+    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    if (seconds > spinSeconds) {
+        // Ask the kernel for precise wake-ups on this thread (the default 50 us slack would swamp them).
+        thread_local bool slackSet = false;
+        if (!slackSet) {
+            ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+            slackSet = true;
+        }
+        timespec now {};
+        ::clock_gettime(CLOCK_MONOTONIC, &now);
+        const double start = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+        const double wakeAt = start + seconds - spinSeconds;
+        for (double at = start; at < wakeAt;) {
+            if (stopping(stop))
+                return false;
+            at = std::min(wakeAt, at + pieceSeconds);
+            timespec deadline {};
+            deadline.tv_sec = static_cast<time_t>(std::floor(at));
+            deadline.tv_nsec = static_cast<long>((at - std::floor(at)) * 1e9);
+            sleepUntil(deadline);
+        }
+    }
+    while (Clock::now() < end) { }
+    return true;
+}
+
+} // namespace sgdscope

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <atomic>
+
+namespace sgdscope {
+
+/// Sleeps `seconds` on this thread for a modelled straggler delay, precisely: the last 80 microseconds (and
+/// all of a shorter delay) are waited out on the clock, since a sleep cannot end more precisely than the
+/// scheduler wakes us. Sleeps in pieces of at most 20 ms and returns early once `stop` is set or a
+/// cancellation is requested (a signal), so a large straggler factor does not hold up a stop.
+/// Returns false if it was cut short.
+bool sleepForStraggler(double seconds, const std::atomic<bool>& stop);
+
+} // namespace sgdscope

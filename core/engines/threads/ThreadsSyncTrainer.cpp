@@ -1,0 +1,206 @@
+#include "core/engines/threads/ThreadsSyncTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/engines/threads/StragglerSleep.h"
+#include "core/train/ChunkGradients.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace sgdscope {
+
+namespace {
+constexpr std::size_t blockFloats = 4096; // combine/apply in cache-sized blocks
+constexpr std::size_t alignFloats = 16;
+
+double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+} // namespace
+
+ThreadsSyncTrainer::ThreadsSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
+    : Trainer(std::move(problem), std::move(settings), Mode::Sync)
+    , m_cursor(m_order)
+    , m_velocity(m_params.size(), 0.0f)
+{
+    preparePlan();
+}
+
+ThreadsSyncTrainer::~ThreadsSyncTrainer() = default;
+
+void ThreadsSyncTrainer::settingsChanged()
+{
+    preparePlan();
+}
+
+void ThreadsSyncTrainer::preparePlan()
+{
+    const ChunkLayout chunks(m_settings.batch, chunkSizeFor(m_settings.batch));
+    if (chunks.batch == m_chunks.batch && chunks.chunkSize == m_chunks.chunkSize && m_planWorkers == m_settings.workers
+        && m_planAccum == m_settings.accum)
+        return;
+    m_chunks = chunks;
+    m_planWorkers = m_settings.workers;
+    m_planAccum = m_settings.accum;
+    m_plan = ReductionPlan::build(m_chunks.chunkCount, m_settings.workers, m_settings.accum);
+    if (m_buffers.size() < static_cast<std::size_t>(m_plan.bufferCount))
+        m_buffers.resize(static_cast<std::size_t>(m_plan.bufferCount), ParamVector(m_params.size(), 0.0f));
+    m_chunkLoss.assign(static_cast<std::size_t>(m_chunks.chunkCount), 0.0);
+    m_slots.assign(static_cast<std::size_t>(m_settings.workers), WorkerSlot {});
+    m_spans.reserve(static_cast<std::size_t>(m_settings.workers) * 6);
+    for (int w = 0; w < m_settings.workers; ++w)
+        workspace(w); // allocate before the first update, not inside it
+}
+
+void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices)
+{
+    WorkerSlot& slot = m_slots[static_cast<std::size_t>(worker)];
+    slot.start = Clock::now();
+    slot.samples = computeWorkerPart(workspaceAt(worker), m_problem->layout, m_params.data(), m_view, indices, m_chunks,
+        m_plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / m_chunks.batch), m_buffers,
+        m_chunkLoss.data());
+    slot.computed = Clock::now();
+    const double delay = slot.samples > 0
+        ? m_stragglers.delaySeconds(worker, m_updates, secondsBetween(slot.start, slot.computed))
+        : 0;
+    if (delay > 0) {
+        slot.delayStart = Clock::now();
+        sleepForStraggler(delay, m_stopFlag);
+        slot.ready = Clock::now();
+    } else {
+        slot.delayStart = slot.ready = slot.computed; // no delay span
+    }
+}
+
+void ThreadsSyncTrainer::combineAndApply(int worker, int team)
+{
+    // Every member reads the same chunk losses in the same order: the same verdict without another barrier.
+    double loss = 0.0;
+    for (const double l : m_chunkLoss)
+        loss += l;
+    if (!std::isfinite(loss))
+        return; // diverged: leave the parameters as they were
+    const std::size_t blocks = (m_params.size() + alignFloats - 1) / alignFloats;
+    const IndexRange mine = balancedPart(static_cast<int>(blocks), team, worker);
+    const std::size_t first = static_cast<std::size_t>(mine.begin) * alignFloats;
+    const std::size_t last = std::min(m_params.size(), static_cast<std::size_t>(mine.end) * alignFloats);
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    const float* g = m_buffers[static_cast<std::size_t>(m_plan.rootBuffer)].data();
+    for (std::size_t b0 = first; b0 < last; b0 += blockFloats) {
+        const std::size_t b1 = std::min(last, b0 + blockFloats);
+        for (const MergeOp& op : m_plan.combine)
+            addGradient(m_buffers[static_cast<std::size_t>(op.dst)].data(),
+                m_buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+        rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+    }
+}
+
+void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer)
+{
+    preparePlan();
+    const int team = m_settings.workers;
+    const int batch = m_settings.batch;
+    const std::uint32_t* indices = m_cursor.next(batch);
+
+    const Clock::time_point t0 = Clock::now();
+    if (team == 1) {
+        WorkerSlot& slot = m_slots[0];
+        try {
+            computePart(0, indices);
+            slot.waitStart = slot.released = slot.ready; // nobody to wait for
+            slot.applyStart = Clock::now();
+            combineAndApply(0, 1);
+            slot.applied = Clock::now();
+        } catch (...) {
+            slot.failure = std::current_exception();
+        }
+        slot.joinStart = Clock::now();
+    } else {
+#pragma omp parallel num_threads(team)
+        {
+            const int w = omp_get_thread_num();
+            if (omp_get_num_threads() != team) {
+#pragma omp single
+                m_slots[0].failure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
+                    + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
+            } else {
+                WorkerSlot& slot = m_slots[static_cast<std::size_t>(w)];
+                try {
+                    computePart(w, indices);
+                } catch (...) {
+                    slot.failure = std::current_exception();
+                }
+                slot.waitStart = Clock::now();
+#pragma omp barrier
+                slot.released = Clock::now();
+                bool failed = false;
+                for (const auto& s : m_slots)
+                    failed = failed || s.failure;
+                slot.applyStart = Clock::now();
+                if (!failed)
+                    combineAndApply(w, team);
+                slot.applied = Clock::now();
+                slot.joinStart = Clock::now();
+            }
+        }
+    }
+    const Clock::time_point t1 = Clock::now();
+    for (auto& slot : m_slots) {
+        if (slot.failure) {
+            const std::exception_ptr failure = slot.failure;
+            for (auto& s : m_slots)
+                s.failure = nullptr;
+            std::rethrow_exception(failure);
+        }
+    }
+
+    // Each worker's spans on the mode's clock, every one timed on its own, between the update's start (t0,
+    // read before the team starts) and its end (t1, after the team has joined): waiting to be started,
+    // compute, delay, waiting for the slowest worker, its part of the combine and apply, waiting for the
+    // others to finish theirs.
+    const double base = m_seconds;
+    auto at = [&](Clock::time_point t) { return base + secondsBetween(t0, t); };
+    m_spans.clear();
+    for (int w = 0; w < team; ++w) {
+        const WorkerSlot& s = m_slots[static_cast<std::size_t>(w)];
+        m_spans.push_back({w, SpanKind::WaitBarrier, at(t0), at(s.start), 0});
+        m_spans.push_back({w, SpanKind::Compute, at(s.start), at(s.computed), s.samples});
+        m_spans.push_back({w, SpanKind::Delay, at(s.delayStart), at(s.ready), 0});
+        m_spans.push_back({w, SpanKind::WaitBarrier, at(s.waitStart), at(s.released), 0});
+        m_spans.push_back({w, SpanKind::Apply, at(s.applyStart), at(s.applied), 0});
+        m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0});
+    }
+    const double wall = secondsBetween(t0, t1);
+    reportWorkerTime(WorkWindow {base, base + wall, team}, m_spans, observer);
+
+    double lossSum = 0.0;
+    for (const double l : m_chunkLoss)
+        lossSum += l;
+    m_seconds += wall;
+    UpdateEvent event;
+    event.mode = Mode::Sync;
+    event.index = m_updates;
+    event.versionRead = m_updates;
+    event.versionApplied = m_updates;
+    event.samples = batch;
+    event.seconds = m_seconds;
+    event.batchLoss = lossSum / batch;
+    event.applied = std::isfinite(event.batchLoss);
+    if (!event.applied) {
+        // The update was not applied; the run stops here with everything recorded so far.
+        event.samplesSeen = m_samples;
+        markDiverged(m_updates);
+        reportUpdate(event, observer);
+        return;
+    }
+    ++m_updates;
+    m_samples += batch;
+    event.samplesSeen = m_samples;
+    reportUpdate(event, observer);
+}
+
+} // namespace sgdscope

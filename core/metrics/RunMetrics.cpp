@@ -1,0 +1,108 @@
+#include "core/metrics/RunMetrics.h"
+
+#include <algorithm>
+
+namespace sgdscope {
+
+double WorkerFigures::idle() const
+{
+    double sum = 0.0;
+    for (int k = 0; k < spanKindCount; ++k) {
+        if (isWait(static_cast<SpanKind>(k)))
+            sum += seconds[static_cast<std::size_t>(k)];
+    }
+    return sum;
+}
+
+double WorkerFigures::unaccounted() const
+{
+    double spans = 0.0;
+    for (const double s : seconds)
+        spans += s;
+    return wallSeconds - spans;
+}
+
+void WorkerFigures::add(const WorkerFigures& other)
+{
+    wallSeconds += other.wallSeconds;
+    for (std::size_t k = 0; k < seconds.size(); ++k)
+        seconds[k] += other.seconds[k];
+    updates += other.updates;
+    samples += other.samples;
+}
+
+void RunMetrics::addWorkerTime(const WorkWindow& window, std::span<const Span> spans)
+{
+    const auto team = static_cast<std::size_t>(std::max(0, window.workers));
+    if (m_workers.size() < team)
+        m_workers.resize(team);
+    if (m_segment.size() != team)
+        m_segment.resize(team); // a worker that left drops out of the segment; one that joined starts at 0
+    m_currentWorkers = window.workers;
+    const double wall = window.end - window.start;
+    m_wallSeconds += wall;
+
+    std::vector<WorkerFigures> here(team);
+    for (auto& w : here)
+        w.wallSeconds = wall;
+    for (const Span& s : spans) {
+        if (s.worker < 0 || static_cast<std::size_t>(s.worker) >= team || !(s.end > s.start))
+            continue;
+        WorkerFigures& w = here[static_cast<std::size_t>(s.worker)];
+        w.seconds[static_cast<std::size_t>(s.kind)] += s.end - s.start;
+        if (s.kind == SpanKind::Compute)
+            w.samples += s.samples;
+    }
+    m_lastWindowWait = 0.0;
+    for (std::size_t w = 0; w < team; ++w) {
+        if (m_mode == Mode::Sync) {
+            // A sync window is one update: a worker took part if it computed samples in it.
+            here[w].updates = here[w].samples > 0 ? 1 : 0;
+            m_lastWindowWait = std::max(m_lastWindowWait, here[w].idle());
+        }
+        m_workers[w].add(here[w]);
+        m_segment[w].add(here[w]);
+    }
+}
+
+UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
+{
+    UpdateFigures f;
+    f.staleness = u.versionApplied - u.versionRead;
+    if (!u.applied)
+        return f;
+    if (m_mode == Mode::Sync) {
+        f.waitSeconds = m_lastWindowWait;
+        m_waits.add(f.waitSeconds);
+        m_staleness.add(f.staleness, -1);
+        return f;
+    }
+    m_staleness.add(f.staleness, u.worker);
+    if (u.worker >= 0) {
+        const auto w = static_cast<std::size_t>(u.worker);
+        if (m_workers.size() <= w)
+            m_workers.resize(w + 1);
+        ++m_workers[w].updates;
+        if (w < m_segment.size())
+            ++m_segment[w].updates;
+    }
+    return f;
+}
+
+void RunMetrics::startSegment()
+{
+    m_segment.assign(m_segment.size(), WorkerFigures {});
+}
+
+double RunMetrics::fractionOf(const std::vector<WorkerFigures>& workers)
+{
+    double idle = 0.0;
+    double wall = 0.0;
+    for (const auto& w : workers) {
+        idle += w.idle();
+        wall += w.wallSeconds;
+    }
+    return wall > 0 ? idle / wall : 0.0;
+}
+
+} // namespace sgdscope

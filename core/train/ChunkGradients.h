@@ -1,0 +1,28 @@
+#pragma once
+
+#include "core/data/SampleView.h"
+#include "core/nn/MlpWorkspace.h"
+#include "core/nn/ParameterLayout.h"
+#include "core/train/ReductionPlan.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace sgdscope {
+
+/// dst[i] += src[i] for i in [first, last): one node of the fixed reduction tree (or a piece of it).
+void addGradient(float* dst, const float* src, std::size_t first, std::size_t last);
+
+/// Computes one worker's part of a batch as its plan says (ReductionPlan): its run of chunks as K
+/// micro-batches in a row, each chunk's gradient, scaled by `scale`, into its leaf buffer, and every tree
+/// node that lies inside the run added right after the chunk that completes it (while it is hot in cache).
+/// `batchIndices` are the sample indices of the whole batch the chunks cut. Writes the sum of the per-sample
+/// losses of chunk c to chunkLoss[c]. Returns the number of samples computed.
+///
+/// Every engine computes gradients through this one function, so a chunk's gradient is the same bits
+/// wherever and whenever it is computed.
+int computeWorkerPart(MlpWorkspace<float>& workspace, const ParameterLayout& layout, const float* params,
+    const SampleView<float>& data, const std::uint32_t* batchIndices, const ChunkLayout& chunks,
+    const WorkerReduction& part, float scale, std::vector<ParamVector>& buffers, double* chunkLoss);
+
+} // namespace sgdscope

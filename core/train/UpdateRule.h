@@ -1,0 +1,61 @@
+#pragma once
+
+#include "core/train/TrainerSettings.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sgdscope {
+
+/// SGD with momentum, as torch.optim.SGD: v = m v + g (v starts at 0), then w = w - lr v; with m = 0 simply
+/// w = w - lr g. Every engine and mode applies updates through this one object (as ensmallen's update
+/// policies, e.g. MomentumUpdate, and tiny-dnn's optimizers are applied), on element ranges so that sync
+/// can split an update over its workers. Element loops are compiled without FMA contraction, so a value
+/// comes out the same bits whatever range it falls in.
+class MomentumSgd
+{
+public:
+    explicit MomentumSgd(double momentum)
+        : m_momentum(static_cast<float>(momentum))
+    {
+    }
+
+    bool hasMomentum() const { return m_momentum != 0.0f; }
+
+    /// The step for elements [first, last): the gradient itself without momentum; with momentum, updates
+    /// the velocity v = m v + g there and returns v.
+    const float* direction(const float* gradient, float* velocity, std::size_t first, std::size_t last) const;
+
+    /// w = w - lr step on [first, last).
+    static void apply(float* params, const float* step, float lr, std::size_t first, std::size_t last);
+
+    /// The same without a lock, element by element with relaxed atomic loads and stores (HOGWILD!, Niu et al.
+    /// 2011): concurrent updates may interleave, but there is no data race.
+    static void applyRelaxed(float* params, const float* step, float lr, std::size_t first, std::size_t last);
+
+    /// direction() and apply() in one pass over [first, last) (sync's combine step).
+    void update(
+        float* params, float* velocity, const float* gradient, float lr, std::size_t first, std::size_t last) const;
+
+private:
+    float m_momentum;
+};
+
+/// The learning rate of an update: constant, or divided by its staleness (lr / max(1, staleness): Zhang,
+/// Gupta, Lian, Liu 2016, "Staleness-aware Async-SGD for Distributed Deep Learning").
+class LearningRateRule
+{
+public:
+    LearningRateRule(double learningRate, AsyncLearningRate policy)
+        : m_learningRate(learningRate)
+        , m_policy(policy)
+    {
+    }
+    float at(std::int64_t staleness) const;
+
+private:
+    double m_learningRate;
+    AsyncLearningRate m_policy;
+};
+
+} // namespace sgdscope

@@ -1,0 +1,189 @@
+#include "ui/TrainingSession.h"
+
+#include "ui/SliceObserver.h"
+
+#include "core/engines/TrainerFactory.h"
+#include "core/run/ConfigBuilder.h"
+#include "core/run/DataSource.h"
+#include "core/run/Experiment.h"
+#include "core/run/Options.h"
+#include "core/run/SettingsCheck.h"
+#include "core/train/ReductionPlan.h"
+
+#include <QStringList>
+
+#include <chrono>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace sgdscope::ui {
+
+namespace {
+constexpr double sliceSeconds = 0.04; // of each mode's clock, alternating
+constexpr int trainingNice = 10; // the window's thread stays ahead of the workers (weight 1024 against 110)
+
+QString settingsText(const SessionSettings& s)
+{
+    QString text = QStringLiteral("P=%1 B=%2 K=%3 lr=%4")
+                       .arg(s.workers)
+                       .arg(s.batch)
+                       .arg(s.accum)
+                       .arg(s.learningRate, 0, 'g', 3);
+    if (s.slowWorker >= 0)
+        text += QStringLiteral(" w%1\u00d7%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 3);
+    if (s.jitter > 0)
+        text += QStringLiteral(" jitter %1").arg(s.jitter, 0, 'g', 2);
+    return text;
+}
+
+TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s)
+{
+    TrainerSettings t = run.settings;
+    const auto n = run.problem->train().size();
+    t.workers = s.workers;
+    t.batch = s.batch > 0 ? static_cast<int>(std::min<std::int64_t>(s.batch, n)) : run.settings.batch;
+    t.accum = s.accum;
+    t.learningRate = s.learningRate > 0 ? s.learningRate : run.settings.learningRate;
+    t.stragglers.clear();
+    if (s.slowWorker >= 0 && s.slowWorker < s.workers && s.slowFactor > 1.0)
+        t.stragglers.push_back({s.slowWorker, s.slowFactor});
+    t.jitter = s.jitter;
+    t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
+    // Enough chunks for every worker the slider allows, so that sync does not idle workers by construction
+    // where async does not (the chunk size still depends on the batch and model only, never on P or K).
+    const int sliderWorkers = option("workers").windowMax;
+    t.chunk = std::min(
+        defaultChunkSize(t.batch, run.problem->spec), std::max(1, (t.batch + sliderWorkers - 1) / sliderWorkers));
+    t.sampleBudget = std::numeric_limits<std::int64_t>::max(); // the window trains until paused or reset
+    t.evalEverySamples = std::max<std::int64_t>(n, 200LL * t.batch);
+    t.targetAccuracy = run.problem->data->test && run.problem->train().isClassification() ? s.targetAccuracy : -1.0;
+    t.targetLoss = s.targetLoss;
+    t.stopAtTarget = false; // the window marks the time to target and trains on
+    return t;
+}
+
+QStringList notesFor(const TrainerSettings& t)
+{
+    const ChunkLayout layout(t.batch, t.chunk);
+    QStringList notes;
+    notes << QStringLiteral(
+        "Sync splits each batch of %1 into %2 chunk%3 of %4 samples (the unit of its exact, fixed-order sum).")
+                 .arg(t.batch)
+                 .arg(layout.chunkCount)
+                 .arg(layout.chunkCount == 1 ? QString() : QStringLiteral("s"))
+                 .arg(layout.chunkSize);
+    if (t.workers > layout.chunkCount)
+        notes << QStringLiteral("The batch of %1 is too small for %2 workers: in sync, workers beyond %3 have no "
+                                "chunk and idle; in async, workers beyond %1 have no samples.")
+                     .arg(t.batch)
+                     .arg(t.workers)
+                     .arg(layout.chunkCount);
+    return notes;
+}
+
+std::string cacheKey(const RunConfig& c)
+{
+    return toString(c.dataset) + "|" + c.data + "|" + std::to_string(c.samples) + "|" + std::to_string(c.seed) + "|"
+        + toString(c.loss);
+}
+
+std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& config)
+{
+    {
+        std::lock_guard lock(cache.mutex);
+        if (auto it = cache.sets.find(cacheKey(config)); it != cache.sets.end())
+            return it->second;
+    }
+    auto data = std::make_shared<DataSplit>(loadData(config));
+    std::lock_guard lock(cache.mutex);
+    cache.sets[cacheKey(config)] = data;
+    return data;
+}
+
+/// Applies settings changed in the window to both trainers from their next update, and marks the change.
+void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSettings& pending,
+    std::array<std::unique_ptr<Trainer>, modeCount>& trainers,
+    std::array<std::unique_ptr<SliceObserver>, modeCount>& observers)
+{
+    const TrainerSettings settings = trainerSettings(run, pending);
+    validateSettings(settings, *run.problem);
+    for (int m = 0; m < modeCount; ++m) {
+        Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
+        trainer.reconfigure(settings);
+        observers[static_cast<std::size_t>(m)]->setSegmentStart(trainer.seconds());
+        std::lock_guard lock(shared.mutex);
+        shared.staging.markers[static_cast<std::size_t>(m)].push_back(
+            {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending)});
+        shared.staging.notes = notesFor(settings);
+    }
+}
+} // namespace
+
+void runTrainingSession(
+    std::shared_ptr<SessionShared> shared, std::shared_ptr<DataCache> cache, SessionSettings settings)
+{
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), trainingNice); // OpenMP workers inherit it
+    auto report = [&](auto&& fill) {
+        std::lock_guard lock(shared->mutex);
+        fill(shared->staging);
+    };
+    try {
+        ConfigBuilder builder;
+        builder.applyPreset(settings.preset.toStdString(), "preset");
+        builder.applyOption("seed", std::to_string(settings.seed));
+        const RunConfig config = builder.resolve();
+        const PreparedRun run = prepareRun(config, cachedData(*cache, config));
+        if (shared->stop)
+            return;
+        const TrainerSettings initial = trainerSettings(run, settings);
+        validateSettings(initial, *run.problem);
+        std::array<std::unique_ptr<Trainer>, modeCount> trainers;
+        std::array<std::unique_ptr<SliceObserver>, modeCount> observers;
+        for (int m = 0; m < modeCount; ++m) {
+            const Mode mode = m == SyncMode ? Mode::Sync : Mode::Async;
+            trainers[static_cast<std::size_t>(m)] = makeTrainer(EngineKind::Threads, mode, run.problem, initial);
+            observers[static_cast<std::size_t>(m)]
+                = std::make_unique<SliceObserver>(m, shared->mutex, shared->staging, shared->stop);
+        }
+        report([&](MetricsBatch& b) {
+            b.ready = true;
+            b.notes = notesFor(initial);
+        });
+        while (!shared->stop.load()) {
+            if (shared->paused.load()) {
+                std::unique_lock lock(shared->mutex);
+                shared->wake.wait_for(lock, std::chrono::milliseconds(50));
+                continue;
+            }
+            std::optional<SessionSettings> pending;
+            {
+                std::lock_guard lock(shared->mutex);
+                pending.swap(shared->pending);
+            }
+            if (pending)
+                applyPending(*shared, run, *pending, trainers, observers);
+            bool anyRunning = false;
+            for (int m = 0; m < modeCount && !shared->stop.load(); ++m) {
+                Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
+                if (trainer.finished())
+                    continue;
+                anyRunning = true;
+                trainer.run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds},
+                    *observers[static_cast<std::size_t>(m)]);
+                observers[static_cast<std::size_t>(m)]->flush(trainer);
+            }
+            if (!anyRunning) {
+                // Both modes have stopped (diverged): wait for a reset.
+                shared->finished = true;
+                std::unique_lock lock(shared->mutex);
+                shared->wake.wait_for(lock, std::chrono::milliseconds(100));
+            }
+        }
+    } catch (const std::exception& e) {
+        report([&](MetricsBatch& b) { b.error = QString::fromUtf8(e.what()); });
+        shared->finished = true;
+    }
+}
+
+} // namespace sgdscope::ui

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "ui/SessionData.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace sgdscope {
+struct DataSplit;
+}
+
+namespace sgdscope::ui {
+
+/// Data sets loaded by earlier runs, so Reset does not reload Fashion-MNIST.
+struct DataCache
+{
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<const DataSplit>> sets;
+};
+
+/// What the GUI and one run's training thread share. The GUI sets stop, paused and pending settings; the
+/// training thread appends to the staging buffer, which the GUI swaps out ~30 times a second (Controller).
+struct SessionShared
+{
+    std::atomic<bool> stop {false};
+    std::atomic<bool> paused {false};
+    std::atomic<bool> finished {false};
+    std::mutex mutex; // guards staging and pending
+    std::condition_variable wake;
+    MetricsBatch staging;
+    std::optional<SessionSettings> pending;
+};
+
+/// The training thread's whole life: loads the data (or takes it from the cache), builds both modes'
+/// trainers, then alternates 40 ms slices of sync and async (each on its own clock, so neither takes cores
+/// from the other) until stopped, applying pending settings between slices and marking each change.
+/// Errors end up in the staging buffer as a message. Runs at a lower priority than the GUI thread.
+void runTrainingSession(
+    std::shared_ptr<SessionShared> shared, std::shared_ptr<DataCache> cache, SessionSettings settings);
+
+} // namespace sgdscope::ui
