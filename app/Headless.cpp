@@ -147,6 +147,14 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
                     ? (", test accuracy " + formatNumber(std::round(m.final.testAccuracy * 1e4) / 1e4)).c_str()
                     : "",
                 m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
+            if (m.settings.targetAccuracy >= 0 || m.settings.targetLoss >= 0) {
+                if (m.target.reached)
+                    std::fprintf(stderr, "%-5s reached the target after %.3f s and %lld samples (%lld updates)\n",
+                        modeName(mode), m.target.seconds, static_cast<long long>(m.target.samples),
+                        static_cast<long long>(m.target.updates));
+                else
+                    std::fprintf(stderr, "%-5s did not reach the target\n", modeName(mode));
+            }
             if (m.diverged)
                 std::fprintf(stderr,
                     "%s diverged at update %lld: the loss became NaN or Inf, so this mode stopped there (try a "

@@ -140,6 +140,16 @@ private slots:
         row("option-given-twice", args("--workers 2 --workers 3"), "--workers: given more than once");
         row("accum-beyond-chunks", args("--accum 3"),
             "--accum: 3 micro-batches per worker need at least 3 chunks per worker, but a batch of 50 is 1 chunk");
+        row("target-accuracy-for-regression", args("--target-accuracy 0.9"),
+            "--target-accuracy: needs a classification run");
+        row("target-accuracy-without-test-set",
+            {QStringLiteral("--dataset"), QStringLiteral("csv"), QStringLiteral("--data"),
+                QStringLiteral(SGDSCOPE_TEST_DATA "/classes.csv"), QStringLiteral("--layers"), QStringLiteral("2,2"),
+                QStringLiteral("--loss"), QStringLiteral("cross-entropy"), QStringLiteral("--target-accuracy"),
+                QStringLiteral("0.9")},
+            "--target-accuracy: csv has no test set");
+        row("two-targets", args("--preset blobs --target-accuracy 0.9 --target-loss 0.1"),
+            "--target-accuracy: cannot be combined with --target-loss");
         row("preset-layers-on-other-data",
             {QStringLiteral("--data"), QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv")},
             "--layers (from preset 'parabola'): the first width is 1 but csv has 2 input features");
@@ -231,6 +241,27 @@ private slots:
             m_dir.filePath(QStringLiteral("inferred-idx")), QStringLiteral("--data"), folder});
         QCOMPARE(idx.exitCode, 2);
         QVERIFY2(idx.stderrText.contains(QStringLiteral("train-images-idx3-ubyte")), qPrintable(idx.stderrText));
+    }
+
+    // Time to target: the run stops at the first evaluation that reaches it, and says when.
+    void targetEndsTheRunAndIsReported()
+    {
+        const QString out = m_dir.filePath(QStringLiteral("target"));
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"),
+            QStringLiteral("blobs"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--epochs"),
+            QStringLiteral("20"), QStringLiteral("--target-accuracy"), QStringLiteral("0.99")});
+        QCOMPARE(r.exitCode, 0);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        for (const Json& run : summary.at("runs")) {
+            QCOMPARE(run.at("target_reached").get<bool>(), true);
+            QVERIFY(run.at("test_accuracy").get<double>() >= 0.99);
+            const auto samples = run.at("samples_to_target").get<std::int64_t>();
+            QCOMPARE(run.at("samples").get<std::int64_t>(), samples); // it stopped there
+            QVERIFY(samples < 20 * 16384); // long before its budget of 20 epochs
+            QVERIFY(run.at("seconds_to_target").get<double>() > 0);
+            QVERIFY(run.at("seconds_to_target").get<double>() <= run.at("seconds").get<double>());
+        }
+        QVERIFY(r.stderrText.contains(QStringLiteral("reached the target")));
     }
 
     void writesSummaryAndMetrics()

@@ -94,6 +94,11 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.jitter = config.jitter;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
+    if (config.targetAccuracy >= 0 && !data->test)
+        throw SgdError(config.originOf("target-accuracy") + ": " + dataName
+            + " has no test set, and the target is measured on held-out data; use --target-loss");
+    s.targetAccuracy = config.targetAccuracy;
+    s.targetLoss = config.targetLoss;
     const std::int64_t perEpoch = std::max<std::int64_t>(1, DataOrder::batchesPerEpoch(train.size(), s.batch));
     run.steps = config.steps > 0 ? config.steps
         : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))

@@ -250,6 +250,20 @@ std::vector<OptionSpec> makeTable()
     t.push_back(asyncLr);
     t.push_back(integer("eval-every", "N", 0, 1e12, &RunConfig::evalEvery,
         "loss on the whole training set every N sync updates (0: only at the end; default: automatic)"));
+    OptionSpec targetAccuracy = number("target-accuracy", "X", 0, true, 1, false, &RunConfig::targetAccuracy,
+        "stop when the test-set accuracy reaches X (classification with a test set); time to target");
+    targetAccuracy.load = [](const RunConfig& c) { return c.targetAccuracy >= 0 ? Json(c.targetAccuracy) : Json(); };
+    targetAccuracy.whyInapplicable = [](const RunConfig& c) {
+        if (c.loss != LossKind::SoftmaxCrossEntropy)
+            return std::string("needs a classification run (--loss cross-entropy); use --target-loss");
+        return c.targetLoss >= 0 ? std::string("cannot be combined with --target-loss; give one target")
+                                 : std::string();
+    };
+    t.push_back(targetAccuracy);
+    OptionSpec targetLoss = number("target-loss", "X", 0, true, 1e6, false, &RunConfig::targetLoss,
+        "stop when the loss on the whole training set falls to X; time to target");
+    targetLoss.load = [](const RunConfig& c) { return c.targetLoss >= 0 ? Json(c.targetLoss) : Json(); };
+    t.push_back(targetLoss);
     t.push_back(path(
         "init", "FILE", &RunConfig::init, "initial parameters from a safetensors file (PyTorch nn.Sequential names)"));
     t.push_back(path("save-params", "FILE", &RunConfig::saveParams,

@@ -68,6 +68,8 @@ struct RunConfig
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLr = AsyncLearningRate::Constant;
     std::int64_t evalEvery = -1; // updates between whole-set losses; -1: automatic, 0: only at the end
+    double targetAccuracy = -1.0; // stop when the test accuracy reaches it (< 0: no target)
+    double targetLoss = -1.0; // stop when the training-set loss falls to it (< 0: no target)
     std::string init; // safetensors file with initial parameters
     std::string saveParams; // write final parameters here (sync run's when both)
     std::string out; // output folder (headless)
