@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -296,6 +297,16 @@ private slots:
                        "train_accuracy,test_loss,test_accuracy"));
         QVERIFY(lines.size() > 2000);
         QVERIFY(lines[1].startsWith("sync,update,0,50,"));
+        // One evaluation row per evaluation: the final parameters are not evaluated twice.
+        QSet<QByteArray> evaluated;
+        for (const QByteArray& line : lines) {
+            if (line.startsWith("sync,eval,")) {
+                const QByteArray update = line.split(',')[2];
+                QVERIFY2(!evaluated.contains(update), line.constData());
+                evaluated.insert(update);
+            }
+        }
+        QVERIFY(evaluated.contains("2000"));
 
         // The saved parameters are the run's: same digest.
         MlpSpec spec;

@@ -4,9 +4,17 @@
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
+#include "ui/PointConversion.h"
 #include "ui/SeriesStore.h"
 #include "ui/charts/Exportable.h"
+#include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
+#include "ui/charts/TimelineStrip.h"
+#include "ui/charts/WorkerBarsChart.h"
+
+#include "core/metrics/RunMetrics.h"
+
+#include <cmath>
 
 #include <QComboBox>
 #include <QDir>
@@ -103,6 +111,57 @@ private slots:
         QVERIFY(points.back().index > 100000 - 2 * step); // and it reaches the end
     }
 
+    // A diverged run is not drawn as a plunge: its curve ends at the last finite point, marked there.
+    void divergedCurveEndsAtItsLastFinitePoint()
+    {
+        ModeSeries store;
+        MetricsBatch b;
+        for (std::int64_t i = 0; i < 10; ++i)
+            b.points[SyncMode].push_back({i, i + 1, 0.1 * static_cast<double>(i), 1.0 + static_cast<double>(i), 0});
+        b.points[SyncMode].push_back({10, 11, 1.0, std::nan(""), 0});
+        b.status[SyncMode].valid = true;
+        b.status[SyncMode].diverged = true;
+        store.add(b, SyncMode);
+        QCOMPARE(store.points().size(), std::size_t(10));
+        QVERIFY(std::isfinite(store.points().back().loss));
+        for (const QPointF& p : decimateMinMax(store.points(), XAxisKind::Updates, 0, 20, 4))
+            QVERIFY2(p.y() > 0.5, "a point below the data: a non-finite loss drawn as a plunge");
+        LossChart chart(
+            QStringLiteral("t"), QStringLiteral("t"), {{&store, Qt::blue, QStringLiteral("sync")}}, XAxisKind::Updates);
+        chart.resize(400, 300);
+        chart.refresh();
+        QCOMPARE(chart.divergedMarkerX(0), 10.0); // update index 9 is the 10th update: x = 10
+    }
+
+    void histogramsFoldTheirTailIntoTheLastBar()
+    {
+        const auto [labels, counts] = stalenessBars({5, 4, 3, 2, 1, 1, 1}, false, 4);
+        QCOMPARE(labels,
+            (QStringList {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3+")}));
+        QCOMPARE(counts, (std::vector<std::int64_t> {5, 4, 3, 5}));
+        // A tail the status already folded is labelled as such.
+        QCOMPARE(stalenessBars({1, 1, 1, 9}, true, 4).first.back(), QStringLiteral("3+"));
+        QCOMPARE(stalenessBars({1, 1, 1, 9}, false, 4).first.back(), QStringLiteral("3"));
+        // The status keeps every count: staleness beyond the kept entries lands in the last one.
+        sgdscope::RunMetrics metrics(sgdscope::Mode::Async);
+        for (int s = 0; s < 20; ++s) {
+            sgdscope::UpdateEvent u;
+            u.mode = sgdscope::Mode::Async;
+            u.worker = 0;
+            u.versionApplied = s;
+            metrics.addUpdate(u);
+        }
+        const ModeStatus status = modeStatus(metrics, ModeProgress {}, 8);
+        QCOMPARE(status.stalenessCounts.size(), std::size_t(8));
+        QCOMPARE(status.stalenessCounts.back(), std::int64_t(13)); // staleness 7 to 19
+        QVERIFY(status.stalenessTailFolded);
+        // Waits by decade: from the first to the last that holds an update, at least four bars.
+        const auto [waitLabels, waitCounts] = waitBars({0, 0, 3, 0, 7, 0, 0, 0, 0, 0, 0});
+        QCOMPARE(waitLabels.front(), QStringLiteral("10\u00b5"));
+        QCOMPARE(waitLabels.back(), QStringLiteral("10m"));
+        QCOMPARE(waitCounts, (std::vector<std::int64_t> {3, 0, 7, 0}));
+    }
+
     void slidersChangeTheControllersConfiguration()
     {
         MainWindow w;
@@ -150,6 +209,21 @@ private slots:
             !w.series(SyncMode).markers().empty() && !w.series(AsyncMode).markers().empty(), 10000);
         QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(AsyncMode).status().workers.size()), 3, 10000);
+        // Fewer workers: the bars, the timeline and the idle fraction follow the workers that exist.
+        w.panel()->workersSlider()->setValue(1);
+        for (const int m : {SyncMode, AsyncMode}) {
+            QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(m).status().workers.size()), 1, 10000);
+            QVERIFY(w.series(m).status().segmentStart > 0);
+            w.column(m)->refresh();
+            QCOMPARE(w.column(m)->workerChart()->workerCount(), 1);
+            QCOMPARE(w.column(m)->timeline()->workers(), 1);
+            QVERIFY(w.column(m)->workerChart()->valueAxisTitle().contains(QStringLiteral("since")));
+        }
+        // One worker waits for nobody: async's idle fraction since the change is small (sync's too, but it
+        // still waits to be started).
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(AsyncMode).status().idleFraction < 0.2, 10000);
+        w.panel()->workersSlider()->setValue(3);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
         QTRY_VERIFY(w.column(SyncMode)->lossChart()->markerLineCount() > 0);
         // A preset change needs a restart, and says so.
         QSignalSpy restart(w.controller(), &Controller::restartNeeded);

@@ -239,7 +239,8 @@ std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
 
 std::pair<QStringList, std::vector<std::int64_t>> waitBars(const std::vector<std::int64_t>& decades)
 {
-    static const char* names[] = {"<1µs", "1µs", "10µs", "100µs", "1ms", "10ms", "100ms", "1s", "10s", "100s", "1000s"};
+    // Short labels (a bar is narrow); the axis says "seconds".
+    static const char* names[] = {"<1µ", "1µ", "10µ", "100µ", "1m", "10m", "100m", "1", "10", "100", "1000"};
     constexpr int nameCount = static_cast<int>(sizeof names / sizeof names[0]);
     const int size = std::min(static_cast<int>(decades.size()), nameCount);
     int first = size, last = -1;

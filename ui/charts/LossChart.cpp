@@ -194,6 +194,12 @@ int LossChart::rawPointCount(int curve) const
     return m_curves[curve].raw->count();
 }
 
+double LossChart::divergedMarkerX(int curve) const
+{
+    const QScatterSeries* s = m_curves[curve].diverged;
+    return s->count() > 0 ? s->at(0).x() : std::nan("");
+}
+
 int LossChart::markerLineCount() const
 {
     int n = 0;

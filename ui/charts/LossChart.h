@@ -43,6 +43,8 @@ public:
     /// Points in the raw series of curve i after the last refresh (tests).
     int rawPointCount(int curve) const;
     int markerLineCount() const;
+    /// Where curve i's divergence marker is (NaN if none), after the last refresh (tests).
+    double divergedMarkerX(int curve) const;
 
 private:
     struct CurveSeries

@@ -17,6 +17,7 @@ public:
     TimelineStrip(const QString& title, const QString& exportName, const ModeSeries* series, QWidget* parent = nullptr);
 
     void setWorkers(int workers);
+    int workers() const { return m_workers; }
     QString exportName() const override { return m_exportName; }
     QImage renderImage(qreal scale) const override;
     QSize minimumSizeHint() const override { return {160, 90}; }
