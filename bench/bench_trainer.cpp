@@ -64,7 +64,7 @@ Measurement measure(const PreparedRun& run, Mode mode, double seconds, int warmu
     return m;
 }
 
-Json record(const std::string& workload, Mode mode, int workers, int accum, const std::string& backend,
+Json record(const std::string& workload, Mode mode, const TrainerSettings& settings, const std::string& backend,
     std::vector<Measurement> reps)
 {
     std::sort(reps.begin(), reps.end(),
@@ -73,8 +73,11 @@ Json record(const std::string& workload, Mode mode, int workers, int accum, cons
     Json j = Json::object();
     j["workload"] = workload;
     j["mode"] = modeName(mode);
-    j["workers"] = workers;
-    j["accum"] = accum;
+    j["workers"] = settings.workers;
+    j["accum"] = settings.accum;
+    j["chunk"] = settings.chunk; // 0: automatic
+    if (mode == Mode::Async)
+        j["async_apply"] = nameOf(asyncApplyNames, settings.asyncApply);
     j["gemm"] = backend;
     j["samples_per_s"] = std::round(median.samplesPerSecond);
     j["samples_per_s_min"] = std::round(reps.front().samplesPerSecond);
@@ -100,22 +103,32 @@ int main(int argc, char** argv)
             only = argv[i + 1];
     }
     Json results = Json::array();
-    auto run
-        = [&](const std::string& workload, const PreparedRun& prepared, Mode mode, int workers, int accum, int warmup) {
+    struct Variant
+    {
+        int workers = 1;
+        int accum = 1;
+        int chunk = 0;
+        AsyncApply apply = AsyncApply::Lock;
+    };
+    auto run = [&](const std::string& workload, const PreparedRun& prepared, Mode mode, Variant v, int warmup) {
               PreparedRun r = prepared;
-              r.settings.workers = workers;
-              r.settings.accum = accum;
+              r.settings.workers = v.workers;
+              r.settings.accum = v.accum;
+              r.settings.chunk = v.chunk;
+              r.settings.asyncApply = v.apply;
               std::vector<Measurement> ms;
               for (int i = 0; i < reps; ++i)
                   ms.push_back(measure(r, mode, seconds, warmup));
-              const Json rec = record(workload, mode, workers, accum, toString(gemmBackend()), ms);
+              const Json rec = record(workload, mode, r.settings, toString(gemmBackend()), ms);
               std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
               results.push_back(rec);
           };
     if (only.empty() || only == "parabola") {
         const PreparedRun parabola = prepare("parabola", {{"mode", "sync"}});
+        run("parabola", parabola, Mode::Sync, {1, 1, 0}, 2000); // the seed example: the batch is one chunk
+        // Two chunks of 25, so that both workers compute (with one chunk the second would only idle).
         for (const int p : {1, 2})
-            run("parabola", parabola, Mode::Sync, p, 1, 2000);
+            run("parabola", parabola, Mode::Sync, {p, 1, 25}, 2000);
     }
     if ((only.empty() || only == "fashion")
         && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
@@ -126,9 +139,10 @@ int main(int argc, char** argv)
             setGemmBackend(backend);
             for (const int p : {1, 2}) {
                 for (const int k : {1, 3})
-                    run("fashion", fashion, Mode::Sync, p, k, 30);
+                    run("fashion", fashion, Mode::Sync, {p, k, 0}, 30);
             }
-            run("fashion", fashion, Mode::Async, 2, 1, 30);
+            run("fashion", fashion, Mode::Async, {2, 1, 0, AsyncApply::Lock}, 30);
+            run("fashion", fashion, Mode::Async, {2, 1, 0, AsyncApply::LockFree}, 30); // as PyTorch's Hogwild
         }
     }
     Json out = Json::object();
