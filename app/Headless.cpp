@@ -8,6 +8,7 @@
 #include "core/io/SummaryJson.h"
 #include "core/io/TraceJson.h"
 #include "core/run/Options.h"
+#include "core/train/ReductionPlan.h"
 
 #include <atomic>
 #include <chrono>
@@ -123,6 +124,22 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         return 2;
     }
     const RunConfig& config = run.config;
+    {
+        // Workers beyond the chunks (sync) or the batch (async) have nothing to do: say so, it is not an error.
+        const int chunk
+            = run.settings.chunk > 0 ? run.settings.chunk : defaultChunkSize(run.settings.batch, run.problem->spec);
+        const int chunks = ChunkLayout(run.settings.batch, chunk).chunkCount;
+        if (config.runsSync() && config.workers > chunks)
+            std::fprintf(stderr,
+                "note: sync cuts each batch of %d into %d chunk%s of %d samples: workers %d to %d have nothing to "
+                "compute "
+                "and wait (--chunk sets the chunk size)\n",
+                run.settings.batch, chunks, chunks == 1 ? "" : "s", chunk, chunks, config.workers - 1);
+        if (config.runsAsync() && config.workers > run.settings.batch)
+            std::fprintf(stderr,
+                "note: async gives each worker a slice of the batch of %d: workers %d to %d have none\n",
+                run.settings.batch, run.settings.batch, config.workers - 1);
+    }
     std::vector<Mode> modes;
     if (config.mode != RunMode::Async)
         modes.push_back(Mode::Sync);
@@ -188,7 +205,8 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
             recorded.emplace_back(r->result.mode, &r->recorder);
             finished.push_back(r.get());
         }
-        writeFileAtomically(joinPath(config.out, "metrics.csv"), metricsCsv(recorded));
+        writeFileAtomically(
+            joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim));
         if (charts)
             charts(config.out, finished);
         if (!config.trace.empty())

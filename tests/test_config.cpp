@@ -81,7 +81,7 @@ private slots:
             QTest::addRow("%s", name) << args << QString::fromLatin1(needle);
         };
         row("workers-zero", {QStringLiteral("--workers"), QStringLiteral("0")},
-            "--workers: '0' is not allowed; use an integer from 1 to 256");
+            "--workers: '0' is not allowed; use an integer from 1 to 4096");
         row("workers-negative", {QStringLiteral("--workers=-3")}, "--workers: '-3' is not allowed");
         row("workers-text", {QStringLiteral("--workers"), QStringLiteral("many")}, "--workers: 'many' is not a number");
         row("workers-fraction", {QStringLiteral("--workers"), QStringLiteral("2.5")},
@@ -144,18 +144,21 @@ private slots:
             std::string value;
             std::map<std::string, std::string> context;
         };
-        const std::map<std::string, Sample> samples
-            = {{"preset", {"blobs", {}}}, {"mode", {"async", {}}}, {"workers", {"3", {}}}, {"batch", {"17", {}}},
-                {"accum", {"2", {}}}, {"chunk", {"5", {}}}, {"steps", {"7", {}}}, {"epochs", {"2.5", {}}},
-                {"lr", {"0.125", {}}}, {"momentum", {"0.5", {}}}, {"seed", {"42", {}}}, {"layers", {"1,7,1", {}}},
-                {"activation", {"relu", {}}}, {"loss", {"cross-entropy", {}}}, {"weight-init", {"glorot", {}}},
-                {"dataset", {"blobs", {}}}, {"samples", {"99", {}}}, {"data", {csv, {{"dataset", "csv"}}}},
-                {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
-                {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
-                {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
-                {"eval-every", {"3", {}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
-                {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
-                {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
+        const std::string platform = SGDSCOPE_TEST_DATA "/cluster-4hosts.xml";
+        const std::map<std::string, Sample> samples = {{"preset", {"blobs", {}}}, {"mode", {"async", {}}},
+            {"engine", {"sim", {}}}, {"cluster", {"wan", {{"engine", "sim"}}}},
+            {"platform", {platform, {{"engine", "sim"}}}}, {"slow-fraction", {"0.25:3", {}}},
+            {"rotating-straggler", {"2", {}}}, {"heavy-tail", {"1.5", {}}}, {"workers", {"3", {}}},
+            {"batch", {"17", {}}}, {"accum", {"2", {}}}, {"chunk", {"5", {}}}, {"steps", {"7", {}}},
+            {"epochs", {"2.5", {}}}, {"lr", {"0.125", {}}}, {"momentum", {"0.5", {}}}, {"seed", {"42", {}}},
+            {"layers", {"1,7,1", {}}}, {"activation", {"relu", {}}}, {"loss", {"cross-entropy", {}}},
+            {"weight-init", {"glorot", {}}}, {"dataset", {"blobs", {}}}, {"samples", {"99", {}}},
+            {"data", {csv, {{"dataset", "csv"}}}}, {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
+            {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
+            {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
+            {"eval-every", {"3", {}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
+            {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
+            {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});
         for (const OptionSpec& spec : optionTable()) {
             const auto it = samples.find(spec.name);

@@ -44,6 +44,7 @@ ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, s
     s.targetSeconds = progress.target.seconds;
     s.targetSamples = progress.target.samples;
     s.segmentStart = progress.segmentStart;
+    s.virtualClock = progress.virtualClock;
     for (const WorkerFigures& w : metrics.segment()) {
         s.workers.push_back(
             {w.wallSeconds, w.busy(), w.idle(), w.apply(), w.communication(), w.unaccounted(), w.updates});

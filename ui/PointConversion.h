@@ -26,6 +26,7 @@ struct ModeProgress
     bool finished = false;
     TargetReached target;
     double segmentStart = 0.0; // the mode's clock at the last configuration change
+    bool virtualClock = false; // a simulated cluster
 };
 
 /// Status from the run's figures: the workers' time since the last configuration change (the current

@@ -94,6 +94,7 @@ struct ModeStatus
     double lastTestAccuracy = -1.0; // latest held-out accuracy (classification with a test set)
     double idleFraction = 0.0; // the current workers, since the last configuration change
     double segmentStart = 0.0; // the mode's clock at the last configuration change (0: the run's start)
+    bool virtualClock = false; // a simulated cluster: the mode's seconds are virtual
     double meanStaleness = 0.0;
     std::int64_t maxStaleness = 0;
     double meanWait = 0.0; // sync: mean of the longest wait per update

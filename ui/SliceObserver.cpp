@@ -56,6 +56,7 @@ void SliceObserver::flush(const Trainer& trainer)
     progress.finished = trainer.finished();
     progress.target = trainer.target();
     progress.segmentStart = m_segmentStart;
+    progress.virtualClock = std::string(trainer.engineName()) == "sim";
     ModeStatus status = modeStatus(trainer.metrics(), progress);
 
     // Rates over the last second of the mode's clock.

@@ -24,6 +24,20 @@ void DataOrder::permutation(std::int64_t epoch, std::vector<std::uint32_t>& perm
     }
 }
 
+std::shared_ptr<const std::vector<std::uint32_t>> DataOrder::epoch(std::int64_t e) const
+{
+    constexpr std::size_t keptEpochs = 8;
+    std::lock_guard lock(m_cacheMutex);
+    if (const auto it = m_cache.find(e); it != m_cache.end())
+        return it->second;
+    auto perm = std::make_shared<std::vector<std::uint32_t>>();
+    permutation(e, *perm);
+    m_cache.emplace(e, perm);
+    while (m_cache.size() > keptEpochs)
+        m_cache.erase(m_cache.begin()); // the oldest epoch; cursors still on it keep their copy
+    return perm;
+}
+
 BatchCursor::BatchCursor(const DataOrder& order)
     : m_order(&order)
 {
@@ -34,9 +48,9 @@ const std::uint32_t* BatchCursor::next(int batch)
     if (m_epoch < 0 || m_offset + batch > m_order->samples()) {
         ++m_epoch;
         m_offset = 0;
-        m_order->permutation(m_epoch, m_perm);
+        m_perm = m_order->epoch(m_epoch);
     }
-    const std::uint32_t* indices = m_perm.data() + m_offset;
+    const std::uint32_t* indices = m_perm->data() + m_offset;
     m_offset += batch;
     return indices;
 }

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace sgdscope {
@@ -19,10 +22,15 @@ public:
 
     /// Fills `perm` with epoch e's permutation.
     void permutation(std::int64_t epoch, std::vector<std::uint32_t>& perm) const;
+    /// Epoch e's permutation, shared: computed once for every cursor that reaches it (many workers walk the
+    /// same epochs), from a small cache of the latest epochs. Thread-safe.
+    std::shared_ptr<const std::vector<std::uint32_t>> epoch(std::int64_t epoch) const;
 
 private:
     std::int64_t m_samples;
     std::uint64_t m_seed;
+    mutable std::mutex m_cacheMutex;
+    mutable std::map<std::int64_t, std::shared_ptr<const std::vector<std::uint32_t>>> m_cache;
 };
 
 /// Walks the batches in order, keeping the current epoch's permutation. The batch size may change between
@@ -38,7 +46,7 @@ public:
 
 private:
     const DataOrder* m_order;
-    std::vector<std::uint32_t> m_perm;
+    std::shared_ptr<const std::vector<std::uint32_t>> m_perm;
     std::int64_t m_epoch = -1;
     std::int64_t m_offset = 0;
 };

@@ -134,8 +134,6 @@ void Trainer::maybeEvaluate(TrainingObserver& observer)
     if (m_diverged || m_samples < m_nextEvalSamples)
         return;
     evaluateAndReport(observer);
-    while (m_nextEvalSamples <= m_samples)
-        m_nextEvalSamples += m_settings.evalEverySamples;
 }
 
 EvalSums Trainer::evaluate(const Dataset& data)
@@ -145,13 +143,20 @@ EvalSums Trainer::evaluate(const Dataset& data)
 
 EvaluationRecord Trainer::evaluateAndReport(TrainingObserver& observer)
 {
+    const EvaluationRecord record = evaluateAt(m_updates, m_samples, m_seconds);
+    reportEvaluation(record, observer);
+    return record;
+}
+
+EvaluationRecord Trainer::evaluateAt(std::int64_t updates, std::int64_t samples, double seconds)
+{
     auto mean = [](double sum, std::int64_t n) { return sum / static_cast<double>(std::max<std::int64_t>(1, n)); };
     const EvalSums train = evaluate(m_problem->train());
     EvaluationRecord record;
     record.mode = m_mode;
-    record.index = m_updates;
-    record.samples = m_samples;
-    record.seconds = m_seconds;
+    record.index = updates;
+    record.samples = samples;
+    record.seconds = seconds;
     record.trainLoss = mean(train.lossSum, train.samples);
     if (m_problem->train().isClassification())
         record.trainAccuracy = mean(static_cast<double>(train.correct), train.samples);
@@ -165,11 +170,19 @@ EvaluationRecord Trainer::evaluateAndReport(TrainingObserver& observer)
     const bool accuracyReached = m_settings.targetAccuracy >= 0 && record.testAccuracy >= m_settings.targetAccuracy;
     const bool lossReached = m_settings.targetLoss >= 0 && record.trainLoss <= m_settings.targetLoss;
     if (!m_target.reached && (accuracyReached || lossReached))
-        m_target = TargetReached {true, m_seconds, m_samples, m_updates};
+        m_target = TargetReached {true, seconds, samples, updates};
+    if (m_settings.evalEverySamples <= 0)
+        m_nextEvalSamples = std::numeric_limits<std::int64_t>::max();
+    while (m_nextEvalSamples <= samples)
+        m_nextEvalSamples += m_settings.evalEverySamples;
     m_lastEvaluation = record;
     m_evaluated = true;
-    observer.onEvaluation(record);
     return record;
+}
+
+void Trainer::reportEvaluation(const EvaluationRecord& record, TrainingObserver& observer)
+{
+    observer.onEvaluation(record);
 }
 
 EvaluationRecord Trainer::currentEvaluation(TrainingObserver& observer)

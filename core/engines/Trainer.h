@@ -99,6 +99,14 @@ protected:
     void reportWorkerTime(const WorkWindow& window, std::span<const Span> spans, TrainingObserver& observer);
     UpdateFigures reportUpdate(const UpdateEvent& update, TrainingObserver& observer);
 
+    /// For engines that evaluate inside their own simulation, at the exact point a whole-set evaluation is
+    /// due, without stopping the workers: the evaluation of the current parameters as of (updates, samples,
+    /// seconds), with the target checked; report it later, in order, with reportEvaluation(). Advances the
+    /// next evaluation point, so run() does not evaluate there again.
+    bool evaluationDue(std::int64_t samplesAfter) const { return samplesAfter >= m_nextEvalSamples && !m_diverged; }
+    EvaluationRecord evaluateAt(std::int64_t updates, std::int64_t samples, double seconds);
+    void reportEvaluation(const EvaluationRecord& record, TrainingObserver& observer);
+
     /// Whether the run should stop now (requestStop(), or a cancellation request from a signal).
     bool stopRequestedNow() const;
     /// Creates the worker's workspace if needed (driving thread only, outside parallel regions).

@@ -1,16 +1,19 @@
 #include "core/engines/TrainerFactory.h"
 
+#include "core/engines/sim/SimAsyncTrainer.h"
+#include "core/engines/sim/SimSyncTrainer.h"
 #include "core/engines/threads/ThreadsAsyncTrainer.h"
 #include "core/engines/threads/ThreadsSyncTrainer.h"
 
 namespace sgdscope {
 
 std::unique_ptr<Trainer> makeTrainer(
-    EngineKind engine, Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
+    const EngineChoice& engine, Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
 {
-    switch (engine) {
-    case EngineKind::Threads:
-        break;
+    if (engine.kind == EngineKind::Sim) {
+        if (mode == Mode::Sync)
+            return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
+        return std::make_unique<SimAsyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
     }
     if (mode == Mode::Sync)
         return std::make_unique<ThreadsSyncTrainer>(std::move(problem), settings);

@@ -6,12 +6,12 @@
 
 namespace sgdscope {
 
-std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)
+std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& runs, bool virtualClock)
 {
     // One row per kept update (or push) and per whole-set evaluation. seconds is the mode's own clock;
     // wait_seconds (sync) is the longest wait of a worker in that update.
-    std::string out = "mode,kind,update,samples,seconds,batch_loss,staleness,wait_seconds,worker,train_loss,"
-                      "train_accuracy,test_loss,test_accuracy\n";
+    std::string out = std::string("mode,kind,update,samples,") + (virtualClock ? "virtual_seconds" : "seconds")
+        + ",batch_loss,staleness,wait_seconds,worker,train_loss,train_accuracy,test_loss,test_accuracy\n";
     auto num = [](double v) {
         return std::isfinite(v) ? formatNumber(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
     };

@@ -86,8 +86,18 @@ Json summaryJson(const ModeResult& r)
         j["test_loss"] = finiteOrNull(r.final.testLoss);
     if (r.final.testAccuracy >= 0)
         j["test_accuracy"] = r.final.testAccuracy;
+    // Simulated runs count virtual seconds (the simulated cluster's clock), labelled as such.
+    const bool simulated = r.engineChoice.kind == EngineKind::Sim;
+    j["clock"] = simulated ? "virtual" : "real";
+    if (simulated) {
+        j["cluster"] = r.engineChoice.sim.platformFile.empty() ? nameOf(clusterNames, r.engineChoice.sim.cluster)
+                                                               : "platform " + r.engineChoice.sim.platformFile;
+        if (r.engineChoice.sim.platformFile.empty())
+            j["host_flops"] = r.engineChoice.sim.hostFlops;
+    }
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();
+    j["wall_clock_seconds"] = r.wallSeconds; // the real time the run took (not reproducible)
     // Time, summed over the workers: every wall second of every worker is busy, idle (by kind of wait),
     // apply, communication or unaccounted.
     timeFields(j, all);

@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/common/MemoryBudget.h"
 #include "core/engines/TrainerFactory.h"
+#include "core/engines/sim/SimCost.h"
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/Initialization.h"
@@ -11,12 +12,49 @@
 #include "core/run/SettingsCheck.h"
 #include "core/train/ReductionPlan.h"
 
+#include <chrono>
 #include <cmath>
 
 namespace sgdscope {
 
 namespace {
 constexpr std::int64_t maxEvaluationsPerRun = 200;
+constexpr int maxThreadWorkers = 256;
+
+/// The engine of a run: for the simulated cluster, its platform (checked: a platform file is loaded in a
+/// child process, since SimGrid aborts on some errors) and the built-in hosts' speed.
+EngineChoice engineChoiceFor(const RunConfig& config, const Problem& problem, int chunk)
+{
+    EngineChoice engine;
+    engine.kind = config.engine;
+    if (config.engine == EngineKind::Threads) {
+        if (config.workers > maxThreadWorkers)
+            throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
+                + " is not allowed with --engine threads; use at most " + std::to_string(maxThreadWorkers)
+                + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
+        return engine;
+    }
+    const int hosts = config.workers + (config.runsAsync() ? 1 : 0); // async: a parameter server too
+    engine.simHosts = hosts;
+    engine.sim.cluster = config.cluster;
+    engine.sim.platformFile = config.platform;
+    if (!config.platform.empty()) {
+        // Every pair of hosts the run uses: the sync tree's and every worker with the parameter server.
+        std::vector<std::pair<int, int>> pairs;
+        for (int w = 1; w < config.workers && config.runsSync(); ++w)
+            pairs.emplace_back(w, w - (w & -w));
+        for (int w = 0; w < config.workers && config.runsAsync(); ++w)
+            pairs.emplace_back(w, config.workers);
+        if (const std::string why = checkPlatformFile(config.platform, hosts, pairs); !why.empty())
+            throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why
+                + (hosts > 1 ? " (" + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
+                            + (config.runsAsync() ? " and a parameter server" : "") + ")"
+                             : ""));
+    } else if (config.cluster == ClusterKind::Local) {
+        engine.sim.hostFlops = measureHostFlops(problem, chunk);
+    }
+    return engine;
+}
 } // namespace
 
 PreparedRun prepareRun(const RunConfig& config)
@@ -91,6 +129,10 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.momentum = config.momentum;
     s.seed = config.seed;
     s.stragglers = config.slow;
+    s.slowFraction = config.slowFraction;
+    s.slowFractionFactor = config.slowFractionFactor;
+    s.rotatingFactor = config.rotatingStraggler;
+    s.heavyTail = config.heavyTail;
     s.jitter = config.jitter;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
@@ -113,17 +155,21 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
         : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
     s.evalEverySamples = evalEvery * s.batch;
     validateSettings(s, *problem);
+    run.engine = engineChoiceFor(config, *problem, chunk);
     run.problem = std::move(problem);
     return run;
 }
 
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer)
 {
-    auto trainer = makeTrainer(EngineKind::Threads, mode, run.problem, run.settings);
+    auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
+    const auto wallStart = std::chrono::steady_clock::now();
     trainer->run(RunLimits {}, observer);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     ModeResult result;
     result.mode = mode;
     result.engine = trainer->engineName();
+    result.engineChoice = run.engine;
     result.settings = run.settings;
     // Report the chunk size actually used (0 in the settings means "automatic").
     result.settings.chunk = run.settings.chunk > 0 ? std::min(run.settings.chunk, run.settings.batch)
@@ -131,6 +177,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.updates = trainer->updates();
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
+    result.wallSeconds = wall;
     result.final = trainer->currentEvaluation(observer);
     result.metrics = trainer->metrics();
     result.target = trainer->target();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
+#include "core/engines/TrainerFactory.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/run/RunConfig.h"
 #include "core/train/Problem.h"
@@ -19,6 +20,7 @@ struct PreparedRun
     RunConfig config;
     std::shared_ptr<const Problem> problem;
     TrainerSettings settings;
+    EngineChoice engine;
     std::int64_t steps = 0; // sync updates
 };
 
@@ -31,10 +33,12 @@ struct ModeResult
 {
     Mode mode = Mode::Sync;
     std::string engine;
+    EngineChoice engineChoice;
     TrainerSettings settings; // with the chunk size actually used
     std::int64_t updates = 0;
     std::int64_t samples = 0;
-    double seconds = 0.0;
+    double seconds = 0.0; // the mode's clock: real seconds, or virtual ones on a simulated cluster
+    double wallSeconds = 0.0; // real seconds the training took (evaluations included)
     EvaluationRecord final; // of the final parameters
     RunMetrics metrics;
     TargetReached target;

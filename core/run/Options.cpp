@@ -139,7 +139,26 @@ std::vector<OptionSpec> makeTable()
 
     t.push_back(choice("mode", "M", runModeNames, &RunConfig::mode,
         "sync | async | both (default both: the same data, seed and samples, one after the other)"));
-    OptionSpec workers = integer("workers", "P", 1, 256, &RunConfig::workers, "worker threads, 1 to 256 (default 1)");
+    t.push_back(choice("engine", "E", engineNames, &RunConfig::engine,
+        "threads (OpenMP workers on this machine; default) | sim (a simulated cluster in virtual time, SimGrid)"));
+    OptionSpec cluster = choice("cluster", "C", clusterNames, &RunConfig::cluster,
+        "sim only: ideal | local | datacenter (default) | wan; see README for their figures");
+    cluster.whyInapplicable = [](const RunConfig& c) {
+        if (c.engine != EngineKind::Sim)
+            return std::string("applies to the simulated cluster only (--engine sim)");
+        return c.platform.empty() ? std::string()
+                                  : std::string("cannot be combined with --platform; give one of the two");
+    };
+    t.push_back(cluster);
+    OptionSpec platform = path("platform", "FILE", &RunConfig::platform,
+        "sim only: a SimGrid platform file (XML) instead of a built-in cluster; workers use its hosts in order");
+    platform.whyInapplicable = [](const RunConfig& c) {
+        return c.engine == EngineKind::Sim ? std::string()
+                                           : std::string("applies to the simulated cluster only (--engine sim)");
+    };
+    t.push_back(platform);
+    OptionSpec workers = integer(
+        "workers", "P", 1, 4096, &RunConfig::workers, "workers: threads 1 to 256, simulated 1 to 4096 (default 1)");
     workers.windowMax = 32;
     t.push_back(workers);
     t.push_back(
@@ -237,12 +256,50 @@ std::vector<OptionSpec> makeTable()
         return list;
     };
     t.push_back(slow);
+    OptionSpec fraction = base("slow-fraction", "F:X", OptionType::Text,
+        "a fraction F of the workers (a seeded choice) is X times slower, e.g. 0.1:4");
+    fraction.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        const std::size_t colon = v.text.find(':');
+        OptionSpec share = base("slow-fraction", "", OptionType::Number, "");
+        share.min = 0;
+        share.minExclusive = true;
+        share.max = 1;
+        OptionSpec factor = base("slow-fraction", "", OptionType::Number, "");
+        factor.min = 1;
+        factor.max = maxStragglerFactor;
+        if (colon == std::string::npos)
+            throw SgdError(
+                origin + ": '" + v.text + "' is not F:X (fraction of the workers, colon, slow-down), e.g. 0.1:4");
+        c.slowFraction = share.parse(Json(v.text.substr(0, colon)), origin + " (fraction in '" + v.text + "')").number;
+        c.slowFractionFactor
+            = factor.parse(Json(v.text.substr(colon + 1)), origin + " (factor in '" + v.text + "')").number;
+    };
+    fraction.load = [](const RunConfig& c) {
+        return c.slowFraction > 0 ? Json(formatNumber(c.slowFraction) + ":" + formatNumber(c.slowFractionFactor))
+                                  : Json();
+    };
+    t.push_back(fraction);
+    OptionSpec rotating = number("rotating-straggler", "X", 1, false, maxStragglerFactor, false,
+        &RunConfig::rotatingStraggler, "at every step one worker (a seeded draw per step) is X times slower");
+    rotating.load = [](const RunConfig& c) { return c.rotatingStraggler > 1 ? Json(c.rotatingStraggler) : Json(); };
+    t.push_back(rotating);
+    OptionSpec tail = number("heavy-tail", "A", 1, true, 100, false, &RunConfig::heavyTail,
+        "compute times with a heavy tail: a seeded Pareto factor of shape A (e.g. 1.5: rare, very slow steps)");
+    tail.load = [](const RunConfig& c) { return c.heavyTail > 0 ? Json(c.heavyTail) : Json(); };
+    t.push_back(tail);
     OptionSpec jitter = number("jitter", "SIGMA", 0, false, 4, false, &RunConfig::jitter,
         "random compute-time factor exp(SIGMA x z), z standard normal, seeded");
     t.push_back(jitter);
     OptionSpec apply = choice("async-apply", "A", asyncApplyNames, &RunConfig::asyncApply,
         "async only: lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!)");
-    apply.whyInapplicable = onlyForAsync;
+    apply.whyInapplicable = [](const RunConfig& c) {
+        if (!c.runsAsync())
+            return onlyForAsync(c);
+        return c.engine == EngineKind::Sim && c.asyncApply == AsyncApply::LockFree
+            ? std::string("the simulated cluster's async is a parameter server, which applies one push at a time; "
+                          "lockfree applies to --engine threads")
+            : std::string();
+    };
     t.push_back(apply);
     OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
         "async only: constant | staleness (lr / max(1, staleness), Zhang et al. 2016)");

@@ -2,6 +2,8 @@
 
 #include "core/common/NamedValues.h"
 #include "core/data/CsvLoader.h"
+#include "core/engines/EngineKind.h"
+#include "core/engines/sim/SimCluster.h"
 #include "core/nn/MlpSpec.h"
 #include "core/train/TrainerSettings.h"
 
@@ -44,6 +46,9 @@ inline bool isGenerated(DatasetKind d)
 struct RunConfig
 {
     std::string preset;
+    EngineKind engine = EngineKind::Threads;
+    ClusterKind cluster = ClusterKind::Datacenter;
+    std::string platform; // SimGrid platform file (instead of a built-in cluster)
     RunMode mode = RunMode::Both;
     int workers = 1;
     int batch = 0; // 0: the whole training set
@@ -64,6 +69,10 @@ struct RunConfig
     CsvOptions::Header csvHeader = CsvOptions::Header::Auto;
     std::vector<std::string> targets;
     std::vector<Straggler> slow;
+    double slowFraction = 0.0; // --slow-fraction F:X
+    double slowFractionFactor = 1.0;
+    double rotatingStraggler = 1.0;
+    double heavyTail = 0.0;
     double jitter = 0.0;
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLr = AsyncLearningRate::Constant;

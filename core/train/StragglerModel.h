@@ -3,15 +3,23 @@
 #include "core/train/TrainerSettings.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace sgdscope {
 
-/// How much slower a worker is at one unit of its work (a sync update, an async push): the product of the
-/// straggler factors given for it and, with jitter, a seeded log-normal factor exp(sigma z) drawn from
-/// (seed, worker, step), the same in every engine and on every run. On one machine all workers are equally
-/// fast, so slowness is modelled: a worker F times slower is busy F times as long, its compute followed by
-/// a delay of (F - 1) times its compute time, as a slow remote machine would be slow without using our
-/// cores. Factors below 1 count as 1 (only slow-downs can be modelled).
+/// How much slower a worker is at one unit of its work (step: a sync update, or its own n-th async push): the
+/// product of
+///  - the factors given for it (--slow W:F);
+///  - a fraction of slow workers (--slow-fraction F:X): the first round(F P) workers of a seeded
+///    permutation of the P workers are X times slower;
+///  - a rotating straggler (--rotating-straggler X): at every step, one worker drawn from (seed, step) is X
+///    times slower;
+///  - jitter: a seeded log-normal factor exp(sigma z) drawn from (seed, worker, step);
+///  - a heavy tail: a seeded Pareto factor u^(-1/shape) >= 1 drawn from (seed, worker, step).
+/// The same in every engine and on every run. On one machine all workers are equally fast, so slowness is
+/// modelled: a worker F times slower is busy F times as long, its compute followed by a delay of (F - 1)
+/// times its compute time, as a slow remote machine would be slow without using our cores. Factors below 1
+/// count as 1 (only slow-downs can be modelled).
 class StragglerModel
 {
 public:
@@ -25,8 +33,14 @@ public:
         return (slowdown(worker, step) - 1.0) * computeSeconds;
     }
 
+    /// Whether `worker` is one of the --slow-fraction workers (of the current worker count).
+    bool inSlowFraction(int worker) const;
+
 private:
     const TrainerSettings* m_settings;
+    mutable std::vector<char> m_slowSet; // per worker, for m_slowSetWorkers workers
+    mutable int m_slowSetWorkers = -1;
+    mutable double m_slowSetFraction = -1.0;
 };
 
 } // namespace sgdscope

@@ -48,7 +48,11 @@ struct TrainerSettings
     /// Whole-training-set loss every this many samples (0: only at the end).
     std::int64_t evalEverySamples = 0;
     std::vector<Straggler> stragglers;
+    double slowFraction = 0.0; // this fraction of the workers (a seeded choice) is slowFractionFactor times slower
+    double slowFractionFactor = 1.0;
+    double rotatingFactor = 1.0; // each step one worker (a seeded draw per step) is this many times slower
     double jitter = 0.0; // sigma of the log-normal compute-time factor
+    double heavyTail = 0.0; // > 0: a Pareto compute-time factor of this shape (its tail is heavy for shape < 2)
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLearningRate = AsyncLearningRate::Constant;
     /// Time to target (as DAWNBench reports it): the first whole-set evaluation with test accuracy at least

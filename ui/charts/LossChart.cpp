@@ -22,8 +22,10 @@ void hideFromLegend(QChart* chart, QAbstractSeries* series)
 }
 } // namespace
 
-QString axisTitle(XAxisKind kind)
+QString axisTitle(XAxisKind kind, bool virtualClock)
 {
+    if (kind == XAxisKind::Seconds && virtualClock)
+        return QObject::tr("virtual seconds of the mode's clock (simulated)");
     switch (kind) {
     case XAxisKind::Updates:
         return QObject::tr("updates (sync) / pushes (async)");
@@ -43,7 +45,7 @@ LossChart::LossChart(
     , m_xAxis(xAxis)
     , m_showRaw(curves.size() == 1)
 {
-    styleAxis(m_x, axisTitle(xAxis));
+    styleAxis(m_x, axisTitle(xAxis, false));
     styleAxis(m_y, tr("loss (log)"));
     m_x->setLabelFormat(QStringLiteral("%.3g"));
     m_y->setLabelFormat(QStringLiteral("%g"));
@@ -100,8 +102,7 @@ LossChart::LossChart(
 void LossChart::setXAxis(XAxisKind kind)
 {
     m_xAxis = kind;
-    m_x->setProperty("sgdscopeTitle", axisTitle(kind));
-    m_x->setTitleText(height() >= 130 ? axisTitle(kind) : QString());
+    updateAxisTitle();
     refresh();
 }
 
@@ -113,8 +114,21 @@ void LossChart::setShowTestSet(bool test)
     refresh();
 }
 
+void LossChart::updateAxisTitle()
+{
+    bool virtualClock = false;
+    for (const CurveSeries& s : m_curves)
+        virtualClock = virtualClock || s.curve.series->status().virtualClock;
+    const QString title = axisTitle(m_xAxis, virtualClock);
+    if (m_x->property("sgdscopeTitle").toString() == title)
+        return;
+    m_x->setProperty("sgdscopeTitle", title);
+    m_x->setTitleText(height() >= 130 ? title : QString());
+}
+
 void LossChart::refresh()
 {
+    updateAxisTitle();
     double xMax = 0;
     for (const CurveSeries& s : m_curves) {
         const auto& points = s.curve.series->points();

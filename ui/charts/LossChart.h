@@ -66,6 +66,6 @@ private:
     bool m_showTest = false;
 };
 
-QString axisTitle(XAxisKind kind);
+QString axisTitle(XAxisKind kind, bool virtualClock);
 
 } // namespace sgdscope::ui

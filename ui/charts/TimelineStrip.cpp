@@ -79,7 +79,7 @@ void TimelineStrip::paintEvent(QPaintEvent*)
         lx += itemWidth;
     }
 
-    const int labelWidth = fm.horizontalAdvance(QStringLiteral("w00")) + 6;
+    const int labelWidth = fm.horizontalAdvance(QStringLiteral("w%1").arg(std::max(10, m_workers - 1))) + 6;
     const QRect plot(labelWidth, ly + fm.height() + 4, width() - labelWidth - 8,
         height() - (ly + fm.height() + 4) - fm.height() - 4);
     if (plot.width() < 10 || plot.height() < 4)
@@ -88,7 +88,12 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     p.drawRect(plot.adjusted(0, 0, -1, -1));
 
     const auto& bins = m_series->timeline();
-    const int rows = m_workers;
+    // One row per worker while there is a pixel for each; beyond that a heatmap: each pixel row holds a
+    // group of workers (their time added up, so a row shows the group's shares of each kind).
+    const int workers = m_workers;
+    const int rows = std::max(1, std::min(workers, plot.height() - 2));
+    auto rowOf = [&](int worker) { return static_cast<int>(static_cast<std::int64_t>(worker) * rows / workers); };
+    const double rowWeight = static_cast<double>(rows) / workers; // a row's cells hold this many workers' time
     const double now = bins.empty()
         ? windowSeconds
         : std::max(static_cast<double>(bins.back().bin + 1) * TimeBin::width, windowSeconds);
@@ -100,7 +105,7 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     std::vector<std::array<float, KindCount>> time(
         static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns), std::array<float, KindCount> {});
     for (const TimeBin& b : bins) {
-        if (b.worker >= rows)
+        if (b.worker >= workers)
             continue;
         const double a = static_cast<double>(b.bin) * TimeBin::width;
         const double e = a + TimeBin::width;
@@ -110,10 +115,11 @@ void TimelineStrip::paintEvent(QPaintEvent*)
         const int c1 = std::clamp(static_cast<int>((std::min(e, now) - t0) / perColumn - 1e-9), 0, columns - 1);
         const double share = 1.0 / (c1 - c0 + 1);
         for (int c = c0; c <= c1; ++c) {
-            auto& cell = time[static_cast<std::size_t>(b.worker) * static_cast<std::size_t>(columns)
+            auto& cell = time[static_cast<std::size_t>(rowOf(b.worker)) * static_cast<std::size_t>(columns)
                 + static_cast<std::size_t>(c)];
             for (int k = 0; k < KindCount; ++k)
-                cell[static_cast<std::size_t>(k)] += static_cast<float>(b.seconds[static_cast<std::size_t>(k)] * share);
+                cell[static_cast<std::size_t>(k)]
+                    += static_cast<float>(b.seconds[static_cast<std::size_t>(k)] * share * rowWeight);
         }
     }
     const double rowHeight = static_cast<double>(plot.height() - 2) / rows;
@@ -135,10 +141,13 @@ void TimelineStrip::paintEvent(QPaintEvent*)
                 y += hh;
             }
         }
-        if (rowHeight >= fm.height() - 2 || r % std::max(1, rows / 8) == 0) {
+        const int firstWorker = static_cast<int>((static_cast<std::int64_t>(r) * workers + rows - 1) / rows);
+        const int labelEvery = std::max(1, static_cast<int>(std::ceil(fm.height() / std::max(rowHeight, 0.01))));
+        if (rowHeight >= fm.height() - 2 || r % std::max(labelEvery, rows / 8) == 0) {
             p.setPen(Qt::black);
-            p.drawText(QRectF(0, top, labelWidth - 4, rowHeight), Qt::AlignRight | Qt::AlignVCenter,
-                QStringLiteral("w%1").arg(r));
+            p.drawText(QRectF(0, top - (rowHeight < fm.height() ? fm.height() / 2.0 : 0), labelWidth - 4,
+                           std::max(rowHeight, static_cast<double>(fm.height()))),
+                Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(firstWorker));
         }
     }
     // Time axis: seconds before now.

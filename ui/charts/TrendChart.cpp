@@ -62,6 +62,12 @@ void TrendChart::refresh(double reference)
         m_reference->clear();
     setRoundTicks(m_x, xMax);
     setRoundTicks(m_y, yMax > 0 ? yMax : 1.0);
+    const QString xTitle
+        = m_series->status().virtualClock ? tr("virtual seconds (simulated)") : tr("seconds of the mode's clock");
+    if (m_x->property("sgdscopeTitle").toString() != xTitle) {
+        m_x->setProperty("sgdscopeTitle", xTitle);
+        m_x->setTitleText(height() >= 130 ? xTitle : QString());
+    }
 }
 
 } // namespace sgdscope::ui

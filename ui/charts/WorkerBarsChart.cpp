@@ -6,6 +6,7 @@
 #include <QStackedBarSeries>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sgdscope::ui {
@@ -46,7 +47,7 @@ QString WorkerBarsChart::valueAxisTitle() const
     return m_since > 0 ? tr("% of its wall time since %1 s").arg(m_since, 0, 'g', 3) : tr("% of its wall time");
 }
 
-void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& workers, double since)
+void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& all, double since)
 {
     if (since != m_since) {
         m_since = since;
@@ -54,15 +55,40 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& workers, double 
         m_value->setProperty("sgdscopeTitle", title);
         m_value->setTitleText(height() >= 130 ? title : QString());
     }
+    // Up to maxWorkerBars workers get a bar each; more are shown as a distribution: the workers at the
+    // minimum, every tenth percentile and the maximum of idle time (each bar the whole of that worker's time),
+    // so that 1,024 workers read as clearly as 4.
+    const bool distribution = all.size() > static_cast<std::size_t>(maxWorkerBars);
+    std::vector<WorkerTime> workers = all;
+    if (distribution) {
+        auto idleShare = [](const WorkerTime& t) { return t.wall > 0 ? t.idle / t.wall : 0.0; };
+        std::sort(workers.begin(), workers.end(),
+            [&](const WorkerTime& a, const WorkerTime& b) { return idleShare(a) < idleShare(b); });
+        std::vector<WorkerTime> quantiles;
+        for (int q = 0; q <= 10; ++q)
+            quantiles.push_back(workers[static_cast<std::size_t>(std::lround(q / 10.0 * (workers.size() - 1)))]);
+        workers = std::move(quantiles);
+    }
     const int n = static_cast<int>(workers.size());
-    if (n != m_count) {
+    if (n != m_count || distribution != m_distribution) {
         QStringList names;
-        // Label every worker while there is room, else every fourth.
-        const int step = n > 16 ? 4 : 1;
-        for (int w = 0; w < n; ++w)
-            names << (w % step == 0 ? QString::number(w) : QString(w, QLatin1Char(' ')));
+        if (distribution) {
+            names << tr("min");
+            for (int q = 1; q < 10; ++q)
+                names << QStringLiteral("p%1").arg(q * 10);
+            names << tr("max");
+        } else {
+            // Label every worker while there is room, else every fourth.
+            const int step = n > 16 ? 4 : 1;
+            for (int w = 0; w < n; ++w)
+                names << (w % step == 0 ? QString::number(w) : QString(w, QLatin1Char(' ')));
+        }
         m_categories->clear();
         m_categories->append(names);
+        const QString axis = distribution ? tr("%1 workers by idle time (quantiles)").arg(all.size()) : tr("worker");
+        m_categories->setProperty("sgdscopeTitle", axis);
+        m_categories->setTitleText(height() >= 130 ? axis : QString());
+        m_distribution = distribution;
         for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer}) {
             if (set->count() > n)
                 set->remove(n, set->count() - n);

@@ -13,6 +13,7 @@ namespace sgdscope::ui {
 /// computing (busy, including injected straggler delay), waiting (idle: for the slowest worker in sync; for
 /// the lock or at a slice's end in async), combining/applying, and copying parameters, each as a share of
 /// that worker's wall time over the same stretch. What no measured span covers is left blank at the top.
+/// Beyond 32 workers the chart shows the distribution over workers instead (quantiles of idle time).
 class WorkerBarsChart : public ChartPanel
 {
     Q_OBJECT
@@ -20,7 +21,10 @@ public:
     WorkerBarsChart(const QString& title, const QString& exportName, QWidget* parent = nullptr);
     /// `since`: the mode's clock at the last configuration change (0: the run's start).
     void setWorkers(const std::vector<WorkerTime>& workers, double since = 0.0);
+    /// Bars shown: one per worker, or the 11 quantiles of a distribution when there are more than this.
+    static constexpr int maxWorkerBars = 32;
     int workerCount() const { return m_count; }
+    bool showsDistribution() const { return m_distribution; }
     QString valueAxisTitle() const;
 
 private:
@@ -31,6 +35,7 @@ private:
     QBarCategoryAxis* m_categories;
     QValueAxis* m_value;
     int m_count = 0;
+    bool m_distribution = false;
     double m_since = -1.0;
 };
 

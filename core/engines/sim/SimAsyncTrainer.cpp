@@ -1,0 +1,378 @@
+#include "core/engines/sim/SimAsyncTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/UpdateRule.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <exception>
+#include <thread>
+
+namespace sgdscope {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+// A slice drains every worker (they all restart together, which is not how a running cluster behaves), so
+// slices are long: evaluations happen inside the simulation, without stopping anybody.
+constexpr std::int64_t maxPushesPerSlice = 262144;
+} // namespace
+
+/// A worker's state across slices, and its one push in flight.
+struct SimAsyncTrainer::WorkerState
+{
+    explicit WorkerState(const DataOrder& order)
+        : cursor(order)
+    {
+    }
+    BatchCursor cursor;
+    IndexRange slice; // its slice of every batch
+    ParamVector velocity;
+    std::int64_t pushes = 0;
+    // The push in flight.
+    bool assigned = false;
+    bool computed = false;
+    int count = 0;
+    std::int64_t versionRead = 0;
+    std::vector<std::uint32_t> indices;
+    ParamVector snapshot;
+    ChunkLayout chunks;
+    ReductionPlan plan;
+    std::vector<ParamVector> buffers;
+    std::vector<double> chunkLoss;
+    double loss = 0.0;
+};
+
+struct SimAsyncTrainer::Slice
+{
+    int workers = 0;
+    std::int64_t pushesLeft = 0;
+    double deadline = 0.0; // virtual clock after which no push starts (a time-limited slice, the window's)
+    bool stopped = false; // diverged, target reached or asked to stop: no new pushes
+    std::int64_t samplesApplied = 0; // by the run, after the latest applied push
+    double modeBase = 0.0; // the mode's clock = virtual clock + modeBase
+    std::vector<std::pair<std::size_t, EvaluationRecord>> evaluations; // after push i (index into pushes)
+    double sliceStart = 0.0;
+    std::deque<std::pair<int, double>> ready; // gradients at the server: (worker, when its upload ended)
+    sg4::SemaphorePtr readySignal;
+    std::vector<sg4::SemaphorePtr> wake; // per worker: the server has answered
+    std::vector<double> answered; // per worker: when the server started sending the parameters
+    int active = 0; // workers with a push in flight
+    std::int64_t version = 0; // updates applied so far (the run's), the server's version counter
+    struct Push
+    {
+        int worker;
+        std::int64_t versionRead, versionApplied;
+        int samples;
+        double loss, appliedAt;
+        bool applied;
+    };
+    std::vector<Push> pushes; // in apply order
+    std::vector<std::vector<Span>> spans; // per worker
+    std::vector<double> exitAt; // per worker: when it left the slice
+    double end = 0.0;
+    std::exception_ptr failure;
+};
+
+SimAsyncTrainer::SimAsyncTrainer(
+    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
+    : Trainer(std::move(problem), std::move(settings), Mode::Async)
+    , m_platform(std::move(platform))
+    , m_cost(m_problem->spec, m_problem->layout)
+    , m_stepBuffer(m_params.size(), 0.0f)
+{
+    SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
+    m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
+    prepareWorkers();
+}
+
+SimAsyncTrainer::~SimAsyncTrainer() = default;
+
+void SimAsyncTrainer::settingsChanged()
+{
+    if (m_settings.workers + 1 > static_cast<int>(SimWorld::get().hosts().size()))
+        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " workers and a parameter server need "
+            + std::to_string(m_settings.workers + 1) + " hosts, and the simulated cluster has "
+            + std::to_string(SimWorld::get().hosts().size()));
+    prepareWorkers();
+}
+
+void SimAsyncTrainer::prepareWorkers()
+{
+    const int team = m_settings.workers;
+    // Workers that exist carry on from the furthest batch any of them reached; new ones join there.
+    const WorkerState* leader = nullptr;
+    for (const auto& w : m_workers) {
+        if (!leader || w->pushes > leader->pushes)
+            leader = w.get();
+    }
+    const BatchCursor leaderCursor = leader ? leader->cursor : BatchCursor(m_order);
+    const std::int64_t furthest = leader ? leader->pushes : 0;
+    const bool resync = !m_workers.empty();
+    if (m_workers.size() > static_cast<std::size_t>(team))
+        m_workers.resize(static_cast<std::size_t>(team));
+    while (m_workers.size() < static_cast<std::size_t>(team))
+        m_workers.push_back(std::make_unique<WorkerState>(m_order));
+    for (int w = 0; w < team; ++w) {
+        WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+        s.slice = balancedPart(m_settings.batch, team, w);
+        if (resync) {
+            s.cursor = leaderCursor;
+            s.pushes = furthest;
+        }
+        if (s.velocity.size() != m_params.size()) {
+            s.velocity.assign(m_params.size(), 0.0f);
+            s.snapshot.assign(m_params.size(), 0.0f);
+        }
+    }
+    for (int t = 0; t < m_mathThreads; ++t)
+        workspace(t);
+}
+
+bool SimAsyncTrainer::assignPush(Slice& slice, int w)
+{
+    WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+    s.assigned = false;
+    const std::int64_t budgetLeft = m_settings.sampleBudget - m_claimedSamples;
+    if (slice.stopped || slice.pushesLeft <= 0 || s.slice.size() == 0 || budgetLeft <= 0 || stopRequestedNow()
+        || SimWorld::clock() >= slice.deadline || (target().reached && m_settings.stopAtTarget))
+        return false;
+    // Worker w's n-th push uses slice w of global batch n (the last push of the run takes what is left).
+    const int count = static_cast<int>(std::min<std::int64_t>(s.slice.size(), budgetLeft));
+    const std::uint32_t* batch = s.cursor.next(m_settings.batch);
+    s.indices.assign(batch + s.slice.begin, batch + s.slice.begin + count);
+    s.count = count;
+    m_claimedSamples += count;
+    --slice.pushesLeft;
+    s.versionRead = slice.version;
+    std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
+    const int chunk = chunkSizeFor(m_settings.batch);
+    const ChunkLayout chunks(count, std::min(chunk, count));
+    if (chunks.batch != s.chunks.batch || chunks.chunkSize != s.chunks.chunkSize || s.plan.workers.empty()
+        || static_cast<int>(s.plan.workers.front().microBatches.size()) != m_settings.accum) {
+        s.chunks = chunks;
+        s.plan = ReductionPlan::build(chunks.chunkCount, 1, m_settings.accum);
+        while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
+            s.buffers.emplace_back(m_params.size(), 0.0f);
+        s.chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    }
+    s.assigned = true;
+    s.computed = false;
+    return true;
+}
+
+void SimAsyncTrainer::computePending(Slice& slice)
+{
+    std::vector<WorkerState*> pending;
+    for (int w = 0; w < slice.workers; ++w) {
+        WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+        if (s.assigned && !s.computed)
+            pending.push_back(&s);
+    }
+    const int jobs = static_cast<int>(pending.size());
+    const int threads = std::min(m_mathThreads, jobs);
+    std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
+    for (int j = 0; j < jobs; ++j) {
+        try {
+            WorkerState& s = *pending[static_cast<std::size_t>(j)];
+            computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, s.snapshot.data(), m_view,
+                s.indices.data(), s.chunks, s.plan.workers.front(), static_cast<float>(1.0 / s.count), s.buffers,
+                s.chunkLoss.data());
+            double loss = 0.0;
+            for (const double l : s.chunkLoss)
+                loss += l;
+            s.loss = loss / s.count;
+            s.computed = true;
+        } catch (...) {
+#pragma omp critical(sgdscope_sim_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+}
+
+void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
+{
+    const int workers = m_settings.workers;
+    const std::int64_t perPush = std::max(1, m_settings.batch / workers);
+    (void)perPush;
+    std::int64_t pushes = maxPushesPerSlice;
+    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
+        pushes = std::min(pushes, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+
+    Slice slice;
+    slice.workers = workers;
+    slice.pushesLeft = pushes;
+    slice.version = m_updates;
+    slice.samplesApplied = m_samples;
+    slice.sliceStart = SimWorld::clock();
+    slice.modeBase = m_seconds - slice.sliceStart;
+    slice.deadline = std::isfinite(limits.maxSeconds)
+        ? slice.sliceStart + std::max(0.0, limits.maxSeconds - (m_seconds - sliceStartSeconds))
+        : std::numeric_limits<double>::infinity();
+    simulate(slice);
+    if (slice.failure)
+        std::rethrow_exception(slice.failure);
+
+    const double base = m_seconds - slice.sliceStart;
+    std::vector<Span> spans;
+    for (int w = 0; w < workers; ++w) {
+        for (Span s : slice.spans[static_cast<std::size_t>(w)]) {
+            s.start += base;
+            s.end += base;
+            spans.push_back(s);
+        }
+        spans.push_back(
+            {w, SpanKind::WaitSlice, slice.exitAt[static_cast<std::size_t>(w)] + base, slice.end + base, 0});
+    }
+    reportWorkerTime(WorkWindow {slice.sliceStart + base, slice.end + base, workers}, spans, observer);
+    m_seconds = slice.end + base;
+    std::size_t nextEvaluation = 0;
+    for (std::size_t i = 0; i < slice.pushes.size(); ++i) {
+        const Slice::Push& p = slice.pushes[i];
+        UpdateEvent event;
+        event.mode = Mode::Async;
+        event.index = m_updates;
+        event.worker = p.worker;
+        event.versionRead = p.versionRead;
+        event.versionApplied = p.versionApplied;
+        event.samples = p.samples;
+        event.seconds = p.appliedAt + base;
+        event.batchLoss = p.loss;
+        event.applied = p.applied;
+        if (!p.applied) {
+            event.samplesSeen = m_samples;
+            if (!diverged())
+                markDiverged(m_updates);
+            reportUpdate(event, observer);
+            continue;
+        }
+        ++m_updates;
+        m_samples += p.samples;
+        event.samplesSeen = m_samples;
+        reportUpdate(event, observer);
+        for (; nextEvaluation < slice.evaluations.size() && slice.evaluations[nextEvaluation].first == i;
+             ++nextEvaluation)
+            reportEvaluation(slice.evaluations[nextEvaluation].second, observer);
+    }
+}
+
+void SimAsyncTrainer::simulate(Slice& slice)
+{
+    const int workers = slice.workers;
+    const auto& hosts = SimWorld::get().hosts();
+    sg4::Host* serverHost = hosts[static_cast<std::size_t>(workers)];
+    slice.readySignal = sg4::Semaphore::create(0);
+    for (int w = 0; w < workers; ++w)
+        slice.wake.push_back(sg4::Semaphore::create(0));
+    slice.answered.assign(static_cast<std::size_t>(workers), slice.sliceStart);
+    slice.spans.assign(static_cast<std::size_t>(workers), {});
+    slice.exitAt.assign(static_cast<std::size_t>(workers), slice.sliceStart);
+    const double applyFlops = m_cost.applyFlops(m_settings.momentum != 0.0);
+    const double flopsPerSample = m_cost.flopsPerSample;
+    const double addFlops = m_cost.addFlops;
+    const std::uint64_t bytes = m_cost.messageBytes;
+
+    // The server hands out everybody's first push of the slice at its start.
+    for (int w = 0; w < workers; ++w) {
+        if (assignPush(slice, w))
+            ++slice.active;
+        slice.wake[static_cast<std::size_t>(w)]->release();
+    }
+
+    sg4::Actor::create("parameter-server", serverHost, [this, &slice, serverHost, applyFlops] {
+        try {
+            const MomentumSgd rule(m_settings.momentum);
+            const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
+            const std::size_t size = m_params.size();
+            while (slice.active > 0) {
+                slice.readySignal->acquire();
+                const int w = slice.ready.front().first;
+                slice.ready.pop_front();
+                WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+                if (!s.computed)
+                    computePending(slice); // the math, for real, for every gradient in flight
+                Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
+                if (push.applied) {
+                    sg4::this_actor::sleep_for(applyFlops / serverHost->get_speed());
+                    const float* step = rule.direction(
+                        s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data(), s.velocity.data(), 0, size);
+                    MomentumSgd::apply(m_params.data(), step, rate.at(slice.version - s.versionRead), 0, size);
+                    ++slice.version;
+                    slice.samplesApplied += s.count;
+                } else {
+                    slice.stopped = true; // diverged: nobody gets another push
+                }
+                push.appliedAt = SimWorld::clock();
+                slice.pushes.push_back(push);
+                // A whole-set evaluation due now is made now, in zero virtual time, on the server's parameters:
+                // the workers carry on.
+                if (push.applied && evaluationDue(slice.samplesApplied))
+                    slice.evaluations.emplace_back(slice.pushes.size() - 1,
+                        evaluateAt(slice.version, slice.samplesApplied, SimWorld::clock() + slice.modeBase));
+                ++s.pushes;
+                if (!assignPush(slice, w))
+                    --slice.active;
+                slice.answered[static_cast<std::size_t>(w)] = SimWorld::clock();
+                slice.wake[static_cast<std::size_t>(w)]->release();
+            }
+        } catch (...) {
+            if (!slice.failure)
+                slice.failure = std::current_exception();
+            slice.stopped = true;
+        }
+    });
+    for (int w = 0; w < workers; ++w) {
+        sg4::Host* host = hosts[static_cast<std::size_t>(w)];
+        sg4::Actor::create("async-worker-" + std::to_string(w), host,
+            [this, &slice, host, serverHost, w, flopsPerSample, addFlops, bytes] {
+                const auto me = static_cast<std::size_t>(w);
+                auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
+                    if (end > start)
+                        slice.spans[me].push_back({w, kind, start, end, samples});
+                };
+                WorkerState& s = *m_workers[me];
+                double waitFrom = SimWorld::clock();
+                while (true) {
+                    slice.wake[me]->acquire();
+                    // Waiting for the server (its queue and applies), then for the parameters on the wire.
+                    const double answered = std::clamp(slice.answered[me], waitFrom, SimWorld::clock());
+                    span(SpanKind::WaitRead, waitFrom, answered);
+                    if (!s.assigned || slice.failure)
+                        break;
+                    const double downloadStart = SimWorld::clock();
+                    SimWorld::get().send(serverHost, host, bytes);
+                    span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
+                    std::size_t merges = 0;
+                    for (const auto& ops : s.plan.workers.front().mergesAfter)
+                        merges += ops.size();
+                    const double compute
+                        = (s.count * flopsPerSample + static_cast<double>(merges) * addFlops) / host->get_speed();
+                    const double start = SimWorld::clock();
+                    sg4::this_actor::sleep_for(compute * m_stragglers.slowdown(w, s.pushes));
+                    span(SpanKind::Compute, start, start + compute, s.count);
+                    span(SpanKind::Delay, start + compute, SimWorld::clock());
+                    const double uploadStart = SimWorld::clock();
+                    SimWorld::get().send(host, serverHost, bytes);
+                    span(SpanKind::Communicate, uploadStart, SimWorld::clock());
+                    slice.ready.emplace_back(w, SimWorld::clock());
+                    slice.readySignal->release();
+                    waitFrom = SimWorld::clock();
+                }
+                slice.exitAt[me] = SimWorld::clock();
+                slice.end = std::max(slice.end, SimWorld::clock());
+            });
+    }
+    SimWorld::get().run();
+    slice.end = std::max(slice.end, SimWorld::clock());
+}
+
+} // namespace sgdscope

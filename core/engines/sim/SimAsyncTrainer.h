@@ -1,0 +1,59 @@
+#pragma once
+
+#include "core/engines/Trainer.h"
+#include "core/engines/sim/SimCost.h"
+#include "core/engines/sim/SimWorld.h"
+#include "core/train/ReductionPlan.h"
+
+namespace sgdscope {
+
+/// Asynchronous SGD on a simulated cluster, in virtual time (SimGrid): a parameter server (an actor on the
+/// host after the workers') and P workers (actors on hosts 0..P-1). A worker downloads the parameters with
+/// their version, computes the gradient of its slice (its floating-point work at its host's speed, times its
+/// straggler factor), uploads it, and waits for the server; the server applies pushes one at a time in the
+/// order they arrive (each apply takes modelled time on its host, so it becomes the bottleneck at large P,
+/// as a real one does) and sends the pusher the new parameters. Messages have the parameters' real size and
+/// share the links they cross (all of them the server's).
+///
+/// The math is executed for real in virtual-time order: a worker's gradient is computed on the snapshot the
+/// server sent it (gradients of several workers in flight are independent, so they are computed in parallel
+/// batches on this machine's cores, whenever the server needs one that is not ready); the server applies it
+/// with the worker's own momentum, as the threads engine does. Staleness = updates applied between the
+/// snapshot and the apply: it emerges from the simulated timing. With one worker the parameters are bit for
+/// bit those of the threads engine's async run.
+///
+/// Measured per worker, in virtual seconds: waiting for the server (WaitRead), receiving the parameters
+/// (WaitNetwork), compute, straggler delay, sending the gradient (Communicate), and waiting at the end of a
+/// slice (WaitSlice). Slices are deterministic: a number of pushes that depends on the settings only.
+class SimAsyncTrainer final : public Trainer
+{
+public:
+    SimAsyncTrainer(
+        std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
+    ~SimAsyncTrainer() override;
+    const char* engineName() const override { return "sim"; }
+
+protected:
+    void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
+    void settingsChanged() override;
+
+private:
+    struct WorkerState;
+    struct Slice;
+    void prepareWorkers();
+    /// Gives worker w its next push (its samples claimed from the budget, a snapshot of the parameters), or
+    /// returns false when the slice or the run has none left for it.
+    bool assignPush(Slice& slice, int worker);
+    /// Computes every assigned gradient not computed yet, in parallel.
+    void computePending(Slice& slice);
+    void simulate(Slice& slice);
+
+    SimPlatformChoice m_platform;
+    SimCost m_cost;
+    std::vector<std::unique_ptr<WorkerState>> m_workers;
+    ParamVector m_stepBuffer;
+    std::int64_t m_claimedSamples = 0;
+    int m_mathThreads = 1;
+};
+
+} // namespace sgdscope

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "core/nn/MlpSpec.h"
+#include "core/nn/ParameterLayout.h"
+#include "core/train/Problem.h"
+
+#include <cstdint>
+
+namespace sgdscope {
+
+/// What the simulated cluster charges for the work the math really does: floating-point operations at the
+/// host's speed, and messages of the parameters' real size over the links.
+struct SimCost
+{
+    SimCost(const MlpSpec& spec, const ParameterLayout& layout);
+
+    /// Forward and backward pass of one sample: 2 flops per multiply-add forward, 2 for the weight gradient
+    /// and 2 for the input gradient of every layer but the first.
+    double flopsPerSample = 0.0;
+    /// Adding two gradients (a node of the reduction tree).
+    double addFlops = 0.0;
+    /// Applying an update: w -= lr g (2 flops per parameter), with momentum v = m v + g first (4).
+    double applyFlops(bool momentum) const { return (momentum ? 4.0 : 2.0) * m_parameters; }
+    /// A gradient or the parameters on the wire (float32).
+    std::uint64_t messageBytes = 0;
+
+private:
+    double m_parameters = 0.0;
+};
+
+/// This machine's speed on this model in flop/s per core while every core works (they share caches and
+/// memory bandwidth, as P workers on P cores would): each core times the real gradient of `chunk` samples
+/// for 0.2 s; the median time of each, the mean over the cores. For the `local` cluster.
+double measureHostFlops(const Problem& problem, int chunk);
+
+} // namespace sgdscope

@@ -1,0 +1,350 @@
+#include "core/engines/sim/SimSyncTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/UpdateRule.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <exception>
+#include <thread>
+
+namespace sgdscope {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+constexpr std::size_t blockFloats = 4096;
+constexpr int maxUpdatesPerSlice = 1024;
+constexpr std::int64_t maxActorStepsPerSlice = 65536; // workers x updates
+constexpr std::int64_t maxSamplesPerSlice = 65536;
+
+/// The binomial tree over workers 0..P-1 that gradients go up and parameters come down: worker w > 0 sends
+/// to w minus its lowest set bit; it hears from w + 2^j for every 2^j below that bit.
+int parentOf(int w)
+{
+    return w - (w & -w);
+}
+std::vector<int> childrenOf(int w, int workers)
+{
+    std::vector<int> children;
+    const int limit = w == 0 ? workers : (w & -w);
+    for (int step = 1; step < limit && w + step < workers; step *= 2)
+        children.push_back(w + step);
+    return children;
+}
+} // namespace
+
+struct SimSyncTrainer::Slice
+{
+    int workers = 0;
+    int updates = 0;
+    double sliceStart = 0.0; // virtual clock at the start
+    std::vector<double> baseSeconds; // per worker: its compute at its host's speed
+    std::vector<std::vector<double>> factor; // [update][worker] straggler factor
+    std::vector<int> samples; // per worker, per update
+    double addFlops = 0.0;
+    double applyFlops = 0.0;
+    std::uint64_t bytes = 0;
+    // Simulation state.
+    std::vector<std::deque<std::pair<int, double>>> arrivals; // per worker: gradients arrived (child, send start)
+    std::vector<sg4::SemaphorePtr> gradientArrived;
+    std::vector<sg4::SemaphorePtr> parametersArrived;
+    std::vector<double> parametersSent; // per worker: when its parent started sending it the parameters
+    // Results, in virtual seconds.
+    std::vector<std::vector<Span>> spans; // per worker
+    std::vector<double> done; // per update: the parameters reached the last worker
+    std::vector<double> applied; // per update: the root applied it
+    std::exception_ptr failure;
+};
+
+SimSyncTrainer::SimSyncTrainer(
+    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
+    : Trainer(std::move(problem), std::move(settings), Mode::Sync)
+    , m_platform(std::move(platform))
+    , m_cost(m_problem->spec, m_problem->layout)
+    , m_cursor(m_order)
+    , m_velocity(m_params.size(), 0.0f)
+{
+    SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers));
+    m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
+    preparePlan();
+}
+
+SimSyncTrainer::~SimSyncTrainer() = default;
+
+void SimSyncTrainer::settingsChanged()
+{
+    if (m_settings.workers > static_cast<int>(SimWorld::get().hosts().size()))
+        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " workers need as many hosts, and the "
+            + "simulated cluster has " + std::to_string(SimWorld::get().hosts().size()));
+    preparePlan();
+}
+
+void SimSyncTrainer::preparePlan()
+{
+    const ChunkLayout chunks(m_settings.batch, chunkSizeFor(m_settings.batch));
+    if (chunks.batch == m_chunks.batch && chunks.chunkSize == m_chunks.chunkSize && m_planWorkers == m_settings.workers
+        && m_planAccum == m_settings.accum)
+        return;
+    m_chunks = chunks;
+    m_planWorkers = m_settings.workers;
+    m_planAccum = m_settings.accum;
+    m_plan = ReductionPlan::build(m_chunks.chunkCount, m_settings.workers, m_settings.accum);
+    if (m_buffers.size() < static_cast<std::size_t>(m_plan.bufferCount))
+        m_buffers.resize(static_cast<std::size_t>(m_plan.bufferCount), ParamVector(m_params.size(), 0.0f));
+    m_chunkLoss.assign(static_cast<std::size_t>(m_chunks.chunkCount), 0.0);
+    for (int t = 0; t < m_mathThreads; ++t)
+        workspace(t); // one per thread of the math, allocated outside the parallel region
+}
+
+double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
+{
+    // The workers' parts are independent: compute them on this machine's cores. Each part is the same
+    // computeWorkerPart on the same plan as the threads engine, whichever thread computes it.
+    const int workers = m_settings.workers;
+    const int threads = std::min(m_mathThreads, workers);
+    const auto scale = static_cast<float>(1.0 / m_chunks.batch);
+    std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
+    for (int w = 0; w < workers; ++w) {
+        try {
+            computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
+                m_chunks, m_plan.workers[static_cast<std::size_t>(w)], scale, m_buffers, m_chunkLoss.data());
+        } catch (...) {
+#pragma omp critical(sgdscope_sim_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+    double loss = 0.0;
+    for (const double l : m_chunkLoss)
+        loss += l;
+    loss /= m_chunks.batch;
+    if (!std::isfinite(loss))
+        return loss; // diverged: the parameters stay as they were
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    const float* g = m_buffers[static_cast<std::size_t>(m_plan.rootBuffer)].data();
+    for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
+        const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
+        for (const MergeOp& op : m_plan.combine)
+            addGradient(m_buffers[static_cast<std::size_t>(op.dst)].data(),
+                m_buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+        rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+    }
+    return loss;
+}
+
+void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
+{
+    preparePlan();
+    const int workers = m_settings.workers;
+    const int batch = m_settings.batch;
+    // How many updates this slice simulates: a deterministic function of the settings and the run's progress.
+    std::int64_t updates
+        = std::min<std::int64_t>({maxUpdatesPerSlice, std::max<std::int64_t>(1, maxActorStepsPerSlice / workers),
+            std::max<std::int64_t>(1, maxSamplesPerSlice / batch)});
+    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
+        updates = std::min(updates, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    updates = std::min(updates, std::max<std::int64_t>(1, (m_settings.sampleBudget - m_samples + batch - 1) / batch));
+    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
+        updates = std::min(updates, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + batch - 1) / batch));
+
+    // The math first, in update order (it does not depend on timing): the parameters after each update and
+    // each update's batch loss. A non-finite loss ends the slice there (that update is not applied).
+    std::vector<double> losses;
+    for (std::int64_t u = 0; u < updates; ++u) {
+        losses.push_back(computeUpdate(m_cursor.next(batch)));
+        if (!std::isfinite(losses.back()))
+            break;
+    }
+
+    Slice slice;
+    slice.workers = workers;
+    slice.updates = static_cast<int>(losses.size());
+    slice.sliceStart = SimWorld::clock();
+    const auto& hosts = SimWorld::get().hosts();
+    for (int w = 0; w < workers; ++w) {
+        const WorkerReduction& part = m_plan.workers[static_cast<std::size_t>(w)];
+        int samples = 0;
+        for (int c = part.chunks.begin; c < part.chunks.end; ++c)
+            samples += m_chunks.samples(c).size();
+        std::size_t merges = 0;
+        for (const auto& ops : part.mergesAfter)
+            merges += ops.size();
+        const double flops = samples * m_cost.flopsPerSample + static_cast<double>(merges) * m_cost.addFlops;
+        slice.baseSeconds.push_back(flops / hosts[static_cast<std::size_t>(w)]->get_speed());
+        slice.samples.push_back(samples);
+    }
+    for (int u = 0; u < slice.updates; ++u) {
+        std::vector<double> factors;
+        for (int w = 0; w < workers; ++w)
+            factors.push_back(
+                slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_updates + u) : 1.0);
+        slice.factor.push_back(std::move(factors));
+    }
+    slice.addFlops = m_cost.addFlops;
+    slice.applyFlops = m_cost.applyFlops(m_settings.momentum != 0.0);
+    slice.bytes = m_cost.messageBytes;
+    simulate(slice);
+    if (slice.failure)
+        std::rethrow_exception(slice.failure);
+
+    // Report: one window per update, from the previous update's end to this one's, with each worker's spans
+    // cut at the windows' edges; on the mode's clock.
+    const double base = m_seconds - slice.sliceStart;
+    std::vector<std::size_t> next(static_cast<std::size_t>(workers), 0);
+    std::vector<Span> spans;
+    double windowStart = slice.sliceStart;
+    for (int u = 0; u < slice.updates; ++u) {
+        const double windowEnd = slice.done[static_cast<std::size_t>(u)];
+        spans.clear();
+        for (int w = 0; w < workers; ++w) {
+            auto& mine = slice.spans[static_cast<std::size_t>(w)];
+            std::size_t& i = next[static_cast<std::size_t>(w)];
+            while (i < mine.size() && mine[i].start < windowEnd) {
+                Span s = mine[i];
+                s.start = std::max(s.start, windowStart) + base;
+                s.end = std::min(s.end, windowEnd) + base;
+                if (s.end > s.start)
+                    spans.push_back(s);
+                if (mine[i].end <= windowEnd) {
+                    ++i;
+                } else {
+                    mine[i].start = windowEnd; // the rest belongs to the next window
+                    mine[i].samples = 0;
+                    break;
+                }
+            }
+        }
+        reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
+        m_seconds = windowEnd + base;
+        UpdateEvent event;
+        event.mode = Mode::Sync;
+        event.index = m_updates;
+        event.versionRead = m_updates;
+        event.versionApplied = m_updates;
+        event.samples = batch;
+        event.seconds = slice.applied[static_cast<std::size_t>(u)] + base;
+        event.batchLoss = losses[static_cast<std::size_t>(u)];
+        event.applied = std::isfinite(event.batchLoss);
+        if (!event.applied) {
+            event.samplesSeen = m_samples;
+            markDiverged(m_updates);
+            reportUpdate(event, observer);
+            return;
+        }
+        ++m_updates;
+        m_samples += batch;
+        event.samplesSeen = m_samples;
+        reportUpdate(event, observer);
+        windowStart = windowEnd;
+    }
+}
+
+void SimSyncTrainer::simulate(Slice& slice)
+{
+    const int workers = slice.workers;
+    const auto& hosts = SimWorld::get().hosts();
+    slice.arrivals.assign(static_cast<std::size_t>(workers), {});
+    slice.parametersSent.assign(static_cast<std::size_t>(workers), 0.0);
+    slice.spans.assign(static_cast<std::size_t>(workers), {});
+    slice.done.assign(static_cast<std::size_t>(slice.updates), 0.0);
+    slice.applied.assign(static_cast<std::size_t>(slice.updates), 0.0);
+    for (int w = 0; w < workers; ++w) {
+        slice.gradientArrived.push_back(sg4::Semaphore::create(0));
+        slice.parametersArrived.push_back(sg4::Semaphore::create(0));
+    }
+    for (int w = 0; w < workers; ++w) {
+        sg4::Actor::create("sync-worker-" + std::to_string(w), hosts[static_cast<std::size_t>(w)], [&slice, &hosts, w] {
+            // An exception must not leave an actor (SimGrid aborts): keep the first, the driver rethrows it.
+            try {
+                const auto me = static_cast<std::size_t>(w);
+                auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
+                    if (end > start)
+                        slice.spans[me].push_back({w, kind, start, end, samples});
+                };
+                // Waiting for something a peer sends: before it started sending it is waiting for the peer,
+                // after that for the network.
+                auto waitFor = [&](const sg4::SemaphorePtr& semaphore, auto sentAt, SpanKind peerWait) {
+                    const double from = SimWorld::clock();
+                    semaphore->acquire();
+                    const double sent = std::clamp(sentAt(), from, SimWorld::clock());
+                    span(peerWait, from, sent);
+                    span(SpanKind::WaitNetwork, sent, SimWorld::clock());
+                };
+                const std::vector<int> children = childrenOf(w, slice.workers);
+                const double speed = hosts[me]->get_speed();
+                for (int u = 0; u < slice.updates; ++u) {
+                    const double start = SimWorld::clock();
+                    const double base = slice.baseSeconds[me];
+                    sg4::this_actor::sleep_for(base * slice.factor[static_cast<std::size_t>(u)][me]);
+                    span(SpanKind::Compute, start, start + base, slice.samples[me]);
+                    span(SpanKind::Delay, start + base, SimWorld::clock());
+                    for (std::size_t c = 0; c < children.size(); ++c) {
+                        std::pair<int, double> arrival;
+                        waitFor(
+                            slice.gradientArrived[me],
+                            [&] {
+                                arrival = slice.arrivals[me].front();
+                                slice.arrivals[me].pop_front();
+                                return arrival.second;
+                            },
+                            SpanKind::WaitBarrier);
+                        const double addStart = SimWorld::clock();
+                        sg4::this_actor::sleep_for(slice.addFlops / speed);
+                        span(SpanKind::Apply, addStart, SimWorld::clock());
+                    }
+                    if (w != 0) {
+                        const int parent = parentOf(w);
+                        const double sendStart = SimWorld::clock();
+                        SimWorld::get().send(hosts[me], hosts[static_cast<std::size_t>(parent)], slice.bytes);
+                        span(SpanKind::Communicate, sendStart, SimWorld::clock());
+                        slice.arrivals[static_cast<std::size_t>(parent)].emplace_back(w, sendStart);
+                        slice.gradientArrived[static_cast<std::size_t>(parent)]->release();
+                        waitFor(
+                            slice.parametersArrived[me], [&] { return slice.parametersSent[me]; },
+                            SpanKind::WaitBarrier);
+                    } else {
+                        const double applyStart = SimWorld::clock();
+                        sg4::this_actor::sleep_for(slice.applyFlops / speed);
+                        span(SpanKind::Apply, applyStart, SimWorld::clock());
+                        slice.applied[static_cast<std::size_t>(u)] = SimWorld::clock();
+                    }
+                    for (auto it = children.rbegin(); it != children.rend(); ++it) {
+                        const auto child = static_cast<std::size_t>(*it);
+                        const double sendStart = SimWorld::clock();
+                        slice.parametersSent[child] = sendStart;
+                        SimWorld::get().send(hosts[me], hosts[child], slice.bytes);
+                        span(SpanKind::Communicate, sendStart, SimWorld::clock());
+                        slice.parametersArrived[child]->release();
+                    }
+                    auto& done = slice.done[static_cast<std::size_t>(u)];
+                    done = std::max(done, SimWorld::clock());
+                }
+            } catch (...) {
+                if (!slice.failure)
+                    slice.failure = std::current_exception();
+            }
+        });
+    }
+    SimWorld::get().run();
+    // A worker that got the last parameters early waited for the slowest to get them: that is its wait at the
+    // end of the slice (the next slice starts when everybody has them).
+    const double end = slice.done.empty() ? slice.sliceStart : slice.done.back();
+    for (int w = 0; w < workers; ++w) {
+        auto& spans = slice.spans[static_cast<std::size_t>(w)];
+        const double last = spans.empty() ? slice.sliceStart : spans.back().end;
+        if (end > last)
+            spans.push_back({w, SpanKind::WaitBarrier, last, end, 0});
+    }
+}
+
+} // namespace sgdscope

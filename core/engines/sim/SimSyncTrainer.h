@@ -1,0 +1,58 @@
+#pragma once
+
+#include "core/engines/Trainer.h"
+#include "core/engines/sim/SimCost.h"
+#include "core/engines/sim/SimWorld.h"
+#include "core/train/ReductionPlan.h"
+
+namespace sgdscope {
+
+/// Synchronous data-parallel SGD on a simulated cluster, in virtual time (SimGrid). The math is the threads
+/// engine's, executed for real and in update order: every update, each worker's part of the batch
+/// (computeWorkerPart, the same reduction plan), the fixed-tree combine and the update rule; so the
+/// parameters are bit for bit those of the threads engine. The simulation decides only when things happen:
+/// worker w is an actor on host w that computes its chunks (their floating-point work at the host's speed,
+/// times its straggler factor), sends its gradient up a binomial tree (messages of the parameters' size over
+/// the platform's links), the root applies the update and sends the parameters back down the tree.
+///
+/// Measured per worker, in virtual seconds: compute, straggler delay, waiting for a peer's message before it
+/// was sent (WaitBarrier: for the slowest worker) and while it travels (WaitNetwork), sending (Communicate),
+/// adding children's gradients and applying (Apply). Each update is a window from the moment the previous
+/// update's parameters reached the last worker to the moment this one's did.
+///
+/// Runs in slices of up to 1024 updates (fewer for many workers or large batches, and ending at the next
+/// whole-set evaluation), a deterministic function of the settings, so results do not depend on wall time.
+class SimSyncTrainer final : public Trainer
+{
+public:
+    SimSyncTrainer(
+        std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
+    ~SimSyncTrainer() override;
+    const char* engineName() const override { return "sim"; }
+
+protected:
+    void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
+    void settingsChanged() override;
+
+private:
+    struct Slice;
+    void preparePlan();
+    /// Computes the next update's math (all workers' parts in parallel, combine, apply); returns its batch loss
+    /// (not applied if it is not finite).
+    double computeUpdate(const std::uint32_t* indices);
+    void simulate(Slice& slice);
+
+    SimPlatformChoice m_platform;
+    SimCost m_cost;
+    BatchCursor m_cursor;
+    ReductionPlan m_plan;
+    ChunkLayout m_chunks;
+    int m_planWorkers = 0;
+    int m_planAccum = 0;
+    std::vector<ParamVector> m_buffers;
+    std::vector<double> m_chunkLoss;
+    ParamVector m_velocity;
+    int m_mathThreads = 1;
+};
+
+} // namespace sgdscope

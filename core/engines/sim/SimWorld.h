@@ -1,0 +1,57 @@
+#pragma once
+
+#include "core/engines/sim/SimCluster.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace simgrid::s4u {
+class Engine;
+class Host;
+} // namespace simgrid::s4u
+
+namespace sgdscope {
+
+/// Where a simulated run runs: a built-in cluster (with its host speed) or a SimGrid platform file.
+struct SimPlatformChoice
+{
+    ClusterKind cluster = ClusterKind::Datacenter;
+    std::string platformFile; // when set, the cluster is ignored
+    double hostFlops = nominalHostFlops; // built-in clusters' host speed (Local: measured by the caller)
+    bool operator==(const SimPlatformChoice&) const = default;
+};
+
+/// The one simulation of this process. SimGrid allows one engine per process and its clock never goes back,
+/// so every simulated trainer of a process (sync and async of --mode both) shares this one, each on its own
+/// stretch of the clock. Built on first use; single-threaded (the driving thread).
+class SimWorld
+{
+public:
+    static SimWorld& get();
+
+    /// Creates the platform the first time (at least `hosts` hosts); afterwards the same choice with at most as
+    /// many hosts is fine, anything else throws SgdError.
+    void ensurePlatform(const SimPlatformChoice& choice, int hosts);
+    const std::vector<simgrid::s4u::Host*>& hosts() const { return m_hosts; }
+    /// The `ideal` cluster: messages take no time at all (so they are not simulated).
+    bool costlessNetwork() const
+    {
+        return m_built && m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Ideal;
+    }
+    /// Models a message of `bytes` from one host to another, blocking the calling actor until it arrived.
+    void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t bytes) const;
+    /// Runs the simulation until every actor has finished.
+    void run();
+    static double clock();
+
+private:
+    SimWorld();
+    simgrid::s4u::Engine* m_engine = nullptr;
+    bool m_built = false;
+    SimPlatformChoice m_choice;
+    std::vector<simgrid::s4u::Host*> m_hosts;
+};
+
+} // namespace sgdscope
