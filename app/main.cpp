@@ -2,6 +2,7 @@
 #include "app/Headless.h"
 #include "app/HeadlessCharts.h"
 #include "core/common/Error.h"
+#include "core/engines/mpi/MpiContext.h"
 #include "core/run/ConfigBuilder.h"
 #include "ui/MainWindow.h"
 
@@ -9,6 +10,7 @@
 #include <QIcon>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -33,7 +35,8 @@ int main(int argc, char** argv)
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a.rfind("--", 0) == 0 || a.rfind('-', 0) != 0)
+        const bool qtOption = a.size() > 1 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1]));
+        if (!qtOption) // ours ("--lr") and values, negative numbers too ("--lr -1" is refused by the check)
             args.push_back(a);
         else if (a == "-platform" || a == "-style" || a == "-display" || a == "-geometry")
             ++i; // a Qt option and its value
@@ -42,7 +45,9 @@ int main(int argc, char** argv)
     try {
         commandLine = parseCommandLine(args);
     } catch (const SgdError& e) {
-        std::cerr << "sgdscope: " << e.what() << '\n';
+        // Under mpirun every process reads the same command line and finds the same problem: one says it.
+        if (MpiContext::environmentRank() == 0)
+            std::cerr << "sgdscope: " << e.what() << '\n';
         return 2;
     }
     // What answers at once needs neither a window nor a display.

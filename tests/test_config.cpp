@@ -156,7 +156,7 @@ private slots:
             {"data", {csv, {{"dataset", "csv"}}}}, {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
             {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
             {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
-            {"eval-every", {"3", {}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
+            {"eval-every", {"3", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
             {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
             {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});

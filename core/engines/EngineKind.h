@@ -9,7 +9,9 @@ enum class EngineKind
 {
     Threads, // OpenMP threads of this machine, real clock
     Sim, // a simulated cluster in virtual time (SimGrid)
+    Mpi, // processes of an MPI job (Open MPI), started by mpirun
 };
-inline constexpr NameTable<EngineKind, 2> engineNames {{{"threads", EngineKind::Threads}, {"sim", EngineKind::Sim}}};
+inline constexpr NameTable<EngineKind, 3> engineNames {
+    {{"threads", EngineKind::Threads}, {"sim", EngineKind::Sim}, {"mpi", EngineKind::Mpi}}};
 
 } // namespace sgdscope

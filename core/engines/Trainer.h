@@ -65,6 +65,10 @@ public:
     void reconfigure(const TrainerSettings& settings);
     const TrainerSettings& settings() const { return m_settings; }
 
+    /// After the last run() of a mode: engines whose workers are elsewhere release them and report what was
+    /// still in flight (MPI). Nothing to do for the others.
+    virtual void endOfRun(TrainingObserver& observer) { (void)observer; }
+
     /// Thread-safe: the run stops at the next update (sync) or push boundary (async); a straggler's sleep
     /// is cut short.
     void requestStop() { m_stopFlag.store(true, std::memory_order_relaxed); }

@@ -1,5 +1,7 @@
 #include "core/engines/TrainerFactory.h"
 
+#include "core/engines/mpi/MpiAsyncTrainer.h"
+#include "core/engines/mpi/MpiSyncTrainer.h"
 #include "core/engines/sim/SimAsyncTrainer.h"
 #include "core/engines/sim/SimSyncTrainer.h"
 #include "core/engines/threads/ThreadsAsyncTrainer.h"
@@ -10,6 +12,11 @@ namespace sgdscope {
 std::unique_ptr<Trainer> makeTrainer(
     const EngineChoice& engine, Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
 {
+    if (engine.kind == EngineKind::Mpi) {
+        if (mode == Mode::Sync)
+            return std::make_unique<MpiSyncTrainer>(std::move(problem), settings);
+        return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings);
+    }
     if (engine.kind == EngineKind::Sim) {
         if (mode == Mode::Sync)
             return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);

@@ -27,6 +27,8 @@ EngineChoice engineChoiceFor(const RunConfig& config, const Problem& problem, in
 {
     EngineChoice engine;
     engine.kind = config.engine;
+    if (config.engine == EngineKind::Mpi)
+        return engine;
     if (config.engine == EngineKind::Threads) {
         if (config.workers > maxThreadWorkers)
             throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
@@ -165,6 +167,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
     const auto wallStart = std::chrono::steady_clock::now();
     trainer->run(RunLimits {}, observer);
+    trainer->endOfRun(observer);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     ModeResult result;
     result.mode = mode;

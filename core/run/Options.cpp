@@ -140,7 +140,8 @@ std::vector<OptionSpec> makeTable()
     t.push_back(choice("mode", "M", runModeNames, &RunConfig::mode,
         "sync | async | both (default both: the same data, seed and samples, one after the other)"));
     t.push_back(choice("engine", "E", engineNames, &RunConfig::engine,
-        "threads (OpenMP workers on this machine; default) | sim (a simulated cluster in virtual time, SimGrid)"));
+        "threads (OpenMP workers here; default) | sim (a simulated cluster in virtual time) | mpi (processes under "
+        "mpirun)"));
     OptionSpec cluster = choice("cluster", "C", clusterNames, &RunConfig::cluster,
         "sim only: ideal | local | datacenter (default) | wan; see README for their figures");
     cluster.whyInapplicable = [](const RunConfig& c) {
@@ -157,6 +158,15 @@ std::vector<OptionSpec> makeTable()
                                            : std::string("applies to the simulated cluster only (--engine sim)");
     };
     t.push_back(platform);
+    OptionSpec peerTimeout = number("peer-timeout", "S", 1, false, 86400, false, &RunConfig::peerTimeout,
+        "mpi only: seconds rank 0 waits for another process before it ends the job naming it as dead or hung "
+        "(default 6; the others wait 2 s longer, so one names the silent process; raise it when an update's "
+        "computing or straggler delay takes longer)");
+    peerTimeout.whyInapplicable = [](const RunConfig& c) {
+        return c.engine == EngineKind::Mpi ? std::string()
+                                           : std::string("applies to MPI processes only (--engine mpi)");
+    };
+    t.push_back(peerTimeout);
     OptionSpec workers = integer(
         "workers", "P", 1, 4096, &RunConfig::workers, "workers: threads 1 to 256, simulated 1 to 4096 (default 1)");
     workers.windowMax = 32;
@@ -295,10 +305,13 @@ std::vector<OptionSpec> makeTable()
     apply.whyInapplicable = [](const RunConfig& c) {
         if (!c.runsAsync())
             return onlyForAsync(c);
-        return c.engine == EngineKind::Sim && c.asyncApply == AsyncApply::LockFree
-            ? std::string("the simulated cluster's async is a parameter server, which applies one push at a time; "
-                          "lockfree applies to --engine threads")
-            : std::string();
+        if (c.engine == EngineKind::Sim && c.asyncApply == AsyncApply::LockFree)
+            return std::string("the simulated cluster's async is a parameter server, which applies one push at a "
+                               "time; lockfree applies to --engine threads");
+        if (c.engine == EngineKind::Mpi && c.asyncApply == AsyncApply::LockFree)
+            return std::string("async across MPI processes is a parameter server, which applies one push at a "
+                               "time; lockfree applies to --engine threads");
+        return std::string();
     };
     t.push_back(apply);
     OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
@@ -502,6 +515,8 @@ Json configJson(const RunConfig& config)
     for (const auto& o : optionTable()) {
         if (o.pathValue && (o.name == "out" || o.name == "save-params" || o.name == "trace"))
             continue; // where the results went is not part of what was run
+        if (o.whyInapplicable && !o.whyInapplicable(config).empty())
+            continue; // a default that took no part in this run (e.g. the cluster of a threads run)
         Json value = o.load(config);
         if (!value.is_null())
             j[o.name] = std::move(value);

@@ -1,0 +1,275 @@
+#include "core/engines/mpi/MpiAsyncTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/engines/mpi/MpiMessage.h"
+#include "core/engines/threads/StragglerSleep.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/UpdateRule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sgdscope {
+
+namespace {
+constexpr int answerTag = 20;
+constexpr int pushTag = 21;
+constexpr int finalTag = 22;
+constexpr std::int64_t stopControl = 0;
+constexpr std::int64_t pushControl = 1;
+constexpr std::int64_t pauseControl = 2;
+constexpr std::int64_t maxPushesPerSlice = 65536;
+
+/// A worker rank's spans: measured on its own clock, recorded on rank 0's.
+struct WorkerSpans
+{
+    MpiContext& mpi;
+    int worker;
+    std::vector<Span> spans;
+    void add(SpanKind kind, double localStart, double localEnd, int samples = 0)
+    {
+        if (localEnd > localStart)
+            spans.push_back({worker, kind, mpi.toRoot(localStart), mpi.toRoot(localEnd), samples});
+    }
+};
+} // namespace
+
+MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
+    : Trainer(std::move(problem), std::move(settings), Mode::Async)
+    , m_mpi(MpiContext::get())
+    , m_gradient(m_params.size(), 0.0f)
+{
+    settingsChanged();
+    m_velocity.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
+    m_versionSent.assign(static_cast<std::size_t>(m_workers), 0);
+    m_gradients.tag = pushTag;
+    for (int w = 0; w < m_workers; ++w) {
+        m_gradients.from.push_back(w + 1);
+        m_gradients.buffers.emplace_back(1024 * 1024 + m_params.size() * sizeof(float));
+    }
+    m_cutter.setWorkers(m_workers);
+    m_gradients.arm();
+    std::fill(m_gradients.postedAt.begin(), m_gradients.postedAt.end(), std::numeric_limits<double>::infinity());
+}
+
+MpiAsyncTrainer::~MpiAsyncTrainer() = default;
+
+void MpiAsyncTrainer::settingsChanged()
+{
+    if (m_settings.workers != m_mpi.size() - 1)
+        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " async workers and a parameter server "
+            + "need " + std::to_string(m_settings.workers + 1) + " MPI processes, and the job has "
+            + std::to_string(m_mpi.size()));
+    m_workers = m_settings.workers;
+    m_sliceSize.clear();
+    for (int w = 0; w < m_workers; ++w)
+        m_sliceSize.push_back(balancedPart(m_settings.batch, m_workers, w).size());
+}
+
+bool MpiAsyncTrainer::answer(int w, bool push)
+{
+    const std::int64_t budgetLeft = m_settings.sampleBudget - m_claimedSamples;
+    const int count = push && m_pushesLeft > 0 && budgetLeft > 0
+        ? static_cast<int>(std::min<std::int64_t>(m_sliceSize[static_cast<std::size_t>(w)], budgetLeft))
+        : 0;
+    MpiMessage out;
+    out.put(count > 0 ? pushControl : pauseControl);
+    out.put(m_updates); // the version of these parameters
+    out.put(static_cast<std::int32_t>(count));
+    out.put(MpiContext::now());
+    if (count > 0) {
+        out.putFloats(m_params.data(), m_params.size());
+        m_claimedSamples += count;
+        --m_pushesLeft;
+        m_versionSent[static_cast<std::size_t>(w)] = m_updates;
+    }
+    m_mpi.send(out.bytes().data(), out.bytes().size(), w + 1, answerTag);
+    // From now on the worker owes a push (a silent one is dead or hung), or owes nothing until asked again.
+    m_gradients.postedAt[static_cast<std::size_t>(w)] = count > 0 ? MpiContext::now() : std::numeric_limits<double>::infinity();
+    return count > 0;
+}
+
+void MpiAsyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
+{
+    const double sliceStart = MpiContext::now();
+    const double shift = m_seconds - sliceStart;
+    // Pushes of this slice: up to the next whole-set evaluation (the server pauses everyone for it).
+    const std::int64_t perPush = std::max(1, m_settings.batch / std::max(1, m_workers));
+    m_pushesLeft = maxPushesPerSlice;
+    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
+        m_pushesLeft = std::min(m_pushesLeft, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
+        m_pushesLeft = std::min(m_pushesLeft, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + perPush - 1) / perPush));
+
+    int active = 0;
+    for (int w = 0; w < m_workers; ++w)
+        active += answer(w, true) ? 1 : 0;
+    std::vector<UpdateEvent> events;
+    const MomentumSgd rule(m_settings.momentum);
+    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
+    while (active > 0) {
+        const int w = m_mpi.receiveAny(m_gradients);
+        MpiMessageReader in(m_gradients.buffers[static_cast<std::size_t>(w)].data(), m_gradients.sizes[static_cast<std::size_t>(w)]);
+        const auto versionRead = in.get<std::int64_t>();
+        const auto count = in.get<std::int32_t>();
+        const auto loss = in.get<double>();
+        const auto sentAt = in.get<double>();
+        for (const Span& s : in.getSpans())
+            m_cutter.add(s);
+        m_cutter.knownUntil(w, sentAt);
+        in.getFloats(m_gradient.data(), m_gradient.size());
+        m_gradients.post(w); // its next push (owed once it is answered)
+
+        UpdateEvent event;
+        event.mode = Mode::Async;
+        event.index = m_updates;
+        event.worker = w;
+        event.versionRead = versionRead;
+        event.versionApplied = m_updates;
+        event.samples = count;
+        event.batchLoss = loss;
+        event.applied = std::isfinite(loss);
+        if (event.applied) {
+            const float* step = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
+            MomentumSgd::apply(m_params.data(), step, rate.at(m_updates - versionRead), 0, m_params.size());
+            ++m_updates;
+            m_samples += count;
+        } else if (!diverged()) {
+            markDiverged(m_updates);
+        }
+        event.samplesSeen = m_samples;
+        event.seconds = MpiContext::now() + shift;
+        events.push_back(event);
+        const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget);
+        if (!answer(w, more))
+            --active;
+    }
+    const double sliceEnd = MpiContext::now();
+    m_seconds += sliceEnd - sliceStart;
+    m_cutter.close({WorkWindow {sliceStart, sliceEnd, m_workers}, shift, std::move(events), {}});
+    reportReady(observer, false);
+}
+
+void MpiAsyncTrainer::reportReady(TrainingObserver& observer, bool everything)
+{
+    m_cutter.flush(
+        [&](const WorkWindow& window, std::span<const Span> spans, const WindowCutter::Closed& closed) {
+            reportWorkerTime(window, spans, observer);
+            for (const UpdateEvent& e : closed.updates)
+                reportUpdate(e, observer);
+        },
+        everything);
+}
+
+void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
+{
+    m_gradients.cancel();
+    MpiMessage stop;
+    stop.put(stopControl);
+    stop.put(m_updates);
+    stop.put(std::int32_t {0});
+    stop.put(MpiContext::now());
+    std::vector<char> buffer(1 << 20);
+    for (int w = 0; w < m_workers; ++w) {
+        m_mpi.send(stop.bytes().data(), stop.bytes().size(), w + 1, answerTag);
+        const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), w + 1, finalTag);
+        MpiMessageReader in(buffer.data(), size);
+        for (const Span& s : in.getSpans())
+            m_cutter.add(s);
+    }
+    reportReady(observer, true);
+}
+
+void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
+{
+    MpiContext& mpi = MpiContext::get();
+    const int worker = mpi.rank() - 1;
+    const DataOrder order(problem->train().size(), settings.seed);
+    BatchCursor cursor(order);
+    const SampleView<float> view = viewOf(problem->train());
+    const IndexRange slice = balancedPart(settings.batch, settings.workers, worker);
+    const int chunk = settings.chunk > 0 ? std::min(settings.chunk, settings.batch)
+                                         : defaultChunkSize(settings.batch, problem->spec);
+    MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
+    ParamVector params(problem->layout.paddedSize(), 0.0f);
+    std::vector<char> receive(64 + params.size() * sizeof(float));
+    const StragglerModel stragglers(settings);
+    const std::atomic<bool> never {false};
+    WorkerSpans spans {mpi, worker, {}};
+    std::vector<ParamVector> buffers;
+    std::vector<double> chunkLoss;
+    ChunkLayout chunks;
+    ReductionPlan plan;
+    std::int64_t pushes = 0;
+    bool paused = false;
+    MpiMessage out;
+    while (true) {
+        const double waitStart = MpiContext::now();
+        const std::size_t size = mpi.receive(receive.data(), receive.size(), 0, answerTag);
+        const double arrived = MpiContext::now();
+        MpiMessageReader in(receive.data(), size);
+        const auto control = in.get<std::int64_t>();
+        const auto version = in.get<std::int64_t>();
+        const auto count = in.get<std::int32_t>();
+        const double sentAt = in.get<double>();
+        // Waiting for the server (its queue, its applies), then for the parameters on the wire; after a pause,
+        // waiting for the slice to end (everybody) and the next to begin.
+        const double start = mpi.toRoot(waitStart);
+        const double end = mpi.toRoot(arrived);
+        const double sent = std::clamp(sentAt, start, end);
+        const SpanKind peerWait = paused ? SpanKind::WaitSlice : SpanKind::WaitRead;
+        if (sent > start)
+            spans.spans.push_back({worker, peerWait, start, sent, 0});
+        if (end > sent)
+            spans.spans.push_back({worker, paused ? SpanKind::WaitSlice : SpanKind::WaitNetwork, sent, end, 0});
+        if (control == stopControl) {
+            out.clear();
+            out.putSpans(spans.spans);
+            mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
+            return;
+        }
+        paused = control == pauseControl;
+        if (paused)
+            continue;
+        in.getFloats(params.data(), params.size());
+        // Worker w's n-th push: slice w of global batch n (the run's last push may be cut short).
+        const std::uint32_t* batch = cursor.next(settings.batch);
+        const ChunkLayout layout(count, std::min(chunk, static_cast<int>(count)));
+        if (layout.batch != chunks.batch || layout.chunkSize != chunks.chunkSize || plan.workers.empty()) {
+            chunks = layout;
+            plan = ReductionPlan::build(chunks.chunkCount, 1, settings.accum);
+            while (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
+                buffers.emplace_back(params.size(), 0.0f);
+            chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+        }
+        const double computeStart = MpiContext::now();
+        computeWorkerPart(workspace, problem->layout, params.data(), view, batch + slice.begin, chunks,
+            plan.workers.front(), static_cast<float>(1.0 / count), buffers, chunkLoss.data());
+        double loss = 0.0;
+        for (const double l : chunkLoss)
+            loss += l;
+        const double computed = MpiContext::now();
+        spans.add(SpanKind::Compute, computeStart, computed, count);
+        const double delay = stragglers.delaySeconds(worker, pushes, computed - computeStart);
+        if (delay > 0) {
+            const double delayStart = MpiContext::now();
+            sleepForStraggler(delay, never);
+            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+        }
+        ++pushes;
+        const double sendStart = MpiContext::now();
+        out.clear();
+        out.put(version);
+        out.put(count);
+        out.put(loss / count);
+        out.put(mpi.toRoot(sendStart));
+        out.putSpans(spans.spans);
+        spans.spans.clear();
+        out.putFloats(buffers[static_cast<std::size_t>(plan.rootBuffer)].data(), params.size());
+        mpi.send(out.bytes().data(), out.bytes().size(), 0, pushTag);
+        spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
+    }
+}
+
+} // namespace sgdscope

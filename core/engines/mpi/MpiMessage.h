@@ -1,0 +1,85 @@
+#pragma once
+
+#include "core/metrics/Events.h"
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace sgdscope {
+
+/// A message between ranks: numbers, spans and float arrays packed into bytes, read back in the same order.
+/// Every rank runs the same binary on the same kind of machine (checked at start by the configuration
+/// hash), so values travel as their bytes.
+class MpiMessage
+{
+public:
+    void clear() { m_bytes.clear(); }
+    template<typename T>
+    void put(const T& value)
+    {
+        const auto* p = reinterpret_cast<const char*>(&value);
+        m_bytes.insert(m_bytes.end(), p, p + sizeof(T));
+    }
+    void putFloats(const float* data, std::size_t count)
+    {
+        const auto* p = reinterpret_cast<const char*>(data);
+        m_bytes.insert(m_bytes.end(), p, p + count * sizeof(float));
+    }
+    void putSpans(const std::vector<Span>& spans)
+    {
+        put(static_cast<std::uint64_t>(spans.size()));
+        for (const Span& s : spans)
+            put(s);
+    }
+    const std::vector<char>& bytes() const { return m_bytes; }
+
+private:
+    std::vector<char> m_bytes;
+};
+
+class MpiMessageReader
+{
+public:
+    MpiMessageReader(const char* data, std::size_t size)
+        : m_data(data)
+        , m_size(size)
+    {
+    }
+    template<typename T>
+    T get()
+    {
+        T value;
+        need(sizeof(T));
+        std::memcpy(&value, m_data + m_at, sizeof(T));
+        m_at += sizeof(T);
+        return value;
+    }
+    void getFloats(float* out, std::size_t count)
+    {
+        need(count * sizeof(float));
+        std::memcpy(out, m_data + m_at, count * sizeof(float));
+        m_at += count * sizeof(float);
+    }
+    std::vector<Span> getSpans()
+    {
+        const auto n = get<std::uint64_t>();
+        std::vector<Span> spans;
+        for (std::uint64_t i = 0; i < n; ++i)
+            spans.push_back(get<Span>());
+        return spans;
+    }
+
+private:
+    void need(std::size_t bytes) const
+    {
+        if (m_at + bytes > m_size)
+            throw std::runtime_error("a message between ranks is shorter than its contents");
+    }
+    const char* m_data;
+    std::size_t m_size;
+    std::size_t m_at = 0;
+};
+
+} // namespace sgdscope

@@ -1,0 +1,300 @@
+#include "core/engines/mpi/MpiSyncTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/engines/mpi/MpiContext.h"
+#include "core/engines/mpi/MpiMessage.h"
+#include "core/engines/threads/StragglerSleep.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/UpdateRule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace sgdscope {
+
+namespace {
+constexpr int parametersTag = 10;
+constexpr int gradientTag = 11;
+constexpr int finalTag = 12;
+constexpr std::size_t blockFloats = 4096;
+
+/// The buffers worker w sends rank 0: the roots of its part of the fixed tree that the combine still adds
+/// (or the root itself), in increasing id order.
+std::vector<int> outgoingBuffers(const ReductionPlan& plan, int worker)
+{
+    const auto& mine = plan.workers[static_cast<std::size_t>(worker)].buffers;
+    std::set<int> out;
+    for (const MergeOp& op : plan.combine) {
+        for (const int id : {op.dst, op.src}) {
+            if (std::find(mine.begin(), mine.end(), id) != mine.end())
+                out.insert(id);
+        }
+    }
+    if (plan.rootBuffer >= 0 && std::find(mine.begin(), mine.end(), plan.rootBuffer) != mine.end())
+        out.insert(plan.rootBuffer);
+    return {out.begin(), out.end()};
+}
+
+/// Rank r's spans: on its own clock while measured, converted to rank 0's clock when recorded.
+struct RankSpans
+{
+    MpiContext& mpi;
+    int worker;
+    std::vector<Span> spans;
+    void add(SpanKind kind, double localStart, double localEnd, int samples = 0)
+    {
+        if (localEnd > localStart)
+            spans.push_back({worker, kind, mpi.toRoot(localStart), mpi.toRoot(localEnd), samples});
+    }
+    /// A wait for a message the sender started sending at `sentRoot` (rank 0's clock): waiting for the sender
+    /// until then, for the network after.
+    void addWait(SpanKind peerWait, double localStart, double localEnd, double sentRoot)
+    {
+        const double start = mpi.toRoot(localStart);
+        const double end = mpi.toRoot(localEnd);
+        const double sent = std::clamp(sentRoot, start, end);
+        if (sent > start)
+            spans.push_back({worker, peerWait, start, sent, 0});
+        if (end > sent)
+            spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
+    }
+};
+} // namespace
+
+MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
+    : Trainer(std::move(problem), std::move(settings), Mode::Sync)
+    , m_mpi(MpiContext::get())
+    , m_cursor(m_order)
+    , m_velocity(m_params.size(), 0.0f)
+    , m_cutter(m_mpi.size())
+{
+    settingsChanged();
+}
+
+MpiSyncTrainer::~MpiSyncTrainer() = default;
+
+void MpiSyncTrainer::settingsChanged()
+{
+    if (m_settings.workers != m_mpi.size())
+        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " sync workers need as many MPI processes, "
+            + "and the job has " + std::to_string(m_mpi.size()));
+    preparePlan();
+}
+
+void MpiSyncTrainer::preparePlan()
+{
+    m_chunks = ChunkLayout(m_settings.batch, chunkSizeFor(m_settings.batch));
+    m_plan = ReductionPlan::build(m_chunks.chunkCount, m_settings.workers, m_settings.accum);
+    m_buffers.assign(static_cast<std::size_t>(m_plan.bufferCount), ParamVector(m_params.size(), 0.0f));
+    m_chunkLoss.assign(static_cast<std::size_t>(m_chunks.chunkCount), 0.0);
+    workspace(0);
+}
+
+void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer)
+{
+    const double windowStart = MpiContext::now();
+    const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
+    RankSpans mine {m_mpi, 0, {}};
+
+    // The parameters (and "go") to every rank.
+    MpiMessage go;
+    go.put(std::int64_t {1});
+    go.put(m_updates);
+    go.put(static_cast<std::int32_t>(m_settings.batch));
+    go.put(MpiContext::now());
+    go.putFloats(m_params.data(), m_params.size());
+    for (int r = 1; r < m_mpi.size(); ++r)
+        m_mpi.send(go.bytes().data(), go.bytes().size(), r, parametersTag);
+    mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
+
+    // Rank 0's own part: worker 0's chunks.
+    const std::uint32_t* indices = m_cursor.next(m_settings.batch);
+    const double computeStart = MpiContext::now();
+    const WorkerReduction& part = m_plan.workers.front();
+    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, m_chunks,
+        part, static_cast<float>(1.0 / m_chunks.batch), m_buffers, m_chunkLoss.data());
+    const double computed = MpiContext::now();
+    mine.add(SpanKind::Compute, computeStart, computed, samples);
+    const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
+    if (delay > 0) {
+        const double delayStart = MpiContext::now();
+        sleepForStraggler(delay, m_stopFlag);
+        mine.add(SpanKind::Delay, delayStart, MpiContext::now());
+    }
+
+    // Every other rank's part: the roots of its subtrees, its chunks' losses and its spans.
+    const double waitStart = MpiContext::now();
+    double lastSent = waitStart;
+    const std::size_t floats = m_params.size();
+    std::size_t largest = 1024;
+    for (int r = 1; r < m_mpi.size(); ++r)
+        largest = std::max(largest, 64 * 1024 + outgoingBuffers(m_plan, r).size() * floats * sizeof(float)
+                + static_cast<std::size_t>(m_chunks.chunkCount) * sizeof(double));
+    m_receive.resize(largest);
+    for (int r = 1; r < m_mpi.size(); ++r) {
+        const std::size_t size = m_mpi.receive(m_receive.data(), m_receive.size(), r, gradientTag);
+        MpiMessageReader in(m_receive.data(), size);
+        if (in.get<std::int64_t>() != m_updates)
+            m_mpi.abort("rank " + std::to_string(r) + " computed another update than rank 0", 1);
+        const double sentAt = in.get<double>(); // rank 0's clock
+        lastSent = std::max(lastSent, sentAt);
+        for (const Span& s : in.getSpans())
+            m_cutter.add(s);
+        m_cutter.knownUntil(r, sentAt);
+        const IndexRange chunks = m_plan.workers[static_cast<std::size_t>(r)].chunks;
+        for (int c = chunks.begin; c < chunks.end; ++c)
+            m_chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
+        for (const int id : outgoingBuffers(m_plan, r))
+            in.getFloats(m_buffers[static_cast<std::size_t>(id)].data(), floats);
+    }
+    mine.addWait(SpanKind::WaitBarrier, waitStart, MpiContext::now(), lastSent);
+
+    // The fixed tree's last additions and the update, in the same order as every engine.
+    const double applyStart = MpiContext::now();
+    double lossSum = 0.0;
+    for (const double l : m_chunkLoss)
+        lossSum += l;
+    const double batchLoss = lossSum / m_settings.batch;
+    if (std::isfinite(batchLoss)) {
+        const MomentumSgd rule(m_settings.momentum);
+        const auto lr = static_cast<float>(m_settings.learningRate);
+        const float* g = m_buffers[static_cast<std::size_t>(m_plan.rootBuffer)].data();
+        for (std::size_t b0 = 0; b0 < floats; b0 += blockFloats) {
+            const std::size_t b1 = std::min(floats, b0 + blockFloats);
+            for (const MergeOp& op : m_plan.combine)
+                addGradient(m_buffers[static_cast<std::size_t>(op.dst)].data(),
+                    m_buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+            rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+        }
+    }
+    const double windowEnd = MpiContext::now();
+    mine.add(SpanKind::Apply, applyStart, windowEnd);
+    for (const Span& s : mine.spans)
+        m_cutter.add(s);
+    m_cutter.knownUntil(0, windowEnd);
+
+    UpdateEvent event;
+    event.mode = Mode::Sync;
+    event.index = m_updates;
+    event.versionRead = m_updates;
+    event.versionApplied = m_updates;
+    event.samples = m_settings.batch;
+    event.seconds = windowEnd + shift;
+    event.batchLoss = batchLoss;
+    event.applied = std::isfinite(batchLoss);
+    if (event.applied) {
+        ++m_updates;
+        m_samples += m_settings.batch;
+    } else {
+        markDiverged(m_updates);
+    }
+    event.samplesSeen = m_samples;
+    m_seconds += windowEnd - windowStart;
+    m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}, {}});
+    reportReady(observer, false);
+}
+
+void MpiSyncTrainer::reportReady(TrainingObserver& observer, bool everything)
+{
+    m_cutter.flush(
+        [&](const WorkWindow& window, std::span<const Span> spans, const WindowCutter::Closed& closed) {
+            reportWorkerTime(window, spans, observer);
+            for (const UpdateEvent& e : closed.updates)
+                reportUpdate(e, observer);
+        },
+        everything);
+}
+
+void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
+{
+    // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
+    MpiMessage stop;
+    stop.put(std::int64_t {0});
+    stop.put(m_updates);
+    stop.put(static_cast<std::int32_t>(m_settings.batch));
+    stop.put(MpiContext::now());
+    for (int r = 1; r < m_mpi.size(); ++r)
+        m_mpi.send(stop.bytes().data(), stop.bytes().size(), r, parametersTag);
+    std::vector<char> buffer(1 << 20);
+    for (int r = 1; r < m_mpi.size(); ++r) {
+        const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), r, finalTag);
+        MpiMessageReader in(buffer.data(), size);
+        for (const Span& s : in.getSpans())
+            m_cutter.add(s);
+    }
+    reportReady(observer, true);
+}
+
+void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
+{
+    MpiContext& mpi = MpiContext::get();
+    const int rank = mpi.rank();
+    const DataOrder order(problem->train().size(), settings.seed);
+    BatchCursor cursor(order);
+    const SampleView<float> view = viewOf(problem->train());
+    const int chunk = settings.chunk > 0 ? std::min(settings.chunk, settings.batch)
+                                         : defaultChunkSize(settings.batch, problem->spec);
+    const ChunkLayout chunks(settings.batch, chunk);
+    const ReductionPlan plan = ReductionPlan::build(chunks.chunkCount, settings.workers, settings.accum);
+    const WorkerReduction& part = plan.workers[static_cast<std::size_t>(rank)];
+    const std::vector<int> outgoing = outgoingBuffers(plan, rank);
+    MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
+    std::vector<ParamVector> buffers(static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
+    std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    ParamVector params(problem->layout.paddedSize(), 0.0f);
+    std::vector<char> receive(64 + params.size() * sizeof(float));
+    const StragglerModel stragglers(settings);
+    const std::atomic<bool> never {false};
+    RankSpans spans {mpi, rank, {}};
+    MpiMessage out;
+    while (true) {
+        const double waitStart = MpiContext::now();
+        const std::size_t size = mpi.receive(receive.data(), receive.size(), 0, parametersTag);
+        const double arrived = MpiContext::now();
+        MpiMessageReader in(receive.data(), size);
+        const auto control = in.get<std::int64_t>();
+        const auto update = in.get<std::int64_t>();
+        const auto batch = in.get<std::int32_t>();
+        const auto sentAt = in.get<double>();
+        spans.addWait(SpanKind::WaitBarrier, waitStart, arrived, sentAt);
+        if (control == 0) {
+            out.clear();
+            out.putSpans(spans.spans);
+            mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
+            return;
+        }
+        if (batch != settings.batch)
+            mpi.abort("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
+                    + std::to_string(settings.batch),
+                1);
+        in.getFloats(params.data(), params.size());
+        const std::uint32_t* indices = cursor.next(settings.batch);
+        const double computeStart = MpiContext::now();
+        const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, chunks, part,
+            static_cast<float>(1.0 / chunks.batch), buffers, chunkLoss.data());
+        const double computed = MpiContext::now();
+        spans.add(SpanKind::Compute, computeStart, computed, samples);
+        const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;
+        if (delay > 0) {
+            const double delayStart = MpiContext::now();
+            sleepForStraggler(delay, never);
+            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+        }
+        const double sendStart = MpiContext::now();
+        out.clear();
+        out.put(update);
+        out.put(mpi.toRoot(sendStart));
+        out.putSpans(spans.spans);
+        spans.spans.clear();
+        for (int c = part.chunks.begin; c < part.chunks.end; ++c)
+            out.put(chunkLoss[static_cast<std::size_t>(c)]);
+        for (const int id : outgoing)
+            out.putFloats(buffers[static_cast<std::size_t>(id)].data(), params.size());
+        mpi.send(out.bytes().data(), out.bytes().size(), 0, gradientTag);
+        spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
+    }
+}
+
+} // namespace sgdscope

@@ -1,0 +1,55 @@
+#pragma once
+
+#include "core/engines/Trainer.h"
+#include "core/metrics/WindowCutter.h"
+#include "core/train/ReductionPlan.h"
+
+namespace sgdscope {
+
+class MpiContext;
+
+/// Synchronous data-parallel SGD across MPI processes: rank r is worker r. Every update, rank 0 sends the
+/// parameters to every rank; each computes its chunks of the batch (computeWorkerPart, the same reduction
+/// plan as the other engines, from its own copy of the data in the same order) and sends rank 0 the roots
+/// of its part of the fixed chunk tree; rank 0 adds them up in the tree's fixed order (not MPI_Allreduce,
+/// whose order of additions depends on the process count and message sizes) and applies the update. So the
+/// parameters are bit for bit those of the threads engine, for any number of processes.
+///
+/// Measured per rank with its own clock, converted to rank 0's (the offsets are estimated at start): waiting
+/// for the parameters while rank 0 waited for the slowest (WaitBarrier) and while they travel (WaitNetwork),
+/// compute, straggler delay, sending its gradient (Communicate); rank 0 also adds and applies (Apply). Ranks
+/// send their spans with their next message, so rank 0 reports an update once every rank's spans of it
+/// arrived.
+///
+/// This object is rank 0's; the other ranks run serveMpiSync().
+class MpiSyncTrainer final : public Trainer
+{
+public:
+    MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings);
+    ~MpiSyncTrainer() override;
+    const char* engineName() const override { return "mpi"; }
+    void endOfRun(TrainingObserver& observer) override;
+
+protected:
+    void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
+    void settingsChanged() override;
+
+private:
+    void preparePlan();
+    void reportReady(TrainingObserver& observer, bool everything);
+
+    MpiContext& m_mpi;
+    BatchCursor m_cursor;
+    ReductionPlan m_plan;
+    ChunkLayout m_chunks;
+    std::vector<ParamVector> m_buffers;
+    std::vector<double> m_chunkLoss;
+    ParamVector m_velocity;
+    WindowCutter m_cutter;
+    std::vector<char> m_receive;
+};
+
+/// What ranks other than 0 do in a sync run: serve rank 0's updates until it says stop.
+void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
+
+} // namespace sgdscope

@@ -1,0 +1,81 @@
+#include "core/metrics/WindowCutter.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace sgdscope {
+
+void WindowCutter::setWorkers(int workers)
+{
+    m_pending.resize(static_cast<std::size_t>(std::max(0, workers)));
+    m_known.resize(static_cast<std::size_t>(std::max(0, workers)), -std::numeric_limits<double>::infinity());
+}
+
+void WindowCutter::add(const Span& span)
+{
+    if (span.worker < 0 || !(span.end > span.start))
+        return;
+    if (static_cast<std::size_t>(span.worker) >= m_pending.size())
+        setWorkers(span.worker + 1);
+    m_pending[static_cast<std::size_t>(span.worker)].push_back(span);
+}
+
+void WindowCutter::knownUntil(int worker, double seconds)
+{
+    if (worker < 0)
+        return;
+    if (static_cast<std::size_t>(worker) >= m_known.size())
+        setWorkers(worker + 1);
+    auto& known = m_known[static_cast<std::size_t>(worker)];
+    known = std::max(known, seconds);
+}
+
+void WindowCutter::close(Closed window)
+{
+    m_closed.push_back(std::move(window));
+}
+
+void WindowCutter::flush(const Report& report, bool everything)
+{
+    std::vector<Span> spans;
+    std::size_t handed = 0;
+    for (; handed < m_closed.size(); ++handed) {
+        const Closed& c = m_closed[handed];
+        const double start = c.window.start;
+        const double end = c.window.end;
+        if (!everything) {
+            bool known = true;
+            for (int w = 0; w < c.window.workers && static_cast<std::size_t>(w) < m_known.size(); ++w)
+                known = known && m_known[static_cast<std::size_t>(w)] >= end;
+            if (!known)
+                break;
+        }
+        spans.clear();
+        for (auto& mine : m_pending) {
+            std::size_t i = 0;
+            for (; i < mine.size() && mine[i].start < end; ++i) {
+                Span s = mine[i];
+                s.start = std::max(s.start, start);
+                s.end = std::min(s.end, end);
+                if (s.end > s.start) {
+                    s.start += c.shift;
+                    s.end += c.shift;
+                    spans.push_back(s);
+                }
+                if (mine[i].end > end) {
+                    mine[i].start = end; // the rest belongs to a later window
+                    mine[i].samples = 0;
+                    break;
+                }
+            }
+            mine.erase(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        WorkWindow shifted = c.window;
+        shifted.start += c.shift;
+        shifted.end += c.shift;
+        report(shifted, spans, c);
+    }
+    m_closed.erase(m_closed.begin(), m_closed.begin() + static_cast<std::ptrdiff_t>(handed));
+}
+
+} // namespace sgdscope

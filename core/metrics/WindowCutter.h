@@ -1,0 +1,45 @@
+#pragma once
+
+#include "core/metrics/Events.h"
+
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace sgdscope {
+
+/// Cuts workers' spans into the windows of the event stream when they arrive late and out of order (from
+/// other processes, or from a simulation that ran ahead): spans are added as they come, windows are closed
+/// with their updates and evaluations, and a window is handed on once every worker's spans are known up to
+/// its end. A span that crosses a window's edge is split there; time in no window (between windows, e.g.
+/// while rank 0 evaluates) is in no window's accounting.
+class WindowCutter
+{
+public:
+    struct Closed
+    {
+        WorkWindow window; // on the clock the spans are on
+        double shift = 0.0; // added to every time when handed on (e.g. to the mode's clock)
+        std::vector<UpdateEvent> updates;
+        std::vector<EvaluationRecord> evaluations;
+    };
+    using Report = std::function<void(const WorkWindow&, std::span<const Span>, const Closed&)>;
+
+    explicit WindowCutter(int workers = 0) { setWorkers(workers); }
+    void setWorkers(int workers);
+    /// A worker's span (in time order for that worker).
+    void add(const Span& span);
+    /// Every span of `worker` up to `seconds` has been added.
+    void knownUntil(int worker, double seconds);
+    void close(Closed window);
+    /// Hands on, in order, every closed window whose spans are all known (window and spans shifted by the
+    /// window's shift); with `everything`, all closed ones.
+    void flush(const Report& report, bool everything = false);
+
+private:
+    std::vector<std::vector<Span>> m_pending; // per worker, in time order
+    std::vector<double> m_known;
+    std::vector<Closed> m_closed;
+};
+
+} // namespace sgdscope

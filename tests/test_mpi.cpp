@@ -1,0 +1,398 @@
+// The MPI engine as users start it: mpirun -np N sgdscope --headless --engine mpi, on this machine (every
+// process on its cores, --oversubscribe, as root where CI runs). Sync gives the threads engine's bits for
+// every N; async completes its budget with the staleness its worker count implies; bad input, mismatched
+// processes, a killed or hung rank and SIGTERM each end the job the way DESIGN.md says.
+#include "core/io/Json.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <signal.h>
+
+using namespace sgdscope;
+
+namespace {
+struct Result
+{
+    int exitCode = -1;
+    QString output; // stdout and stderr, merged (mpirun prints its own messages on either)
+    qint64 milliseconds = 0;
+};
+
+QStringList mpirunArgs(int processes)
+{
+    return {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"), QStringLiteral("-np"),
+        QString::number(processes), QStringLiteral(SGDSCOPE_BINARY)};
+}
+
+void prepare(QProcess& p)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+    env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+    p.setProcessEnvironment(env);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+}
+
+Result finish(QProcess& p, const QElapsedTimer& clock, int timeoutMs)
+{
+    Result r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.output = QString::fromUtf8(p.readAll());
+        r.milliseconds = clock.elapsed();
+        return r;
+    }
+    r.milliseconds = clock.elapsed();
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.output = QString::fromUtf8(p.readAll());
+    return r;
+}
+
+Result mpirun(const QStringList& args, int timeoutMs = 120000)
+{
+    QProcess p;
+    prepare(p);
+    QElapsedTimer clock;
+    clock.start();
+    p.start(QStringLiteral(SGDSCOPE_MPIEXEC), args);
+    return finish(p, clock, timeoutMs);
+}
+
+Result runMpi(int processes, const QStringList& options, int timeoutMs = 120000)
+{
+    return mpirun(mpirunArgs(processes) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + options,
+        timeoutMs);
+}
+
+Result runThreads(const QStringList& options)
+{
+    QProcess p;
+    QElapsedTimer clock;
+    clock.start();
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral(SGDSCOPE_BINARY), QStringList {QStringLiteral("--headless")} + options);
+    return finish(p, clock, 120000);
+}
+
+Json readJson(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray bytes = f.readAll();
+    return parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), path.toStdString());
+}
+
+const Json* runOf(const Json& summary, const char* mode)
+{
+    if (!summary.is_object() || !summary.contains("runs"))
+        return nullptr;
+    for (const Json& r : summary["runs"]) {
+        if (r["mode"] == mode)
+            return &r;
+    }
+    return nullptr;
+}
+
+/// The process id of rank `rank` among mpirun's children (the ranks read their rank from the environment).
+qint64 pidOfRank(qint64 mpirunPid, int rank)
+{
+    const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t close = line.rfind(')');
+        if (close == std::string::npos)
+            continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state = 0;
+        long long parent = 0;
+        rest >> state >> parent;
+        if (parent != mpirunPid)
+            continue;
+        std::ifstream environ(entry.path() / "environ", std::ios::binary);
+        std::string variable;
+        while (std::getline(environ, variable, '\0')) {
+            if (variable == wanted)
+                return std::stoll(name);
+        }
+    }
+    return -1;
+}
+
+int countOf(const QString& text, const QString& needle)
+{
+    return static_cast<int>(text.count(needle));
+}
+
+/// Blobs with a model large enough for BLAS products, a batch of `batch` samples.
+QStringList blasModelWithBatch(int batch)
+{
+    return {QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--layers"), QStringLiteral("64,256,256,10"),
+        QStringLiteral("--samples"), QStringLiteral("2048"), QStringLiteral("--batch"), QString::number(batch),
+        QStringLiteral("--chunk"), QStringLiteral("64"), QStringLiteral("--momentum"), QStringLiteral("0.9")};
+}
+const QStringList blasModel = blasModelWithBatch(512);
+const QStringList parabola {QStringLiteral("--preset"), QStringLiteral("parabola"), QStringLiteral("--batch"),
+    QStringLiteral("50"), QStringLiteral("--chunk"), QStringLiteral("5"), QStringLiteral("--accum"), QStringLiteral("2")};
+} // namespace
+
+class TestMpi : public QObject
+{
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    int m_runs = 0;
+    QString nextOut() { return m_dir.filePath(QStringLiteral("run%1").arg(++m_runs)); }
+
+    /// A run long enough to be interrupted (blobs with a BLAS-sized model, many steps).
+    QStringList longRun(const QString& out) const
+    {
+        return blasModel + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--out"), out};
+    }
+    /// Starts a long MPI run and waits until its processes train (rank 0 printed progress).
+    bool startLong(QProcess& p, int processes, const QString& out, QElapsedTimer& clock)
+    {
+        prepare(p);
+        clock.start();
+        p.start(QStringLiteral(SGDSCOPE_MPIEXEC),
+            mpirunArgs(processes) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"), QStringLiteral("--mode"), QStringLiteral("sync")}
+                + longRun(out));
+        QByteArray seen;
+        while (clock.elapsed() < 60000) {
+            p.waitForReadyRead(200);
+            seen += p.readAll();
+            if (seen.contains("samples") && seen.contains("training loss"))
+                return true;
+            if (p.state() == QProcess::NotRunning)
+                break;
+        }
+        qWarning("%s", seen.constData());
+        return false;
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void syncDigestEqualsThreadsEngine_data()
+    {
+        QTest::addColumn<QStringList>("model");
+        QTest::addColumn<int>("processes");
+        for (int n = 1; n <= 4; ++n) {
+            QTest::addRow("parabola-N%d", n) << parabola << n;
+            QTest::addRow("blas-model-N%d", n) << blasModel << n;
+        }
+    }
+    void syncDigestEqualsThreadsEngine()
+    {
+        QFETCH(QStringList, model);
+        QFETCH(int, processes);
+        const QStringList common = model + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("6")};
+        const QString threadsOut = nextOut();
+        const Result threads = runThreads(common + QStringList {QStringLiteral("--workers"), QString::number(processes), QStringLiteral("--out"), threadsOut});
+        QCOMPARE(threads.exitCode, 0);
+        const QString mpiOut = nextOut();
+        const Result mpi = runMpi(processes, common + QStringList {QStringLiteral("--out"), mpiOut});
+        QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));
+        const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
+        const Json b = readJson(mpiOut + QStringLiteral("/summary.json"));
+        const Json* ra = runOf(a, "sync");
+        const Json* rb = runOf(b, "sync");
+        QVERIFY(ra && rb);
+        QCOMPARE((*rb)["engine"].get<std::string>(), std::string("mpi"));
+        QCOMPARE((*rb)["workers"].get<int>(), processes);
+        QCOMPARE((*rb)["updates"].get<long long>(), 6LL);
+        QCOMPARE(QString::fromStdString((*rb)["params_digest"].get<std::string>()),
+            QString::fromStdString((*ra)["params_digest"].get<std::string>()));
+        QCOMPARE(b["mpi"]["processes"].get<int>(), processes);
+        QCOMPARE(static_cast<int>(b["mpi"]["clock_offsets_seconds"].size()), processes);
+    }
+
+    void asyncCompletesItsBudgetWithSaneStaleness_data()
+    {
+        QTest::addColumn<int>("processes");
+        for (int n = 2; n <= 4; ++n)
+            QTest::addRow("N%d", n) << n;
+    }
+    void asyncCompletesItsBudgetWithSaneStaleness()
+    {
+        QFETCH(int, processes);
+        const QString out = nextOut();
+        const QString trace = m_dir.filePath(QStringLiteral("trace%1.json").arg(processes));
+        const Result r = runMpi(processes,
+            blasModelWithBatch(96) + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--steps"),
+                QStringLiteral("200"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "async");
+        QVERIFY(run);
+        const int workers = processes - 1;
+        QCOMPARE((*run)["workers"].get<int>(), workers);
+        QCOMPARE((*run)["samples"].get<long long>(), 96LL * 200);
+        // Each push is a worker's slice of the batch (96 / workers samples).
+        QCOMPARE((*run)["updates"].get<long long>(), 200LL * workers);
+        const double mean = (*run)["staleness"]["mean"].get<double>();
+        if (workers == 1) {
+            QCOMPARE(mean, 0.0); // one worker: every push is applied to the version it read
+        } else {
+            QVERIFY2(mean >= 0.5 && mean <= 2.0 * (processes - 2), qPrintable(QString::number(mean)));
+        }
+        // The time every worker rank reported is accounted for, up to a small residual.
+        const double wall = (*run)["wall_seconds"].get<double>();
+        const double unaccounted = (*run)["unaccounted_seconds"].get<double>();
+        QVERIFY2(std::abs(unaccounted) < 0.05 * wall * workers, qPrintable(QString::number(unaccounted / (wall * workers))));
+        // Every worker rank's spans reached rank 0's trace, on one time axis.
+        const Json events = readJson(trace)["traceEvents"];
+        std::vector<int> computes(static_cast<std::size_t>(workers), 0);
+        for (const Json& e : events) {
+            if (e["ph"] == "X" && e["name"] == "compute") {
+                const int tid = e["tid"].get<int>();
+                QVERIFY(tid >= 0 && tid < workers);
+                ++computes[static_cast<std::size_t>(tid)];
+            }
+        }
+        for (int w = 0; w < workers; ++w)
+            QVERIFY2(computes[static_cast<std::size_t>(w)] > 0, qPrintable(QStringLiteral("worker %1").arg(w)));
+    }
+
+    void workersMustMatchTheProcesses()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(2, parabola + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("3"), QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("--workers: 3 does not match this MPI job of 2 processes")), qPrintable(r.output));
+        QVERIFY(!QDir(out).exists());
+        // Async: a server and N - 1 workers.
+        const Result a = runMpi(3, parabola + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--workers"), QStringLiteral("3"), QStringLiteral("--out"), out});
+        QCOMPARE(a.exitCode, 2);
+        QVERIFY2(a.output.contains(QStringLiteral("mpirun -np 4")), qPrintable(a.output));
+    }
+
+    void badOptionFailsEveryRankWithOneMessage()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(3, parabola + QStringList {QStringLiteral("--lr"), QStringLiteral("-1"), QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("--lr")), qPrintable(r.output));
+        QVERIFY(!QDir(out).exists());
+        // A problem found while loading (an output folder that is a file) is said once, by rank 0.
+        const QString file = m_dir.filePath(QStringLiteral("a-file"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        const Result o = runMpi(3, parabola + QStringList {QStringLiteral("--out"), file});
+        QCOMPARE(o.exitCode, 2);
+        QCOMPARE(countOf(o.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(o.output.contains(QStringLiteral("--out")), qPrintable(o.output));
+    }
+
+    void aRankWithOtherOptionsIsRefused()
+    {
+        const QString out = nextOut();
+        QStringList args = mpirunArgs(1) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {QStringLiteral("--lr"), QStringLiteral("0.1"), QStringLiteral("--out"), out, QStringLiteral(":")};
+        args += mpirunArgs(1).mid(3) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {QStringLiteral("--lr"), QStringLiteral("0.2"), QStringLiteral("--out"), out};
+        const Result r = mpirun(args);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("rank 1 was given other options than rank 0")), qPrintable(r.output));
+        QVERIFY(!QFile::exists(out + QStringLiteral("/summary.json")));
+    }
+
+    void aKilledRankEndsTheJobNamingIt()
+    {
+        QProcess p;
+        QElapsedTimer clock;
+        QVERIFY(startLong(p, 3, nextOut(), clock));
+        const qint64 victim = pidOfRank(p.processId(), 2);
+        QVERIFY(victim > 0);
+        QElapsedTimer sinceKill;
+        sinceKill.start();
+        ::kill(static_cast<pid_t>(victim), SIGKILL);
+        const Result r = finish(p, clock, 30000);
+        const qint64 ms = sinceKill.elapsed();
+        QVERIFY2(r.exitCode != 0, qPrintable(r.output));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
+        QVERIFY2(r.output.contains(QStringLiteral("rank 2")), qPrintable(r.output));
+    }
+
+    void aHungRankEndsTheJobNamingIt()
+    {
+        QProcess p;
+        QElapsedTimer clock;
+        QVERIFY(startLong(p, 3, nextOut(), clock));
+        const qint64 victim = pidOfRank(p.processId(), 1);
+        QVERIFY(victim > 0);
+        QElapsedTimer sinceStop;
+        sinceStop.start();
+        ::kill(static_cast<pid_t>(victim), SIGSTOP);
+        const Result r = finish(p, clock, 30000);
+        const qint64 ms = sinceStop.elapsed();
+        ::kill(static_cast<pid_t>(victim), SIGKILL); // in case it outlived the job
+        QVERIFY2(r.exitCode != 0, qPrintable(r.output));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
+        QVERIFY2(r.output.contains(QStringLiteral("rank 1 did not answer within 6 s")), qPrintable(r.output));
+        QCOMPARE(countOf(r.output, QStringLiteral("did not answer")), 1);
+    }
+
+    void sigtermWritesAnInterruptedSummary()
+    {
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 3, out, clock));
+        QElapsedTimer sinceTerm;
+        sinceTerm.start();
+        ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+        const Result r = finish(p, clock, 30000);
+        const qint64 ms = sinceTerm.elapsed();
+        QVERIFY2(r.exitCode != 0, qPrintable(r.output));
+        QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["interrupted"].get<bool>(), true);
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        QCOMPARE((*run)["interrupted"].get<bool>(), true);
+        QVERIFY((*run)["updates"].get<long long>() > 0);
+        QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
+    }
+
+    void sigusr1StopsCleanly()
+    {
+        // What the window sends: mpirun passes SIGUSR1 on at once, and every process finishes normally.
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 2, out, clock));
+        ::kill(static_cast<pid_t>(p.processId()), SIGUSR1);
+        const Result r = finish(p, clock, 30000);
+        QVERIFY2(r.exitCode != -1, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["interrupted"].get<bool>(), true);
+        QVERIFY(QFile::exists(out + QStringLiteral("/loss.png")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMpi)
+#include "test_mpi.moc"
