@@ -46,6 +46,10 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
             flag(cl.listPresets);
             continue;
         }
+        if (name == "session-child") {
+            flag(cl.sessionChild);
+            continue;
+        }
         const OptionSpec* spec = findOption(name);
         if (!spec && name != "config")
             throw SgdError("--" + name.substr(0, 60) + ": unknown option; see --help for the list");
@@ -134,6 +138,7 @@ std::string helpText()
     for (const auto& o : optionTable())
         line("--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName), o.help);
     line("--list-presets", "print the presets and exit");
+    line("--session-child", "(used by the window) a training session driven by JSON lines on standard input");
     line("--version", "print the version and exit");
     line("--help", "this text");
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"

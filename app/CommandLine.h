@@ -16,6 +16,7 @@ struct CommandLine
     bool help = false;
     bool version = false;
     bool listPresets = false;
+    bool sessionChild = false; // the window's simulated-cluster process (app/SessionChild.h)
     std::string configFile;
     std::vector<std::pair<std::string, std::string>> options; // run options in order, names without dashes
 };

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 namespace sgdscope {
 
@@ -130,13 +131,50 @@ std::vector<Mode> modesOf(const RunConfig& config)
     return modes;
 }
 
-/// Trains one mode, recording it, and says how it went.
-std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode)
+/// Passes every event to the recorder and to the progress stream.
+class ProgressFanOut : public TrainingObserver
+{
+public:
+    ProgressFanOut(HeadlessObserver& record, ProgressReporter& progress)
+        : m_record(record)
+        , m_progress(progress)
+    {
+    }
+    void onWorkerTime(const WorkWindow& window, std::span<const Span> spans) override
+    {
+        m_record.onWorkerTime(window, spans);
+        m_progress.onWorkerTime(window, spans);
+    }
+    void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
+    {
+        m_record.onUpdate(update, figures);
+        m_progress.onUpdate(update, figures);
+    }
+    void onEvaluation(const EvaluationRecord& e) override
+    {
+        m_record.onEvaluation(e);
+        m_progress.onEvaluation(e);
+    }
+    bool stopRequested() override { return m_record.stopRequested(); }
+
+private:
+    HeadlessObserver& m_record;
+    ProgressReporter& m_progress;
+};
+
+/// Trains one mode, recording it (and streaming it with --progress), and says how it went.
+std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress)
 {
     auto r = std::make_unique<HeadlessModeRun>();
     r->recorder = RunRecorder(1 << 17, run.config.trace.empty() ? 0 : 400000);
     HeadlessObserver observer(r->recorder, mode);
-    r->result = runMode(run, mode, observer);
+    std::unique_ptr<ProgressReporter> reporter = run.config.progress && progress ? progress(mode) : nullptr;
+    if (reporter) {
+        ProgressFanOut both(observer, *reporter);
+        r->result = runMode(run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(trainer); });
+    } else {
+        r->result = runMode(run, mode, observer);
+    }
     const ModeResult& m = r->result;
     std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), final loss %.6g%s%s%s\n",
         modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
@@ -208,7 +246,7 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     return diverged ? 3 : 0;
 }
 
-int runHeadlessMpi(const RunConfig& config, const ChartWriter& charts);
+int runHeadlessMpi(const RunConfig& config, const ChartWriter& charts, const ProgressFactory& progress);
 
 } // namespace
 
@@ -224,7 +262,7 @@ int interruptSignal()
     return g_signal.load();
 }
 
-int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
+int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const ProgressFactory& progress)
 {
     RunConfig config;
     PreparedRun run;
@@ -239,7 +277,7 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         return 2;
     }
     if (config.engine == EngineKind::Mpi)
-        return runHeadlessMpi(config, charts);
+        return runHeadlessMpi(config, charts, progress);
     try {
         // Everything that can be wrong with the input is found before anything is written.
         run = prepareRun(config);
@@ -259,7 +297,7 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts)
         for (const Mode mode : modesOf(config)) {
             if (interruptSignal() != 0 && !runs.empty())
                 break;
-            runs.push_back(trainMode(run, mode));
+            runs.push_back(trainMode(run, mode, progress));
         }
         return writeResults(run, runs, charts, Json());
     } catch (const SgdError& e) {
@@ -276,7 +314,7 @@ namespace {
 /// --engine mpi: every process of the job runs this. Rank 0 trains (it is worker 0 in sync, the parameter
 /// server in async) and writes every file; the others serve it and write nothing. Problems found before
 /// training end every process with exit 2 and one message.
-int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts)
+int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const ProgressFactory& progress)
 {
     MpiContext& mpi = MpiContext::init();
     // Rank 0 talks to every process, so it is the one to notice a silent process and end the job; the others
@@ -289,6 +327,10 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts)
         if (rank == who)
             std::cerr << "sgdscope: " << message << '\n';
         mpi.finalize();
+        // mpirun ends the job at the first process that exits non-zero and may drop what the others still had
+        // in their pipes: the one that said why leaves first.
+        if (rank != who)
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
         return 2;
     };
     // 1. The worker count follows from the processes: sync N workers, async a server and N - 1.
@@ -311,6 +353,15 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts)
                     + std::to_string(config.runsSync() ? config.workers : config.workers + 1));
     }
     config.workers = config.runsSync() ? size : size - 1;
+    for (const Straggler& slow : config.slow) {
+        const int fewest = config.runsAsync() ? size - 1 : size;
+        if (slow.worker >= fewest)
+            return refuse(0, config.originOf("slow") + ": worker " + std::to_string(slow.worker)
+                    + " does not exist in this MPI job of " + std::to_string(size) + " processes ("
+                    + (config.runsSync() ? "sync: workers 0 to " + std::to_string(size - 1) : std::string())
+                    + (config.mode == RunMode::Both ? ", " : "")
+                    + (config.runsAsync() ? "async: workers 0 to " + std::to_string(size - 2) : std::string()) + ")");
+    }
 
     // 2. Every process must run the same configuration.
     Sha256 sha;
@@ -369,7 +420,7 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts)
             modeRun.settings.workers = mode == Mode::Sync ? size : size - 1;
             modeRun.config.workers = modeRun.settings.workers;
             if (rank == 0)
-                runs.push_back(trainMode(modeRun, mode));
+                runs.push_back(trainMode(modeRun, mode, progress));
             else if (mode == Mode::Sync)
                 serveMpiSync(modeRun.problem, modeRun.settings);
             else

@@ -5,6 +5,7 @@
 #include "core/run/Experiment.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,19 @@ struct HeadlessModeRun
 /// Writes the chart images of a finished run into a folder (provided by the ui layer; may be empty).
 using ChartWriter = std::function<void(const std::string& folder, const std::vector<const HeadlessModeRun*>& runs)>;
 
+/// A live view of one mode's run (--progress): it sees every event and the trainer after each slice.
+class ProgressReporter : public TrainingObserver
+{
+public:
+    virtual void afterSlice(const Trainer& trainer) = 0;
+};
+/// Makes the reporter for one mode (provided by the ui layer, which owns the window's values; may be empty).
+using ProgressFactory = std::function<std::unique_ptr<ProgressReporter>(Mode mode)>;
+
 /// Runs `sgdscope --headless`: checks everything, trains the requested modes one after the other and writes
 /// summary.json, metrics.csv, the charts and the optional trace and parameters, each atomically. Returns
 /// the exit code: 0 done, 2 bad input (one line on stderr, nothing written), 3 diverged, 130/143 interrupted.
-int runHeadless(const CommandLine& commandLine, const ChartWriter& charts);
+int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const ProgressFactory& progress = {});
 
 /// Installs SIGINT/SIGTERM handlers that ask the run to stop (the second signal ends the process).
 void installInterruptHandlers();

@@ -1,6 +1,8 @@
 #include "app/CommandLine.h"
 #include "app/Headless.h"
 #include "app/HeadlessCharts.h"
+#include "app/ProgressStream.h"
+#include "app/SessionChild.h"
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/run/ConfigBuilder.h"
@@ -64,6 +66,13 @@ int main(int argc, char** argv)
             std::cout << name << '\n';
         return 0;
     }
+    if (commandLine.sessionChild) {
+        if (commandLine.headless || !commandLine.options.empty() || !commandLine.configFile.empty()) {
+            std::cerr << "sgdscope: --session-child takes its settings on standard input, not as options\n";
+            return 2;
+        }
+        return runSessionChild();
+    }
     if (commandLine.headless) {
         // Charts are drawn off screen: no display needed.
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
@@ -71,7 +80,7 @@ int main(int argc, char** argv)
         installInterruptHandlers();
         qInstallMessageHandler(quietOffscreenWarnings);
         // The QApplication for the charts is made only once the run has been checked and trained.
-        return runHeadless(commandLine, headlessChartWriter());
+        return runHeadless(commandLine, headlessChartWriter(), progressToStandardOutput());
     }
     if (!commandLine.options.empty() || !commandLine.configFile.empty()) {
         std::cerr << "sgdscope: run options are for --headless runs; the window has its own controls (see --help)\n";

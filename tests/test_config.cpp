@@ -156,7 +156,7 @@ private slots:
             {"data", {csv, {{"dataset", "csv"}}}}, {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
             {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
             {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
-            {"eval-every", {"3", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
+            {"eval-every", {"3", {}}}, {"progress", {"-", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
             {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
             {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});
@@ -215,7 +215,7 @@ private slots:
         QVERIFY(headless >= 0);
         const QString text = all.mid(headless, all.indexOf(QStringLiteral("\n## "), headless + 1) - headless);
         const QString help = QString::fromStdString(helpText());
-        QStringList known = {QStringLiteral("headless"), QStringLiteral("config"), QStringLiteral("help"),
+        QStringList known = {QStringLiteral("headless"), QStringLiteral("config"), QStringLiteral("help"), QStringLiteral("session-child"),
             QStringLiteral("version"), QStringLiteral("list-presets")};
         for (const OptionSpec& spec : optionTable()) {
             const QString usage = QStringLiteral("--%1 %2").arg(

@@ -1,10 +1,13 @@
 // The window, offscreen: sliders reach the controller, points arrive, pause/reset/live changes behave,
-// random use never crashes or leaks a thread, exports are real pictures, closing mid-run is clean.
+// random use never crashes or leaks a thread, exports are real pictures, closing mid-run is clean; a
+// simulated cluster runs in a child process and takes live changes, an MPI job streams into the window and
+// stops, a finished run's folder opens.
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
 #include "ui/PointConversion.h"
+#include "ui/ProgressJson.h"
 #include "ui/SeriesStore.h"
 #include "ui/charts/Exportable.h"
 #include "ui/charts/HistogramChart.h"
@@ -12,6 +15,7 @@
 #include "ui/charts/TimelineStrip.h"
 #include "ui/charts/WorkerBarsChart.h"
 
+#include "core/io/Json.h"
 #include "core/metrics/RunMetrics.h"
 
 #include <cmath>
@@ -380,6 +384,163 @@ private slots:
         w->close();
         delete w; // joins the training thread
         QVERIFY2(t.elapsed() < 5000, "closing took too long");
+    }
+
+    void progressLinesCarryEveryValue()
+    {
+        MetricsBatch b;
+        b.ready = true;
+        b.notes << QStringLiteral("a note");
+        b.points[SyncMode].push_back({3, 96, 0.25, 1.5, 0, 0.001});
+        b.points[AsyncMode].push_back({7, 224, 0.5, std::nan(""), 4, 0.0});
+        b.evals[AsyncMode].push_back({7, 224, 0.5, 0.75, 0.625, true, 0.8, 0.6});
+        TimeBin bin;
+        bin.worker = 2;
+        bin.bin = 1234;
+        bin.seconds[TimeBin::Compute] = 0.000625f;
+        bin.seconds[TimeBin::Wait] = 0.000375f;
+        b.timeline[SyncMode].push_back(bin);
+        b.markers[SyncMode].push_back({3, 96, 0.25, QStringLiteral("P=4")});
+        ModeStatus& st = b.status[AsyncMode];
+        st.valid = true;
+        st.updates = 7;
+        st.samples = 224;
+        st.seconds = 0.5;
+        st.virtualClock = true;
+        st.meanStaleness = 2.5;
+        st.workers.push_back({1.0, 0.6, 0.3, 0.05, 0.04, 0.01, 3});
+        st.stalenessCounts = {1, 2, 4};
+        st.waitDecades = {0, 5};
+        const std::string line = sgdscope::dumpJson(metricsBatchJson(b), -1);
+        QVERIFY(line.find('\n') == std::string::npos); // one line
+        const MetricsBatch r = metricsBatchFromJson(sgdscope::parseJson(line, "line"));
+        QVERIFY(r.ready);
+        QCOMPARE(r.notes, b.notes);
+        QCOMPARE(r.points[SyncMode].size(), std::size_t {1});
+        QCOMPARE(r.points[SyncMode][0].waitSeconds, 0.001);
+        QVERIFY(std::isnan(r.points[AsyncMode][0].loss)); // a diverged loss stays non-finite
+        QCOMPARE(r.points[AsyncMode][0].staleness, std::int64_t {4});
+        QCOMPARE(r.evals[AsyncMode][0].testAccuracy, 0.6);
+        QCOMPARE(r.timeline[SyncMode][0].worker, 2);
+        QCOMPARE(r.timeline[SyncMode][0].bin, std::int64_t {1234});
+        QCOMPARE(r.timeline[SyncMode][0].seconds[TimeBin::Compute], 0.000625f);
+        QCOMPARE(r.markers[SyncMode][0].text, QStringLiteral("P=4"));
+        QVERIFY(!r.status[SyncMode].valid);
+        QVERIFY(r.status[AsyncMode].virtualClock);
+        QCOMPARE(r.status[AsyncMode].workers.size(), std::size_t {1});
+        QCOMPARE(r.status[AsyncMode].workers[0].transfer, 0.04);
+        QCOMPARE(r.status[AsyncMode].stalenessCounts, b.status[AsyncMode].stalenessCounts);
+        // A broken line is refused with a message, not taken half.
+        QVERIFY_THROWS_EXCEPTION(std::exception, metricsBatchFromJson(sgdscope::parseJson(R"({"type":"batch"})", "x")));
+    }
+
+    void simulatedClusterRunsInAChildAndTakesLiveChanges()
+    {
+#if defined(__SANITIZE_THREAD__) || (defined(__has_feature) && __has_feature(thread_sanitizer))
+        QSKIP("ThreadSanitizer (LLVM 14) cannot follow a fork from a threaded process; this test is not about threads");
+#endif
+        MainWindow w;
+        w.show();
+        w.controller()->setProgram(QStringLiteral(SGDSCOPE_BINARY));
+        SessionSettings s = w.panel()->settings();
+        s.preset = QStringLiteral("parabola");
+        s.engine = QStringLiteral("sim");
+        s.cluster = QStringLiteral("ideal");
+        s.platformFile.clear();
+        s.workers = 8;
+        s.batch = 0;
+        s.learningRate = 0.001;
+        s.slowWorker = -1;
+        w.panel()->setSettings(s);
+        QCOMPARE(w.panel()->settings().engine, QStringLiteral("sim"));
+        QCOMPARE(w.panel()->settings().workers, 8);
+        w.controller()->setSettings(w.panel()->settings());
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty() && !w.series(AsyncMode).points().empty(), 30000);
+        QVERIFY(w.series(SyncMode).status().virtualClock);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 8, 10000);
+        // Past the threads engine's 32: the slider offers 1,024 in the simulated engine.
+        s = w.panel()->settings();
+        s.workers = 256;
+        w.panel()->setSettings(s);
+        QCOMPARE(w.panel()->settings().workers, 256);
+        w.controller()->setSettings(w.panel()->settings());
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 256, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(AsyncMode).status().workers.size()), 256, 20000);
+        QTRY_VERIFY(w.column(SyncMode)->lossChart()->markerLineCount() > 0);
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        // Pause stops the points; Reset ends the child.
+        w.controller()->pause();
+        QTest::qWait(300);
+        const std::int64_t paused = w.series(SyncMode).received();
+        QTest::qWait(500);
+        QCOMPARE(w.series(SyncMode).received(), paused);
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 10000);
+    }
+
+    void mpiJobStreamsIntoTheWindowAndStops()
+    {
+#if defined(__SANITIZE_THREAD__) || (defined(__has_feature) && __has_feature(thread_sanitizer))
+        QSKIP("ThreadSanitizer (LLVM 14) cannot follow a fork from a threaded process; this test is not about threads");
+#endif
+        MainWindow w;
+        w.show();
+        w.controller()->setProgram(QStringLiteral(SGDSCOPE_BINARY));
+        SessionSettings s = w.panel()->settings();
+        s.preset = QStringLiteral("blobs");
+        s.engine = QStringLiteral("mpi");
+        s.hostFile.clear();
+        s.workers = 3;
+        s.batch = 0;
+        s.learningRate = 0;
+        s.slowWorker = -1;
+        w.panel()->setSettings(s);
+        w.controller()->setSettings(w.panel()->settings());
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).points().size() > 10, 30000);
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
+        const QString folder = w.controller()->runFolder();
+        QVERIFY(!folder.isEmpty());
+        // Pause ends an MPI job cleanly: every process finishes, rank 0 writes the run's files.
+        w.controller()->pause();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->state(), Controller::State::Finished, 15000);
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        QVERIFY(QFile::exists(folder + QStringLiteral("/summary.json")));
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 10000);
+        QDir(folder).removeRecursively();
+    }
+
+    void openRunShowsAFinishedRunFolder()
+    {
+#if defined(__SANITIZE_THREAD__) || (defined(__has_feature) && __has_feature(thread_sanitizer))
+        QSKIP("ThreadSanitizer (LLVM 14) cannot follow a fork from a threaded process; this test is not about threads");
+#endif
+        QTemporaryDir dir;
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), dir.path(), QStringLiteral("--preset"),
+                QStringLiteral("blobs"), QStringLiteral("--workers"), QStringLiteral("3"), QStringLiteral("--steps"),
+                QStringLiteral("40")});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        MainWindow w;
+        w.show();
+        QCOMPARE(w.openRun(dir.path()), QString());
+        for (int m = 0; m < modeCount; ++m) {
+            // Every update (async: every push, each a worker's slice of the batch) is in metrics.csv.
+            QCOMPARE(static_cast<std::int64_t>(w.series(m).points().size()), w.series(m).status().updates);
+            QVERIFY(w.series(m).status().updates >= 40 * (m == SyncMode ? 1 : 3));
+            QVERIFY(!w.series(m).evals().empty());
+            QVERIFY(w.series(m).status().valid);
+            QCOMPARE(static_cast<int>(w.series(m).status().workers.size()), 3);
+            QVERIFY(w.column(m)->lossChart()->rawPointCount(0) > 0);
+        }
+        QVERIFY(w.series(AsyncMode).status().meanStaleness > 0);
+        // Not a run folder: the message names the file.
+        QTemporaryDir empty;
+        QVERIFY(w.openRun(empty.path()).contains(QStringLiteral("summary.json")));
     }
 
     void headlessChartsExistAndDecode()

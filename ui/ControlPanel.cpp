@@ -3,6 +3,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -11,6 +13,8 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include "ui/TrainingSession.h"
 
 #include <cmath>
 
@@ -71,8 +75,33 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_presetSummary->setWordWrap(true);
     m_presetSummary->setStyleSheet(QStringLiteral("color:#555"));
 
-    m_workers = slider(
-        1, Controller::windowMaximum("workers"), tr("Worker threads P; both modes use the same number. Applies live."));
+    m_engine = new QComboBox;
+    m_engine->addItem(tr("this machine (threads)"), QStringLiteral("threads"));
+    m_engine->addItem(tr("simulated cluster"), QStringLiteral("sim"));
+    m_engine->addItem(tr("MPI processes"), QStringLiteral("mpi"));
+    m_engine->setToolTip(
+        tr("Where the workers run: OpenMP threads in this process; a simulated cluster in virtual time (SimGrid; "
+           "up to 1,024 workers, the math computed for real); or MPI processes started by mpirun (this machine "
+           "or a host file). A change applies on Reset."));
+    m_cluster = new QComboBox;
+    m_cluster->addItem(tr("ideal (no network cost)"), QStringLiteral("ideal"));
+    m_cluster->addItem(tr("local (this machine's speed)"), QStringLiteral("local"));
+    m_cluster->addItem(tr("datacenter (10 Gb/s)"), QStringLiteral("datacenter"));
+    m_cluster->addItem(tr("wan (100 Mb/s, 20 ms)"), QStringLiteral("wan"));
+    m_cluster->addItem(tr("platform file..."), QString());
+    m_cluster->setCurrentIndex(2);
+    m_cluster->setToolTip(tr("The simulated cluster: a built-in one (README has their figures) or a SimGrid "
+                             "platform file (XML). Applies on Reset."));
+    m_hosts = new QComboBox;
+    m_hosts->addItem(tr("this machine"), QString());
+    m_hosts->addItem(tr("host file..."), QString());
+    m_hosts->setToolTip(tr("Where mpirun starts the processes: this machine, or the machines of an Open MPI host "
+                           "file (README: running across machines). Applies on Reset."));
+    m_engineNote = new QLabel;
+    m_engineNote->setWordWrap(true);
+    m_engineNote->setStyleSheet(QStringLiteral("color:#555"));
+
+    m_workers = slider(1, Controller::windowMaximum("workers"), QString());
     m_batch = slider(0, 0, tr("Samples per sync update (async: split over the workers, one push each). Applies live."));
     m_accum = slider(1, Controller::windowMaximum("accum"),
         tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
@@ -140,7 +169,8 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_notes = new QLabel;
     m_notes->setWordWrap(true);
     m_notes->setStyleSheet(QStringLiteral("color:#555"));
-    m_restart = new QLabel(tr("Preset and seed changes apply on Reset (Ctrl+R)."));
+    m_restart = new QLabel(tr("This change applies on Reset (Ctrl+R): preset, seed and engine need a new run, and "
+                              "so does every setting of an MPI job."));
     m_restart->setWordWrap(true);
     m_restart->setStyleSheet(QStringLiteral("color:#b00020; font-weight:bold"));
     m_restart->hide();
@@ -153,6 +183,10 @@ ControlPanel::ControlPanel(QWidget* parent)
 
     auto* parallel = new QGroupBox(tr("Parallelism"));
     auto* form = new QFormLayout(parallel);
+    form->addRow(tr("Engine"), m_engine);
+    form->addRow(tr("Cluster"), m_cluster);
+    form->addRow(tr("Hosts"), m_hosts);
+    form->addRow(m_engineNote);
     form->addRow(tr("Workers"), withValue(m_workers, m_workersValue));
     form->addRow(tr("Batch"), withValue(m_batch, m_batchValue));
     form->addRow(tr("Micro-batches"), withValue(m_accum, m_accumValue));
@@ -206,6 +240,22 @@ ControlPanel::ControlPanel(QWidget* parent)
             emitSettings();
         });
     connect(m_slowWorker, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
+    connect(m_engine, &QComboBox::currentIndexChanged, this, [this] {
+        engineChanged();
+        emitSettings();
+    });
+    connect(m_cluster, &QComboBox::activated, this, [this](int index) {
+        if (index == m_cluster->count() - 1)
+            pickFile(m_cluster, tr("SimGrid platform file"), tr("SimGrid platforms (*.xml);;All files (*)"));
+        m_lastCluster = m_cluster->currentIndex();
+        emitSettings();
+    });
+    connect(m_hosts, &QComboBox::activated, this, [this](int index) {
+        if (index == 1)
+            pickFile(m_hosts, tr("Open MPI host file"), tr("All files (*)"));
+        m_lastHosts = m_hosts->currentIndex();
+        emitSettings();
+    });
     connect(m_apply, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
     connect(m_target, &QComboBox::currentIndexChanged, this, [this] {
         m_targetValue->setEnabled(m_target->currentIndex() > 0);
@@ -226,6 +276,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     connect(m_reset, &QPushButton::clicked, this, &ControlPanel::resetClicked);
 
     m_updating = true;
+    engineChanged();
     m_workers->setValue(2);
     m_accum->setValue(1);
     m_slowFactor->setValue(4);
@@ -267,15 +318,92 @@ void ControlPanel::fillSlowWorkers()
     const int current = m_slowWorker->currentIndex();
     m_slowWorker->clear();
     m_slowWorker->addItem(tr("none"));
-    for (int w = 0; w < m_workers->value(); ++w)
+    for (int w = 0; w < workerCount(); ++w)
         m_slowWorker->addItem(tr("worker %1").arg(w));
     m_slowWorker->setCurrentIndex(std::min(current < 0 ? 0 : current, m_slowWorker->count() - 1));
     m_updating = was;
 }
 
+int ControlPanel::workerCount() const
+{
+    // Slider positions 1, 2, ... : the worker count itself up to 32, then the steps of m_workerValues.
+    return m_workerValues.isEmpty()
+        ? 1
+        : m_workerValues[std::clamp(m_workers->value() - 1, 0, static_cast<int>(m_workerValues.size()) - 1)];
+}
+
+void ControlPanel::fillWorkerValues()
+{
+    const QString engine = m_engine->currentData().toString();
+    const int most = maxWindowWorkers(engine);
+    const int current = m_workerValues.isEmpty() ? 2 : workerCount();
+    m_workerValues.clear();
+    for (int p = 1; p <= std::min(most, 32); ++p)
+        m_workerValues << p;
+    // Past 32: four steps per doubling (40, 48, 56, 64, 80, ...), so that 1,024 is as easy to reach as 4.
+    for (int base = 32; base < most; base *= 2) {
+        for (int step = 1; step <= 4; ++step) {
+            const int p = base + step * base / 4;
+            if (p <= most)
+                m_workerValues << p;
+        }
+    }
+    const bool was = m_updating;
+    m_updating = true;
+    m_workers->setRange(1, static_cast<int>(m_workerValues.size()));
+    int index = 0;
+    for (int i = 0; i < m_workerValues.size(); ++i) {
+        if (m_workerValues[i] <= current)
+            index = i;
+    }
+    m_workers->setValue(index + 1);
+    m_updating = was;
+}
+
+void ControlPanel::engineChanged()
+{
+    const QString engine = m_engine->currentData().toString();
+    const bool sim = engine == QStringLiteral("sim");
+    const bool mpi = engine == QStringLiteral("mpi");
+    auto showRow = [](QWidget* field, bool visible) {
+        field->setVisible(visible);
+        if (auto* form = qobject_cast<QFormLayout*>(field->parentWidget()->layout())) {
+            if (QWidget* label = form->labelForField(field))
+                label->setVisible(visible);
+        }
+    };
+    showRow(m_cluster, sim);
+    showRow(m_hosts, mpi);
+    m_workers->setToolTip(sim ? tr("Simulated workers P, one host each (async: and a parameter server). Applies live.")
+            : mpi             ? tr("MPI processes: sync on P workers, async on a parameter server and P - 1 workers. "
+                                   "Applies on Reset.")
+                              : tr("Worker threads P; both modes use the same number. Applies live."));
+    m_engineNote->setText(sim ? tr("Seconds are virtual: the cluster's time, not this machine's.")
+            : mpi             ? tr("One job runs sync, then async; Pause ends it (its files stay in its run folder).")
+                              : QString());
+    m_engineNote->setVisible(sim || mpi);
+    fillWorkerValues();
+    fillSlowWorkers();
+    updateLabels();
+}
+
+void ControlPanel::pickFile(QComboBox* box, const QString& title, const QString& filter)
+{
+    const int entry = box->count() - 1;
+    const QString path = QFileDialog::getOpenFileName(this, title, QString(), filter);
+    if (path.isEmpty()) {
+        box->setCurrentIndex(box == m_cluster ? m_lastCluster : m_lastHosts);
+        return;
+    }
+    box->setItemData(entry, path);
+    box->setItemText(entry, QFileInfo(path).fileName());
+    box->setItemData(entry, path, Qt::ToolTipRole);
+    box->setCurrentIndex(entry);
+}
+
 void ControlPanel::updateLabels()
 {
-    m_workersValue->setText(QString::number(m_workers->value()));
+    m_workersValue->setText(QString::number(workerCount()));
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
     m_batchValue->setText(m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]));
     m_accumValue->setText(QString::number(m_accum->value()));
@@ -284,20 +412,29 @@ void ControlPanel::updateLabels()
     m_jitterValue->setText(QString::number(m_jitter->value() * 0.05, 'g', 2));
     m_smoothingValue->setText(QString::number(m_smoothing->value() / 100.0, 'f', 2));
     const int cores = Controller::machineCores();
-    if (m_workers->value() > cores)
+    const QString engine = m_engine->currentData().toString();
+    const bool shared = engine == QStringLiteral("threads")
+        || (engine == QStringLiteral("mpi") && m_hosts->currentData().toString().isEmpty());
+    if (workerCount() > cores && shared)
         m_cores->setText(
             tr("%1 workers on %2 cores: workers share cores, so idle time and staleness include the operating "
                "system's scheduling. This is not %1 machines.")
-                .arg(m_workers->value())
+                .arg(workerCount())
                 .arg(cores));
-    m_cores->setVisible(m_workers->value() > cores);
+    m_cores->setVisible(workerCount() > cores && shared);
 }
 
 SessionSettings ControlPanel::settings() const
 {
     SessionSettings s;
     s.preset = m_preset->currentText();
-    s.workers = m_workers->value();
+    s.workers = workerCount();
+    s.engine = m_engine->currentData().toString();
+    const QString cluster = m_cluster->currentData().toString();
+    const bool platform = m_cluster->currentIndex() == m_cluster->count() - 1;
+    s.cluster = platform ? QStringLiteral("datacenter") : cluster;
+    s.platformFile = platform ? cluster : QString();
+    s.hostFile = m_hosts->currentIndex() == 1 ? m_hosts->currentData().toString() : QString();
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
     s.batch = m_batchValues.isEmpty() ? 0 : m_batchValues[batchIndex];
     s.accum = m_accum->value();
@@ -319,7 +456,31 @@ void ControlPanel::setSettings(const SessionSettings& s)
     if (presetIndex >= 0)
         m_preset->setCurrentIndex(presetIndex);
     presetChanged();
-    m_workers->setValue(std::clamp(s.workers, 1, m_workers->maximum()));
+    m_engine->setCurrentIndex(std::max(0, static_cast<int>(m_engine->findData(s.engine))));
+    if (!s.platformFile.isEmpty()) {
+        const int entry = m_cluster->count() - 1;
+        m_cluster->setItemData(entry, s.platformFile);
+        m_cluster->setItemText(entry, QFileInfo(s.platformFile).fileName());
+        m_cluster->setCurrentIndex(entry);
+    } else {
+        m_cluster->setCurrentIndex(std::max(0, static_cast<int>(m_cluster->findData(s.cluster))));
+    }
+    m_lastCluster = m_cluster->currentIndex();
+    if (!s.hostFile.isEmpty()) {
+        m_hosts->setItemData(1, s.hostFile);
+        m_hosts->setItemText(1, QFileInfo(s.hostFile).fileName());
+        m_hosts->setCurrentIndex(1);
+    }
+    m_lastHosts = m_hosts->currentIndex();
+    engineChanged();
+    {
+        int index = 0;
+        for (int i = 0; i < m_workerValues.size(); ++i) {
+            if (m_workerValues[i] <= s.workers)
+                index = i;
+        }
+        m_workers->setValue(index + 1);
+    }
     fillSlowWorkers();
     if (s.batch > 0 && m_batchValues.contains(s.batch))
         m_batch->setValue(static_cast<int>(m_batchValues.indexOf(s.batch)));

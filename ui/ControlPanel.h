@@ -43,6 +43,9 @@ public:
     QComboBox* presetBox() const { return m_preset; }
     QComboBox* targetBox() const { return m_target; }
     QDoubleSpinBox* targetValueBox() const { return m_targetValue; }
+    QComboBox* engineBox() const { return m_engine; }
+    QComboBox* clusterBox() const { return m_cluster; }
+    QComboBox* hostsBox() const { return m_hosts; }
     QSpinBox* seedBox() const { return m_seed; }
     QPushButton* startButton() const { return m_start; }
     QPushButton* pauseButton() const { return m_pause; }
@@ -60,8 +63,22 @@ private:
     void updateLabels();
     void emitSettings();
     void fillSlowWorkers();
+    void engineChanged();
+    /// The worker counts the slider offers on the current engine (every count up to 32, then steps to 1,024).
+    void fillWorkerValues();
+    int workerCount() const;
+    /// A file picked through an entry of a combo box ("platform file...", "host file..."): its path is the
+    /// entry's data; `first` is the index of the first such entry.
+    void pickFile(QComboBox* box, const QString& title, const QString& filter);
 
     QComboBox* m_preset;
+    QComboBox* m_engine;
+    QComboBox* m_cluster;
+    QComboBox* m_hosts;
+    QLabel* m_engineNote;
+    QList<int> m_workerValues;
+    int m_lastCluster = 2;
+    int m_lastHosts = 0;
     QLabel* m_presetSummary;
     QSlider* m_workers;
     QSlider* m_batch;

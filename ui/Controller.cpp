@@ -1,5 +1,7 @@
 #include "ui/Controller.h"
 
+#include "ui/ExternalRun.h"
+#include "ui/ProgressJson.h"
 #include "ui/TrainingSession.h"
 
 #include "core/run/ConfigBuilder.h"
@@ -7,8 +9,15 @@
 #include "core/run/Options.h"
 #include "core/run/RunConfig.h"
 
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QStandardPaths>
+
 #include <algorithm>
 #include <thread>
+
+#include <unistd.h>
 
 namespace sgdscope::ui {
 
@@ -82,8 +91,8 @@ void Controller::setState(State state)
 void Controller::setSettings(const SessionSettings& settings)
 {
     m_settings = settings;
-    const bool active
-        = m_session && (m_state == State::Running || m_state == State::Paused || m_state == State::Loading);
+    const bool active = (m_session || m_external)
+        && (m_state == State::Running || m_state == State::Paused || m_state == State::Loading);
     if (!active) {
         emit restartNeeded(false);
         return;
@@ -95,6 +104,12 @@ void Controller::setSettings(const SessionSettings& settings)
     emit restartNeeded(false);
     SessionSettings live = settings;
     m_running = live;
+    if (m_external) {
+        Json command = Json::object();
+        command["settings"] = sessionSettingsJson(live);
+        m_external->send(QByteArray::fromStdString(dumpJson(command, -1)));
+        return;
+    }
     {
         std::lock_guard lock(m_session->mutex);
         m_session->pending = live;
@@ -105,8 +120,12 @@ void Controller::setSettings(const SessionSettings& settings)
 void Controller::start()
 {
     if (m_state == State::Paused) {
-        m_session->paused = false;
-        m_session->wake.notify_all();
+        if (m_external) {
+            m_external->send("{\"pause\": false}");
+        } else {
+            m_session->paused = false;
+            m_session->wake.notify_all();
+        }
         setState(State::Running);
         return;
     }
@@ -114,9 +133,13 @@ void Controller::start()
         return;
     stopCurrent();
     emit cleared();
-    m_session = std::make_shared<SessionShared>();
     m_running = m_settings;
     emit restartNeeded(false);
+    if (m_settings.external()) {
+        startExternal();
+        return;
+    }
+    m_session = std::make_shared<SessionShared>();
     m_thread.reset(QThread::create(runTrainingSession, m_session, m_cache, m_settings));
     m_thread->setObjectName(QStringLiteral("sgdscope training"));
     m_thread->start();
@@ -127,7 +150,16 @@ void Controller::pause()
 {
     if (m_state != State::Running)
         return;
-    m_session->paused = true;
+    if (m_external && m_running.engine == QStringLiteral("mpi")) {
+        // An MPI job cannot pause (its processes wait for each other with a timeout): it finishes, and its
+        // results stay in its run folder.
+        m_external->stop();
+        return;
+    }
+    if (m_external)
+        m_external->send("{\"pause\": true}");
+    else
+        m_session->paused = true;
     setState(State::Paused);
 }
 
@@ -156,6 +188,11 @@ void Controller::stopCurrent()
     if (m_thread)
         m_stopping.push_back(std::move(m_thread));
     m_session.reset();
+    if (m_external) {
+        disconnect(m_external.get(), nullptr, this, nullptr);
+        m_external->stop();
+        m_stoppingExternal.push_back(std::move(m_external));
+    }
     reapFinishedThreads();
 }
 
@@ -167,6 +204,7 @@ void Controller::reapFinishedThreads()
         t->wait();
         return true;
     });
+    std::erase_if(m_stoppingExternal, [](const std::unique_ptr<ExternalRun>& r) { return !r->running(); });
 }
 
 int Controller::liveThreads() const
@@ -174,7 +212,9 @@ int Controller::liveThreads() const
     int n = 0;
     for (const auto& t : m_stopping)
         n += t->isFinished() ? 0 : 1;
-    return n + (m_thread && !m_thread->isFinished() ? 1 : 0);
+    for (const auto& r : m_stoppingExternal)
+        n += r->running() ? 1 : 0;
+    return n + (m_thread && !m_thread->isFinished() ? 1 : 0) + (m_external && m_external->running() ? 1 : 0);
 }
 
 void Controller::waitForThreads()
@@ -182,6 +222,9 @@ void Controller::waitForThreads()
     for (const auto& t : m_stopping)
         t->wait();
     m_stopping.clear();
+    for (const auto& r : m_stoppingExternal)
+        r->waitForEnd(15000);
+    m_stoppingExternal.clear();
     if (m_thread && !m_session) {
         m_thread->wait();
         m_thread.reset();
@@ -191,23 +234,127 @@ void Controller::waitForThreads()
 void Controller::drain()
 {
     reapFinishedThreads();
+    MetricsBatch batch;
+    if (m_external) {
+        batch = m_external->take();
+        if (!m_externalNotes.isEmpty() && batch.ready) {
+            batch.notes = m_externalNotes + batch.notes;
+            m_externalNotes.clear();
+        }
+        handleBatch(batch);
+        return;
+    }
     if (!m_session)
         return;
-    MetricsBatch batch;
     {
         std::lock_guard lock(m_session->mutex);
         std::swap(batch, m_session->staging);
     }
+    handleBatch(batch);
+}
+
+void Controller::handleBatch(MetricsBatch& batch)
+{
     if (!batch.error.isEmpty()) {
         setState(State::Failed);
         emit errorOccurred(batch.error);
     } else if (batch.ready && m_state == State::Loading) {
-        setState(m_session->paused ? State::Paused : State::Running);
+        setState(m_session && m_session->paused ? State::Paused : State::Running);
     }
-    if (m_session->finished && m_state == State::Running)
+    if (m_session && m_session->finished && m_state == State::Running)
         setState(State::Finished);
     if (!batch.empty())
         emit metricsReady(batch);
+}
+
+QString Controller::externalCommand() const
+{
+    return m_external ? m_external->commandLine() : QString();
+}
+
+void Controller::startExternal()
+{
+    const QString program = m_program.isEmpty() ? QCoreApplication::applicationFilePath() : m_program;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    m_runFolder.clear();
+    m_externalNotes.clear();
+    if (m_settings.engine == QStringLiteral("sim")) {
+        m_external = std::make_unique<ExternalRun>(ExternalRun::Kind::SessionChild);
+        m_external->start(program, {QStringLiteral("--session-child")}, environment,
+            QByteArray::fromStdString(dumpJson(sessionSettingsJson(m_settings), -1) + "\n"));
+    } else {
+        // An MPI job: sync on P processes, async on a parameter server and P - 1 workers; rank 0 streams what
+        // the window shows and writes the run's files into a folder of its own.
+        const SessionSettings& s = m_settings;
+        const QString base = QStandardPaths::writableLocation(QStandardPaths::TempLocation);
+        m_runFolder = QDir(base).filePath(QStringLiteral("sgdscope-runs/mpi-%1")
+                                              .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
+        QStringList args {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"),
+            QStringLiteral("-np"), QString::number(s.workers)};
+        if (!s.hostFile.isEmpty())
+            args << QStringLiteral("--hostfile") << s.hostFile;
+        args << program << QStringLiteral("--headless") << QStringLiteral("--engine") << QStringLiteral("mpi")
+             << QStringLiteral("--preset") << s.preset << QStringLiteral("--seed") << QString::number(s.seed)
+             << QStringLiteral("--progress") << QStringLiteral("-") << QStringLiteral("--out") << m_runFolder;
+        if (s.workers < 2)
+            args << QStringLiteral("--mode") << QStringLiteral("sync"); // async needs a server and a worker
+        if (s.batch > 0)
+            args << QStringLiteral("--batch") << QString::number(s.batch);
+        if (s.accum > 1)
+            args << QStringLiteral("--accum") << QString::number(s.accum);
+        if (s.learningRate > 0)
+            args << QStringLiteral("--lr") << QString::number(s.learningRate, 'g', 17);
+        // The straggler must exist in both modes: async has one worker fewer (the server is rank 0).
+        const int asyncWorkers = s.workers < 2 ? s.workers : s.workers - 1;
+        const bool straggler = s.slowWorker >= 0 && s.slowFactor > 1.0;
+        if (straggler && s.slowWorker < asyncWorkers)
+            args << QStringLiteral("--slow") << QStringLiteral("%1:%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 17);
+        if (s.jitter > 0)
+            args << QStringLiteral("--jitter") << QString::number(s.jitter, 'g', 17);
+        if (::geteuid() == 0) {
+            // Open MPI refuses root unless told twice; CI and containers run as root.
+            environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+            environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+        }
+        m_external = std::make_unique<ExternalRun>(ExternalRun::Kind::MpiJob);
+        m_external->start(QStringLiteral("mpirun"), args, environment);
+        m_externalNotes << tr("MPI job of %1 processes: sync on %1 workers, async on a parameter server and %2 "
+                              "workers, one after the other. Results in %3.")
+                               .arg(s.workers)
+                               .arg(s.workers - 1)
+                               .arg(m_runFolder);
+        if (s.lockFree)
+            m_externalNotes << tr("Lock-free async is for threads: MPI's async is a parameter server.");
+        if (straggler && s.slowWorker >= asyncWorkers)
+            m_externalNotes << tr("No straggler: async's workers are 0 to %1 in a job of %2 processes, so worker %3 "
+                                  "exists in sync only; pick a lower one.")
+                                   .arg(asyncWorkers - 1)
+                                   .arg(s.workers)
+                                   .arg(s.slowWorker);
+    }
+    connect(m_external.get(), &ExternalRun::ended, this, &Controller::externalEnded);
+    setState(State::Loading);
+}
+
+void Controller::externalEnded(int exitCode, bool crashed)
+{
+    if (!m_external)
+        return;
+    drain();
+    if (!m_external)
+        return;
+    if (m_state == State::Failed)
+        return;
+    if (m_external->stopping() || (exitCode == 0 && !crashed)) {
+        setState(State::Finished);
+        return;
+    }
+    setState(State::Failed);
+    const QString tail = m_external->errorTail();
+    emit errorOccurred(tr("%1 ended with exit code %2%3")
+                           .arg(m_running.engine == QStringLiteral("mpi") ? tr("The MPI job") : tr("The simulation"))
+                           .arg(exitCode)
+                           .arg(tail.isEmpty() ? QString() : QStringLiteral(":\n") + tail));
 }
 
 } // namespace sgdscope::ui

@@ -13,6 +13,7 @@ namespace sgdscope::ui {
 
 struct SessionShared;
 struct DataCache;
+class ExternalRun;
 
 /// The one bridge between the window and core. It owns the background thread that drives both trainers
 /// (runTrainingSession: alternating short time slices of sync and async, each mode on its own clock) and
@@ -63,6 +64,14 @@ public:
     /// Blocks until every background thread has finished (tests, shutdown).
     void waitForThreads();
 
+    /// The sgdscope executable that external runs start (a simulated cluster's session child, MPI's
+    /// processes); by default this program.
+    void setProgram(const QString& path) { m_program = path; }
+    /// Where the current MPI run writes its results (empty for the other engines).
+    QString runFolder() const { return m_runFolder; }
+    /// The command line of the current external run (empty for the threads engine).
+    QString externalCommand() const;
+
     static int machineCores();
     /// The largest value the window offers for an option (its slider's end): the option table's.
     static int windowMaximum(const char* option);
@@ -89,6 +98,9 @@ private:
     void setState(State state);
     void stopCurrent();
     void reapFinishedThreads();
+    void startExternal();
+    void externalEnded(int exitCode, bool crashed);
+    void handleBatch(MetricsBatch& batch);
 
     SessionSettings m_settings;
     SessionSettings m_running;
@@ -97,6 +109,11 @@ private:
     std::shared_ptr<DataCache> m_cache;
     std::unique_ptr<QThread> m_thread;
     std::vector<std::unique_ptr<QThread>> m_stopping; // told to stop, not finished yet
+    std::unique_ptr<ExternalRun> m_external; // a simulated cluster or an MPI job, in other processes
+    std::vector<std::unique_ptr<ExternalRun>> m_stoppingExternal;
+    QStringList m_externalNotes; // said once when an external run starts
+    QString m_program;
+    QString m_runFolder;
     QTimer m_timer;
 };
 

@@ -2,6 +2,7 @@
 
 #include "ui/ControlPanel.h"
 #include "ui/ModeColumn.h"
+#include "ui/RunFolder.h"
 #include "ui/charts/LossChart.h"
 
 #include <QAction>
@@ -99,6 +100,15 @@ MainWindow::MainWindow(QWidget* parent)
 
     // Menus and shortcuts.
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open run..."), this, [this] {
+        const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a run folder (summary.json, metrics.csv)"));
+        if (folder.isEmpty())
+            return;
+        const QString problem = openRun(folder);
+        if (!problem.isEmpty())
+            QMessageBox::warning(this, tr("sgdscope"), problem);
+    });
+    open->setShortcut(QKeySequence::Open);
     QAction* exportAction = file->addAction(tr("&Export charts..."), this, &MainWindow::exportWithDialog);
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
@@ -115,7 +125,8 @@ MainWindow::MainWindow(QWidget* parent)
             tr("<p><b>sgdscope</b> trains one network two ways side by side: synchronous data-parallel SGD "
                "(exactly large-batch gradient descent, bitwise the same for any worker count) and asynchronous SGD "
                "(Downpour / Hogwild!), and shows what each costs: loss, idle time, staleness.</p>"
-               "<p>Workers are OpenMP threads on this machine (%1 cores).</p>")
+               "<p>Workers are OpenMP threads on this machine (%1 cores), hosts of a simulated cluster in "
+               "virtual time (SimGrid), or MPI processes (Open MPI).</p>")
                 .arg(Controller::machineCores()));
     });
 
@@ -203,8 +214,26 @@ void MainWindow::refreshNextStage()
     }
 }
 
+QString MainWindow::openRun(const QString& folder)
+{
+    LoadedRun loaded;
+    try {
+        loaded = loadRunFolder(folder);
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    m_controller->reset();
+    onCleared();
+    m_viewing = loaded.title;
+    onMetrics(loaded.batch);
+    refreshCharts();
+    updateStatus();
+    return {};
+}
+
 void MainWindow::onCleared()
 {
+    m_viewing.clear();
     for (auto& s : m_series)
         s.clear();
     m_pendingRefresh.clear();
@@ -235,7 +264,8 @@ void MainWindow::applyChartOptions()
 void MainWindow::updateStatus()
 {
     static const char* names[] = {"Idle", "Loading data...", "Running", "Paused", "Stopped", "Failed"};
-    m_stateLabel->setText(tr(names[static_cast<int>(m_controller->state())]));
+    m_stateLabel->setText(m_viewing.isEmpty() ? tr(names[static_cast<int>(m_controller->state())])
+                                              : tr("Viewing %1").arg(m_viewing));
     for (int m = 0; m < modeCount; ++m) {
         const ModeStatus& s = m_series[static_cast<std::size_t>(m)].status();
         QLabel* label = m_statusLabels[static_cast<std::size_t>(m)];
@@ -259,6 +289,8 @@ void MainWindow::updateStatus()
                                           .arg(s.targetSeconds, 0, 'f', 2)
                                           .arg(compact(static_cast<double>(s.targetSamples)))
                                     : tr(" \u00b7 target not yet");
+        if (s.virtualClock)
+            text += tr(" (virtual time)");
         if (s.diverged)
             text += tr(" \u00b7 DIVERGED at update %1").arg(s.divergedAt);
         label->setText(text);
@@ -337,6 +369,10 @@ void MainWindow::restoreSettings()
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
     s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
     s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
+    s.engine = settings.value(QStringLiteral("engine"), s.engine).toString();
+    s.cluster = settings.value(QStringLiteral("cluster"), s.cluster).toString();
+    s.platformFile = settings.value(QStringLiteral("platformFile"), QString()).toString();
+    s.hostFile = settings.value(QStringLiteral("hostFile"), QString()).toString();
     m_panel->setSettings(s);
 }
 
@@ -357,6 +393,10 @@ void MainWindow::saveSettings() const
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
     settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
     settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);
+    settings.setValue(QStringLiteral("engine"), s.engine);
+    settings.setValue(QStringLiteral("cluster"), s.cluster);
+    settings.setValue(QStringLiteral("platformFile"), s.platformFile);
+    settings.setValue(QStringLiteral("hostFile"), s.hostFile);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -44,6 +44,8 @@ public:
     void scheduleRefresh();
     /// Feeds a batch as if the controller had sent it (benchmarks and tests).
     void acceptMetrics(const MetricsBatch& batch) { onMetrics(batch); }
+    /// Shows a finished run's folder (File > Open run...), stopping any run; returns the problem, if any.
+    QString openRun(const QString& folder);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -67,6 +69,7 @@ private:
     std::array<QLabel*, modeCount> m_statusLabels {};
     QLabel* m_stateLabel;
     QString m_lastError;
+    QString m_viewing; // the run folder shown (File > Open run), until the next run or Reset
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;
     std::uint64_t m_refreshRound = 0;

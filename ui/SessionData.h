@@ -154,10 +154,27 @@ struct SessionSettings
     std::uint64_t seed = 0;
     bool lockFree = false;
 
-    /// Settings that cannot change while a run goes on (they need Reset).
+    /// Where the workers run: "threads" (this process), "sim" (a simulated cluster, in a child process) or
+    /// "mpi" (processes under mpirun).
+    QString engine = QStringLiteral("threads");
+    QString cluster = QStringLiteral("datacenter"); // sim: a built-in cluster ...
+    QString platformFile; // ... or a SimGrid platform file (when set)
+    QString hostFile; // mpi: mpirun's --hostfile (empty: this machine)
+
+    bool external() const { return engine != QStringLiteral("threads"); }
+
+    /// Settings that cannot change while a run goes on (they need Reset). An MPI job's processes are its
+    /// workers: any change needs a new job.
     bool needsRestartComparedTo(const SessionSettings& other) const
     {
-        return preset != other.preset || seed != other.seed;
+        if (preset != other.preset || seed != other.seed || engine != other.engine || cluster != other.cluster
+            || platformFile != other.platformFile || hostFile != other.hostFile)
+            return true;
+        if (engine == QStringLiteral("mpi"))
+            return workers != other.workers || batch != other.batch || accum != other.accum
+                || learningRate != other.learningRate || slowWorker != other.slowWorker
+                || slowFactor != other.slowFactor || jitter != other.jitter || lockFree != other.lockFree;
+        return false;
     }
 };
 

@@ -2,6 +2,7 @@
 
 #include "ui/SliceObserver.h"
 
+#include "core/common/Error.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
@@ -52,7 +53,7 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
     // Enough chunks for every worker the slider allows, so that sync does not idle workers by construction
     // where async does not (the chunk size still depends on the batch and model only, never on P or K).
-    const int sliderWorkers = option("workers").windowMax;
+    const int sliderWorkers = maxWindowWorkers(s.engine);
     t.chunk = std::min(
         defaultChunkSize(t.batch, run.problem->spec), std::max(1, (t.batch + sliderWorkers - 1) / sliderWorkers));
     t.sampleBudget = std::numeric_limits<std::int64_t>::max(); // the window trains until paused or reset
@@ -120,6 +121,15 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
 }
 } // namespace
 
+int maxWindowWorkers(const QString& engine)
+{
+    if (engine == QStringLiteral("sim"))
+        return 1024;
+    if (engine == QStringLiteral("mpi"))
+        return 64;
+    return option("workers").windowMax;
+}
+
 void runTrainingSession(
     std::shared_ptr<SessionShared> shared, std::shared_ptr<DataCache> cache, SessionSettings settings)
 {
@@ -132,8 +142,25 @@ void runTrainingSession(
         ConfigBuilder builder;
         builder.applyPreset(settings.preset.toStdString(), "preset");
         builder.applyOption("seed", std::to_string(settings.seed));
+        const bool simulated = settings.engine == QStringLiteral("sim");
+        if (simulated) {
+            builder.applyOption("engine", "sim");
+            if (settings.platformFile.isEmpty())
+                builder.applyOption("cluster", settings.cluster.toStdString());
+            else
+                builder.applyOption("platform", settings.platformFile.toStdString());
+            builder.applyOption("workers", std::to_string(settings.workers));
+        } else if (settings.engine != QStringLiteral("threads")) {
+            throw SgdError("the window runs the " + settings.engine.toStdString()
+                + " engine in other processes, not in a training thread");
+        }
         const RunConfig config = builder.resolve();
-        const PreparedRun run = prepareRun(config, cachedData(*cache, config));
+        PreparedRun run = prepareRun(config, cachedData(*cache, config));
+        if (simulated && settings.platformFile.isEmpty()) {
+            // Hosts for every worker count the slider allows, and a parameter server: live changes need no new
+            // platform (a process has one).
+            run.engine.simHosts = std::max(run.engine.simHosts, maxWindowWorkers(settings.engine) + 1);
+        }
         if (shared->stop)
             return;
         const TrainerSettings initial = trainerSettings(run, settings);
@@ -142,10 +169,11 @@ void runTrainingSession(
         std::array<std::unique_ptr<SliceObserver>, modeCount> observers;
         for (int m = 0; m < modeCount; ++m) {
             const Mode mode = m == SyncMode ? Mode::Sync : Mode::Async;
-            trainers[static_cast<std::size_t>(m)] = makeTrainer(EngineKind::Threads, mode, run.problem, initial);
+            trainers[static_cast<std::size_t>(m)] = makeTrainer(run.engine, mode, run.problem, initial);
             observers[static_cast<std::size_t>(m)]
                 = std::make_unique<SliceObserver>(m, shared->mutex, shared->staging, shared->stop);
         }
+        std::array<std::int64_t, modeCount> simSliceUpdates {1, 1};
         report([&](MetricsBatch& b) {
             b.ready = true;
             b.notes = notesFor(initial);
@@ -161,16 +189,36 @@ void runTrainingSession(
                 std::lock_guard lock(shared->mutex);
                 pending.swap(shared->pending);
             }
-            if (pending)
-                applyPending(*shared, run, *pending, trainers, observers);
+            if (pending) {
+                try {
+                    applyPending(*shared, run, *pending, trainers, observers);
+                } catch (const SgdError& e) {
+                    // The run goes on with what it had (e.g. more workers than a platform file's hosts).
+                    report([&](MetricsBatch& b) { b.notes = QStringList {QStringLiteral("Not applied: %1").arg(QString::fromUtf8(e.what()))}; });
+                }
+            }
             bool anyRunning = false;
             for (int m = 0; m < modeCount && !shared->stop.load(); ++m) {
                 Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
                 if (trainer.finished())
                     continue;
                 anyRunning = true;
-                trainer.run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds},
-                    *observers[static_cast<std::size_t>(m)]);
+                if (simulated) {
+                    // A simulated slice: as many updates as take about 40 ms of this machine's time (the modes'
+                    // clocks are virtual, so the slice is measured in updates).
+                    std::int64_t& updates = simSliceUpdates[static_cast<std::size_t>(m)];
+                    const auto start = std::chrono::steady_clock::now();
+                    trainer.run(RunLimits {updates, std::numeric_limits<double>::infinity()},
+                        *observers[static_cast<std::size_t>(m)]);
+                    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                    if (wall < sliceSeconds / 2)
+                        updates = std::min<std::int64_t>(updates * 2, 1 << 20);
+                    else if (wall > sliceSeconds * 2)
+                        updates = std::max<std::int64_t>(updates / 2, 1);
+                } else {
+                    trainer.run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds},
+                        *observers[static_cast<std::size_t>(m)]);
+                }
                 observers[static_cast<std::size_t>(m)]->flush(trainer);
             }
             if (!anyRunning) {

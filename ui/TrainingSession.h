@@ -36,6 +36,10 @@ struct SessionShared
     std::optional<SessionSettings> pending;
 };
 
+/// The most workers the window offers on an engine: "threads" (its slider's end in the option table), "sim"
+/// (1,024) or "mpi" (processes started by mpirun).
+int maxWindowWorkers(const QString& engine);
+
 /// The training thread's whole life: loads the data (or takes it from the cache), builds both modes'
 /// trainers, then alternates 40 ms slices of sync and async (each on its own clock, so neither takes cores
 /// from the other) until stopped, applying pending settings between slices and marking each change.

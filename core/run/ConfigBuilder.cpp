@@ -117,7 +117,8 @@ RunConfig ConfigBuilder::resolve() const
     if (samples && !samples->fromUser && toString(c.dataset) != m_presetDataset)
         c.samples = 0;
 
-    if (const Setting* slow = setting("slow")) {
+    // (Under MPI the worker count follows from the processes; the MPI front end checks --slow against it.)
+    if (const Setting* slow = setting("slow"); slow && c.engine != EngineKind::Mpi) {
         for (const auto& s : c.slow) {
             if (s.worker >= c.workers)
                 throw SgdError(slow->origin + ": worker " + std::to_string(s.worker) + " does not exist; with "

@@ -164,10 +164,24 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
 
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer)
 {
+    return runMode(run, mode, observer, 0.0, {});
+}
+
+ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer, double sliceSeconds,
+    const std::function<void(const Trainer&)>& afterSlice)
+{
     auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
     const auto wallStart = std::chrono::steady_clock::now();
-    trainer->run(RunLimits {}, observer);
+    if (afterSlice) {
+        while (trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds}, observer)
+            && !trainer->stopped() && !trainer->diverged() && !observer.stopRequested())
+            afterSlice(*trainer);
+    } else {
+        trainer->run(RunLimits {}, observer);
+    }
     trainer->endOfRun(observer);
+    if (afterSlice)
+        afterSlice(*trainer);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     ModeResult result;
     result.mode = mode;

@@ -6,6 +6,7 @@
 #include "core/run/RunConfig.h"
 #include "core/train/Problem.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,5 +54,9 @@ struct ModeResult
 
 /// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters.
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer);
+/// The same in slices of about `sliceSeconds` of the mode's clock, calling `afterSlice` with the trainer after
+/// each and once at the end (a live progress stream, --progress).
+ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer, double sliceSeconds,
+    const std::function<void(const Trainer&)>& afterSlice);
 
 } // namespace sgdscope

@@ -341,6 +341,16 @@ std::vector<OptionSpec> makeTable()
     t.push_back(path("out", "DIR", &RunConfig::out, "output folder (headless)"));
     t.push_back(path("trace", "FILE", &RunConfig::trace,
         "write the worker timeline as Chrome trace-event JSON (Perfetto, chrome://tracing)"));
+    OptionSpec progress = base("progress", "-", OptionType::Text,
+        "- : stream what the window shows to standard output as it happens, one JSON object per line (how the "
+        "window follows an MPI run)");
+    progress.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        if (v.text != "-")
+            throw SgdError(origin + ": '" + v.text + "' is not allowed; use - (standard output)");
+        c.progress = true;
+    };
+    progress.load = [](const RunConfig& c) { return c.progress ? Json("-") : Json(); };
+    t.push_back(progress);
     return t;
 }
 
@@ -513,7 +523,7 @@ Json configJson(const RunConfig& config)
 {
     Json j = Json::object();
     for (const auto& o : optionTable()) {
-        if (o.pathValue && (o.name == "out" || o.name == "save-params" || o.name == "trace"))
+        if ((o.pathValue && (o.name == "out" || o.name == "save-params" || o.name == "trace")) || o.name == "progress")
             continue; // where the results went is not part of what was run
         if (o.whyInapplicable && !o.whyInapplicable(config).empty())
             continue; // a default that took no part in this run (e.g. the cluster of a threads run)

@@ -150,12 +150,15 @@ void TimelineStrip::paintEvent(QPaintEvent*)
                 Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(firstWorker));
         }
     }
-    // Time axis: seconds before now.
+    // Time axis: seconds before now; in the first two seconds of the clock, the clock itself (the strip's right
+    // part is then still to come).
     p.setPen(Qt::black);
+    const bool early = t0 <= 0.0;
     for (int i = 0; i <= 4; ++i) {
         const double x = plot.left() + plot.width() * i / 4.0;
-        const QString label
-            = i == 4 ? tr("now") : QStringLiteral("\u2212%1 s").arg(windowSeconds * (4 - i) / 4.0, 0, 'g', 2);
+        const QString label = early ? QStringLiteral("%1 s").arg(windowSeconds * i / 4.0, 0, 'g', 2)
+            : i == 4            ? tr("now")
+                                : QStringLiteral("\u2212%1 s").arg(windowSeconds * (4 - i) / 4.0, 0, 'g', 2);
         const int w = fm.horizontalAdvance(label);
         p.drawText(QPointF(std::clamp(x - w / 2.0, 0.0, width() - w - 1.0), plot.bottom() + fm.ascent() + 2), label);
     }

@@ -90,9 +90,13 @@ bool MpiAsyncTrainer::answer(int w, bool push)
     return count > 0;
 }
 
-void MpiAsyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
+void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const double sliceStart = MpiContext::now();
+    // A time-limited run (a progress stream) ends the slice at its time: no new pushes after it.
+    const double deadline = std::isfinite(limits.maxSeconds)
+        ? sliceStart + std::max(0.0, limits.maxSeconds - (m_seconds - sliceStartSeconds))
+        : std::numeric_limits<double>::infinity();
     const double shift = m_seconds - sliceStart;
     // Pushes of this slice: up to the next whole-set evaluation (the server pauses everyone for it).
     const std::int64_t perPush = std::max(1, m_settings.batch / std::max(1, m_workers));
@@ -141,7 +145,8 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserve
         event.samplesSeen = m_samples;
         event.seconds = MpiContext::now() + shift;
         events.push_back(event);
-        const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget);
+        const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget)
+            && MpiContext::now() < deadline;
         if (!answer(w, more))
             --active;
     }

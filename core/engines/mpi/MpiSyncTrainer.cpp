@@ -132,10 +132,25 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     for (int r = 1; r < m_mpi.size(); ++r)
         largest = std::max(largest, 64 * 1024 + outgoingBuffers(m_plan, r).size() * floats * sizeof(float)
                 + static_cast<std::size_t>(m_chunks.chunkCount) * sizeof(double));
-    m_receive.resize(largest);
+    // A receive posted for every rank at once, so that no rank's send waits for another rank's (a rank
+    // blocked in a send would count a wait for the slowest worker as communication).
+    if (m_gradients.from.empty()) {
+        m_gradients.tag = gradientTag;
+        for (int r = 1; r < m_mpi.size(); ++r)
+            m_gradients.from.push_back(r);
+        m_gradients.buffers.assign(m_gradients.from.size(), {});
+    }
+    for (auto& buffer : m_gradients.buffers)
+        buffer.resize(largest);
+    m_gradients.armed = false;
+    m_gradients.arm();
+    for (std::size_t k = 0; k < m_gradients.from.size(); ++k) {
+        const int arrived = m_mpi.receiveAny(m_gradients);
+        m_gradients.postedAt[static_cast<std::size_t>(arrived)] = std::numeric_limits<double>::infinity(); // done
+    }
     for (int r = 1; r < m_mpi.size(); ++r) {
-        const std::size_t size = m_mpi.receive(m_receive.data(), m_receive.size(), r, gradientTag);
-        MpiMessageReader in(m_receive.data(), size);
+        const auto k = static_cast<std::size_t>(r - 1);
+        MpiMessageReader in(m_gradients.buffers[k].data(), m_gradients.sizes[k]);
         if (in.get<std::int64_t>() != m_updates)
             m_mpi.abort("rank " + std::to_string(r) + " computed another update than rank 0", 1);
         const double sentAt = in.get<double>(); // rank 0's clock

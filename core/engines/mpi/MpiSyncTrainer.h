@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
+#include "core/engines/mpi/MpiContext.h"
 #include "core/metrics/WindowCutter.h"
 #include "core/train/ReductionPlan.h"
 
@@ -46,7 +47,7 @@ private:
     std::vector<double> m_chunkLoss;
     ParamVector m_velocity;
     WindowCutter m_cutter;
-    std::vector<char> m_receive;
+    MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
 };
 
 /// What ranks other than 0 do in a sync run: serve rank 0's updates until it says stop.
