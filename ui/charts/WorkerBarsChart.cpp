@@ -73,19 +73,21 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& all, double sinc
     if (n != m_count || distribution != m_distribution) {
         QStringList names;
         if (distribution) {
-            names << tr("min");
-            for (int q = 1; q < 10; ++q)
-                names << QStringLiteral("p%1").arg(q * 10);
-            names << tr("max");
+            for (int q = 0; q <= 10; ++q)
+                names << QString::number(q * 10); // percentiles: 0 is the least idle worker, 100 the most
         } else {
-            // Label every worker while there is room, else every fourth.
-            const int step = n > 16 ? 4 : 1;
+            // Label every worker while there is room, else every fourth or eighth (short labels: Qt Charts
+            // elides a label wider than its bar to "...").
+            const int step = n > 24 ? 8 : n > 12 ? 4 : 1;
             for (int w = 0; w < n; ++w)
                 names << (w % step == 0 ? QString::number(w) : QString(w, QLatin1Char(' ')));
         }
         m_categories->clear();
         m_categories->append(names);
-        const QString axis = distribution ? tr("%1 workers by idle time (quantiles)").arg(all.size()) : tr("worker");
+        QFont labels = m_categories->labelsFont();
+        labels.setPointSizeF(n > 8 ? 7.0 : QFont().pointSizeF() * 0.85);
+        m_categories->setLabelsFont(labels);
+        const QString axis = distribution ? tr("%1 workers: percentile by idle time").arg(all.size()) : tr("worker");
         m_categories->setProperty("sgdscopeTitle", axis);
         m_categories->setTitleText(height() >= 130 ? axis : QString());
         m_distribution = distribution;
