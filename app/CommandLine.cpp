@@ -1,5 +1,7 @@
 #include "app/CommandLine.h"
 
+#include "core/engines/sim/SimCluster.h"
+
 #include "core/common/Error.h"
 #include "core/io/Files.h"
 #include "core/run/ConfigBuilder.h"
@@ -123,7 +125,9 @@ std::string helpText()
 {
     std::string out = "Usage:\n"
                       "  sgdscope                                 open the window (preset: parabola)\n"
-                      "  sgdscope --headless --out DIR [options]  the same run without a window; results in DIR\n\n"
+                      "  sgdscope --headless --out DIR [options]  the same run without a window; results in DIR\n"
+                      "  mpirun -np N sgdscope --headless --engine mpi --out DIR [options]\n"
+                      "                                           the same run on N processes (rank 0 writes DIR)\n\n"
                       "Options:\n";
     auto line = [&](const std::string& left, const std::string& help) {
         std::string l = "  " + left;
@@ -143,6 +147,13 @@ std::string helpText()
     line("--help", "this text");
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"
            "one before. An option that would have no effect in the resulting run is refused, with the reason.\n";
+    out += "\nSimulated clusters (--engine sim --cluster C), each a star of hosts around one switch:\n";
+    const std::string clusters = clusterFiguresText();
+    for (std::size_t at = 0; at < clusters.size();) {
+        const std::size_t end = std::min(clusters.find("; ", at), clusters.size());
+        out += "  " + clusters.substr(at, end - at) + "\n";
+        at = end + 2;
+    }
     out += "\nFiles in DIR: summary.json, metrics.csv, loss.png, idle.png, staleness.png, comparison.png.\n"
            "Exit codes: 0 done; 2 bad input (nothing written); 3 diverged (summary still written);\n"
            "130/143 interrupted by Ctrl+C/SIGTERM (summary marked interrupted).\n";

@@ -86,8 +86,8 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_cluster = new QComboBox;
     m_cluster->addItem(tr("ideal (no network cost)"), QStringLiteral("ideal"));
     m_cluster->addItem(tr("local (this machine's speed)"), QStringLiteral("local"));
-    m_cluster->addItem(tr("datacenter (10 Gb/s)"), QStringLiteral("datacenter"));
-    m_cluster->addItem(tr("wan (100 Mb/s, 20 ms)"), QStringLiteral("wan"));
+    m_cluster->addItem(tr("datacenter (10 Gb/s, 20 \u00b5s)"), QStringLiteral("datacenter"));
+    m_cluster->addItem(tr("wan (1 Gb/s, 30 ms)"), QStringLiteral("wan"));
     m_cluster->addItem(tr("platform file..."), QString());
     m_cluster->setCurrentIndex(2);
     m_cluster->setToolTip(tr("The simulated cluster: a built-in one (README has their figures) or a SimGrid "
