@@ -129,6 +129,17 @@ UpdateFigures Trainer::reportUpdate(const UpdateEvent& update, TrainingObserver&
     return figures;
 }
 
+void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything)
+{
+    cutter.flush(
+        [&](const WorkWindow& window, std::span<const Span> spans, const WindowCutter::Closed& closed) {
+            reportWorkerTime(window, spans, observer);
+            for (const UpdateEvent& e : closed.updates)
+                reportUpdate(e, observer);
+        },
+        everything);
+}
+
 void Trainer::maybeEvaluate(TrainingObserver& observer)
 {
     if (m_diverged || m_samples < m_nextEvalSamples)

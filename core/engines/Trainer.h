@@ -3,6 +3,7 @@
 #include "core/data/DataOrder.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/metrics/TrainingObserver.h"
+#include "core/metrics/WindowCutter.h"
 #include "core/nn/MlpWorkspace.h"
 #include "core/train/Evaluator.h"
 #include "core/train/Problem.h"
@@ -102,6 +103,9 @@ protected:
     /// The event stream: every engine reports its workers' spans per window and each update through these.
     void reportWorkerTime(const WorkWindow& window, std::span<const Span> spans, TrainingObserver& observer);
     UpdateFigures reportUpdate(const UpdateEvent& update, TrainingObserver& observer);
+    /// Reports what a window cutter has ready (engines whose workers report late, MPI), in order; with
+    /// `everything`, also what is still open (at the end of a run).
+    void reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything);
 
     /// For engines that evaluate inside their own simulation, at the exact point a whole-set evaluation is
     /// due, without stopping the workers: the evaluation of the current parameters as of (updates, samples,

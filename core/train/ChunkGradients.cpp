@@ -31,4 +31,19 @@ int computeWorkerPart(MlpWorkspace<float>& workspace, const ParameterLayout& lay
     return computed;
 }
 
+bool SyncReduction::prepare(int batch, int chunkSize, int workers, int accum, std::size_t parameterCount)
+{
+    const ChunkLayout layout(batch, chunkSize);
+    if (layout.batch == chunks.batch && layout.chunkSize == chunks.chunkSize && workers == m_workers && accum == m_accum)
+        return false;
+    chunks = layout;
+    m_workers = workers;
+    m_accum = accum;
+    plan = ReductionPlan::build(chunks.chunkCount, workers, accum);
+    if (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
+        buffers.resize(static_cast<std::size_t>(plan.bufferCount), ParamVector(parameterCount, 0.0f));
+    chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    return true;
+}
+
 } // namespace sgdscope

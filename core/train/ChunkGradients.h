@@ -25,4 +25,22 @@ int computeWorkerPart(MlpWorkspace<float>& workspace, const ParameterLayout& lay
     const SampleView<float>& data, const std::uint32_t* batchIndices, const ChunkLayout& chunks,
     const WorkerReduction& part, float scale, std::vector<ParamVector>& buffers, double* chunkLoss);
 
+/// What a sync update reduces over for the current settings: the chunk layout, the plan (who computes and
+/// adds which chunks), the gradient buffers and each chunk's loss. Every engine's sync keeps one.
+struct SyncReduction
+{
+    ChunkLayout chunks;
+    ReductionPlan plan;
+    std::vector<ParamVector> buffers;
+    std::vector<double> chunkLoss;
+
+    /// Rebuilds for a batch, chunk size, worker count and micro-batches (nothing to do if they are the same
+    /// as before); returns whether it rebuilt.
+    bool prepare(int batch, int chunkSize, int workers, int accum, std::size_t parameterCount);
+
+private:
+    int m_workers = 0;
+    int m_accum = 0;
+};
+
 } // namespace sgdscope

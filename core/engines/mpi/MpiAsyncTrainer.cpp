@@ -153,18 +153,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     const double sliceEnd = MpiContext::now();
     m_seconds += sliceEnd - sliceStart;
     m_cutter.close({WorkWindow {sliceStart, sliceEnd, m_workers}, shift, std::move(events), {}});
-    reportReady(observer, false);
-}
-
-void MpiAsyncTrainer::reportReady(TrainingObserver& observer, bool everything)
-{
-    m_cutter.flush(
-        [&](const WorkWindow& window, std::span<const Span> spans, const WindowCutter::Closed& closed) {
-            reportWorkerTime(window, spans, observer);
-            for (const UpdateEvent& e : closed.updates)
-                reportUpdate(e, observer);
-        },
-        everything);
+    reportCut(m_cutter, observer, false);
 }
 
 void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
@@ -183,7 +172,7 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
     }
-    reportReady(observer, true);
+    reportCut(m_cutter, observer, true);
 }
 
 void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)

@@ -35,7 +35,6 @@ protected:
 private:
     /// Sends worker w its next push (or a pause); returns whether it got a push.
     bool answer(int worker, bool push);
-    void reportReady(TrainingObserver& observer, bool everything);
 
     MpiContext& m_mpi;
     int m_workers = 0;

@@ -85,10 +85,8 @@ void MpiSyncTrainer::settingsChanged()
 
 void MpiSyncTrainer::preparePlan()
 {
-    m_chunks = ChunkLayout(m_settings.batch, chunkSizeFor(m_settings.batch));
-    m_plan = ReductionPlan::build(m_chunks.chunkCount, m_settings.workers, m_settings.accum);
-    m_buffers.assign(static_cast<std::size_t>(m_plan.bufferCount), ParamVector(m_params.size(), 0.0f));
-    m_chunkLoss.assign(static_cast<std::size_t>(m_chunks.chunkCount), 0.0);
+    m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+        m_params.size());
     workspace(0);
 }
 
@@ -112,9 +110,9 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     // Rank 0's own part: worker 0's chunks.
     const std::uint32_t* indices = m_cursor.next(m_settings.batch);
     const double computeStart = MpiContext::now();
-    const WorkerReduction& part = m_plan.workers.front();
-    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, m_chunks,
-        part, static_cast<float>(1.0 / m_chunks.batch), m_buffers, m_chunkLoss.data());
+    const WorkerReduction& part = m_reduction.plan.workers.front();
+    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, m_reduction.chunks,
+        part, static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
     const double computed = MpiContext::now();
     mine.add(SpanKind::Compute, computeStart, computed, samples);
     const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
@@ -130,8 +128,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const std::size_t floats = m_params.size();
     std::size_t largest = 1024;
     for (int r = 1; r < m_mpi.size(); ++r)
-        largest = std::max(largest, 64 * 1024 + outgoingBuffers(m_plan, r).size() * floats * sizeof(float)
-                + static_cast<std::size_t>(m_chunks.chunkCount) * sizeof(double));
+        largest = std::max(largest, 64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
+                + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
     // A receive posted for every rank at once, so that no rank's send waits for another rank's (a rank
     // blocked in a send would count a wait for the slowest worker as communication).
     if (m_gradients.from.empty()) {
@@ -158,29 +156,29 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
         m_cutter.knownUntil(r, sentAt);
-        const IndexRange chunks = m_plan.workers[static_cast<std::size_t>(r)].chunks;
+        const IndexRange chunks = m_reduction.plan.workers[static_cast<std::size_t>(r)].chunks;
         for (int c = chunks.begin; c < chunks.end; ++c)
-            m_chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
-        for (const int id : outgoingBuffers(m_plan, r))
-            in.getFloats(m_buffers[static_cast<std::size_t>(id)].data(), floats);
+            m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
+        for (const int id : outgoingBuffers(m_reduction.plan, r))
+            in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), floats);
     }
     mine.addWait(SpanKind::WaitBarrier, waitStart, MpiContext::now(), lastSent);
 
     // The fixed tree's last additions and the update, in the same order as every engine.
     const double applyStart = MpiContext::now();
     double lossSum = 0.0;
-    for (const double l : m_chunkLoss)
+    for (const double l : m_reduction.chunkLoss)
         lossSum += l;
     const double batchLoss = lossSum / m_settings.batch;
     if (std::isfinite(batchLoss)) {
         const MomentumSgd rule(m_settings.momentum);
         const auto lr = static_cast<float>(m_settings.learningRate);
-        const float* g = m_buffers[static_cast<std::size_t>(m_plan.rootBuffer)].data();
+        const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
         for (std::size_t b0 = 0; b0 < floats; b0 += blockFloats) {
             const std::size_t b1 = std::min(floats, b0 + blockFloats);
-            for (const MergeOp& op : m_plan.combine)
-                addGradient(m_buffers[static_cast<std::size_t>(op.dst)].data(),
-                    m_buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+            for (const MergeOp& op : m_reduction.plan.combine)
+                addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
+                    m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
             rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
         }
     }
@@ -208,18 +206,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     event.samplesSeen = m_samples;
     m_seconds += windowEnd - windowStart;
     m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}, {}});
-    reportReady(observer, false);
-}
-
-void MpiSyncTrainer::reportReady(TrainingObserver& observer, bool everything)
-{
-    m_cutter.flush(
-        [&](const WorkWindow& window, std::span<const Span> spans, const WindowCutter::Closed& closed) {
-            reportWorkerTime(window, spans, observer);
-            for (const UpdateEvent& e : closed.updates)
-                reportUpdate(e, observer);
-        },
-        everything);
+    reportCut(m_cutter, observer, false);
 }
 
 void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
@@ -239,7 +226,7 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
     }
-    reportReady(observer, true);
+    reportCut(m_cutter, observer, true);
 }
 
 void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
+#include "core/train/ChunkGradients.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/metrics/WindowCutter.h"
 #include "core/train/ReductionPlan.h"
@@ -37,14 +38,10 @@ protected:
 
 private:
     void preparePlan();
-    void reportReady(TrainingObserver& observer, bool everything);
 
     MpiContext& m_mpi;
     BatchCursor m_cursor;
-    ReductionPlan m_plan;
-    ChunkLayout m_chunks;
-    std::vector<ParamVector> m_buffers;
-    std::vector<double> m_chunkLoss;
+    SyncReduction m_reduction;
     ParamVector m_velocity;
     WindowCutter m_cutter;
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update

@@ -88,17 +88,9 @@ void SimSyncTrainer::settingsChanged()
 
 void SimSyncTrainer::preparePlan()
 {
-    const ChunkLayout chunks(m_settings.batch, chunkSizeFor(m_settings.batch));
-    if (chunks.batch == m_chunks.batch && chunks.chunkSize == m_chunks.chunkSize && m_planWorkers == m_settings.workers
-        && m_planAccum == m_settings.accum)
+    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+            m_params.size()))
         return;
-    m_chunks = chunks;
-    m_planWorkers = m_settings.workers;
-    m_planAccum = m_settings.accum;
-    m_plan = ReductionPlan::build(m_chunks.chunkCount, m_settings.workers, m_settings.accum);
-    if (m_buffers.size() < static_cast<std::size_t>(m_plan.bufferCount))
-        m_buffers.resize(static_cast<std::size_t>(m_plan.bufferCount), ParamVector(m_params.size(), 0.0f));
-    m_chunkLoss.assign(static_cast<std::size_t>(m_chunks.chunkCount), 0.0);
     for (int t = 0; t < m_mathThreads; ++t)
         workspace(t); // one per thread of the math, allocated outside the parallel region
 }
@@ -109,13 +101,13 @@ double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
     // computeWorkerPart on the same plan as the threads engine, whichever thread computes it.
     const int workers = m_settings.workers;
     const int threads = std::min(m_mathThreads, workers);
-    const auto scale = static_cast<float>(1.0 / m_chunks.batch);
+    const auto scale = static_cast<float>(1.0 / m_reduction.chunks.batch);
     std::exception_ptr failure;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
     for (int w = 0; w < workers; ++w) {
         try {
             computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
-                m_chunks, m_plan.workers[static_cast<std::size_t>(w)], scale, m_buffers, m_chunkLoss.data());
+                m_reduction.chunks, m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers, m_reduction.chunkLoss.data());
         } catch (...) {
 #pragma omp critical(sgdscope_sim_failure)
             failure = std::current_exception();
@@ -124,19 +116,19 @@ double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
     if (failure)
         std::rethrow_exception(failure);
     double loss = 0.0;
-    for (const double l : m_chunkLoss)
+    for (const double l : m_reduction.chunkLoss)
         loss += l;
-    loss /= m_chunks.batch;
+    loss /= m_reduction.chunks.batch;
     if (!std::isfinite(loss))
         return loss; // diverged: the parameters stay as they were
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
-    const float* g = m_buffers[static_cast<std::size_t>(m_plan.rootBuffer)].data();
+    const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
     for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
         const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
-        for (const MergeOp& op : m_plan.combine)
-            addGradient(m_buffers[static_cast<std::size_t>(op.dst)].data(),
-                m_buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+        for (const MergeOp& op : m_reduction.plan.combine)
+            addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
+                m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
         rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
     }
     return loss;
@@ -172,10 +164,10 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     slice.sliceStart = SimWorld::clock();
     const auto& hosts = SimWorld::get().hosts();
     for (int w = 0; w < workers; ++w) {
-        const WorkerReduction& part = m_plan.workers[static_cast<std::size_t>(w)];
+        const WorkerReduction& part = m_reduction.plan.workers[static_cast<std::size_t>(w)];
         int samples = 0;
         for (int c = part.chunks.begin; c < part.chunks.end; ++c)
-            samples += m_chunks.samples(c).size();
+            samples += m_reduction.chunks.samples(c).size();
         std::size_t merges = 0;
         for (const auto& ops : part.mergesAfter)
             merges += ops.size();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
+#include "core/train/ChunkGradients.h"
 #include "core/engines/sim/SimCost.h"
 #include "core/engines/sim/SimWorld.h"
 #include "core/train/ReductionPlan.h"
@@ -45,12 +46,7 @@ private:
     SimPlatformChoice m_platform;
     SimCost m_cost;
     BatchCursor m_cursor;
-    ReductionPlan m_plan;
-    ChunkLayout m_chunks;
-    int m_planWorkers = 0;
-    int m_planAccum = 0;
-    std::vector<ParamVector> m_buffers;
-    std::vector<double> m_chunkLoss;
+    SyncReduction m_reduction;
     ParamVector m_velocity;
     int m_mathThreads = 1;
 };

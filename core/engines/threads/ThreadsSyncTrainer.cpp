@@ -38,17 +38,9 @@ void ThreadsSyncTrainer::settingsChanged()
 
 void ThreadsSyncTrainer::preparePlan()
 {
-    const ChunkLayout chunks(m_settings.batch, chunkSizeFor(m_settings.batch));
-    if (chunks.batch == m_chunks.batch && chunks.chunkSize == m_chunks.chunkSize && m_planWorkers == m_settings.workers
-        && m_planAccum == m_settings.accum)
+    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+            m_params.size()))
         return;
-    m_chunks = chunks;
-    m_planWorkers = m_settings.workers;
-    m_planAccum = m_settings.accum;
-    m_plan = ReductionPlan::build(m_chunks.chunkCount, m_settings.workers, m_settings.accum);
-    if (m_buffers.size() < static_cast<std::size_t>(m_plan.bufferCount))
-        m_buffers.resize(static_cast<std::size_t>(m_plan.bufferCount), ParamVector(m_params.size(), 0.0f));
-    m_chunkLoss.assign(static_cast<std::size_t>(m_chunks.chunkCount), 0.0);
     m_slots.assign(static_cast<std::size_t>(m_settings.workers), WorkerSlot {});
     m_spans.reserve(static_cast<std::size_t>(m_settings.workers) * 6);
     for (int w = 0; w < m_settings.workers; ++w)
@@ -59,9 +51,9 @@ void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices)
 {
     WorkerSlot& slot = m_slots[static_cast<std::size_t>(worker)];
     slot.start = Clock::now();
-    slot.samples = computeWorkerPart(workspaceAt(worker), m_problem->layout, m_params.data(), m_view, indices, m_chunks,
-        m_plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / m_chunks.batch), m_buffers,
-        m_chunkLoss.data());
+    slot.samples = computeWorkerPart(workspaceAt(worker), m_problem->layout, m_params.data(), m_view, indices, m_reduction.chunks,
+        m_reduction.plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers,
+        m_reduction.chunkLoss.data());
     slot.computed = Clock::now();
     const double delay = slot.samples > 0
         ? m_stragglers.delaySeconds(worker, m_updates, secondsBetween(slot.start, slot.computed))
@@ -79,7 +71,7 @@ void ThreadsSyncTrainer::combineAndApply(int worker, int team)
 {
     // Every member reads the same chunk losses in the same order: the same verdict without another barrier.
     double loss = 0.0;
-    for (const double l : m_chunkLoss)
+    for (const double l : m_reduction.chunkLoss)
         loss += l;
     if (!std::isfinite(loss))
         return; // diverged: leave the parameters as they were
@@ -89,12 +81,12 @@ void ThreadsSyncTrainer::combineAndApply(int worker, int team)
     const std::size_t last = std::min(m_params.size(), static_cast<std::size_t>(mine.end) * alignFloats);
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
-    const float* g = m_buffers[static_cast<std::size_t>(m_plan.rootBuffer)].data();
+    const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
     for (std::size_t b0 = first; b0 < last; b0 += blockFloats) {
         const std::size_t b1 = std::min(last, b0 + blockFloats);
-        for (const MergeOp& op : m_plan.combine)
-            addGradient(m_buffers[static_cast<std::size_t>(op.dst)].data(),
-                m_buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+        for (const MergeOp& op : m_reduction.plan.combine)
+            addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
+                m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
         rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
     }
 }
@@ -178,7 +170,7 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     reportWorkerTime(WorkWindow {base, base + wall, team}, m_spans, observer);
 
     double lossSum = 0.0;
-    for (const double l : m_chunkLoss)
+    for (const double l : m_reduction.chunkLoss)
         lossSum += l;
     m_seconds += wall;
     UpdateEvent event;

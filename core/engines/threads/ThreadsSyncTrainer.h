@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
+#include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
 #include "core/train/UpdateRule.h"
 
@@ -48,12 +49,7 @@ private:
     void combineAndApply(int worker, int team);
 
     BatchCursor m_cursor;
-    ReductionPlan m_plan;
-    ChunkLayout m_chunks;
-    int m_planWorkers = 0;
-    int m_planAccum = 0;
-    std::vector<ParamVector> m_buffers;
-    std::vector<double> m_chunkLoss;
+    SyncReduction m_reduction;
     std::vector<WorkerSlot> m_slots;
     std::vector<Span> m_spans;
     ParamVector m_velocity;
