@@ -2,15 +2,15 @@
 
 #include "core/common/Cancellation.h"
 #include "core/common/Error.h"
-#include "core/io/Files.h"
-#include "core/io/MetricsCsv.h"
-#include "core/io/Safetensors.h"
-#include "core/io/SummaryJson.h"
-#include "core/io/Sha256.h"
-#include "core/io/TraceJson.h"
 #include "core/engines/mpi/MpiAsyncTrainer.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiSyncTrainer.h"
+#include "core/io/Files.h"
+#include "core/io/MetricsCsv.h"
+#include "core/io/Safetensors.h"
+#include "core/io/Sha256.h"
+#include "core/io/SummaryJson.h"
+#include "core/io/TraceJson.h"
 #include "core/run/Options.h"
 #include "core/train/ReductionPlan.h"
 
@@ -109,7 +109,8 @@ void prepareOutputs(const RunConfig& config)
 void noteIdleWorkers(const PreparedRun& run, int syncWorkers, int asyncWorkers)
 {
     const RunConfig& config = run.config;
-    const int chunk = run.settings.chunk > 0 ? run.settings.chunk : defaultChunkSize(run.settings.batch, run.problem->spec);
+    const int chunk
+        = run.settings.chunk > 0 ? run.settings.chunk : defaultChunkSize(run.settings.batch, run.problem->spec);
     const int chunks = ChunkLayout(run.settings.batch, chunk).chunkCount;
     if (config.runsSync() && syncWorkers > chunks)
         std::fprintf(stderr,
@@ -179,13 +180,15 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
     std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), final loss %.6g%s%s%s\n",
         modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
         m.engineChoice.kind == EngineKind::Sim ? "virtual " : "", m.samplesPerSecond(), m.final.trainLoss,
-        m.final.testAccuracy >= 0 ? (", test accuracy " + formatNumber(std::round(m.final.testAccuracy * 1e4) / 1e4)).c_str()
-                                  : "",
+        m.final.testAccuracy >= 0
+            ? (", test accuracy " + formatNumber(std::round(m.final.testAccuracy * 1e4) / 1e4)).c_str()
+            : "",
         m.diverged ? ", DIVERGED" : "", m.interrupted ? ", interrupted" : "");
     if (m.settings.targetAccuracy >= 0 || m.settings.targetLoss >= 0) {
         if (m.target.reached)
-            std::fprintf(stderr, "%-5s reached the target after %.3f s and %lld samples (%lld updates)\n", modeName(mode),
-                m.target.seconds, static_cast<long long>(m.target.samples), static_cast<long long>(m.target.updates));
+            std::fprintf(stderr, "%-5s reached the target after %.3f s and %lld samples (%lld updates)\n",
+                modeName(mode), m.target.seconds, static_cast<long long>(m.target.samples),
+                static_cast<long long>(m.target.updates));
         else
             std::fprintf(stderr, "%-5s did not reach the target\n", modeName(mode));
     }
@@ -335,28 +338,35 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
     };
     // 1. The worker count follows from the processes: sync N workers, async a server and N - 1.
     RunConfig config = original;
-    const bool workersGiven = config.origins.count("workers") && config.origins.at("workers").rfind("--workers (from", 0) != 0;
+    const bool workersGiven
+        = config.origins.count("workers") && config.origins.at("workers").rfind("--workers (from", 0) != 0;
     if (config.runsAsync() && size < 2)
-        return refuse(0, "--engine mpi: async needs at least 2 processes (a parameter server and a worker); start "
-                         "mpirun -np 2 or more, or use --mode sync");
+        return refuse(0,
+            "--engine mpi: async needs at least 2 processes (a parameter server and a worker); start "
+            "mpirun -np 2 or more, or use --mode sync");
     if (workersGiven) {
         const std::string origin = config.originOf("workers");
         if (config.mode == RunMode::Both)
-            return refuse(0, origin + ": with --engine mpi and --mode both the worker count follows from the "
-                    + std::to_string(size) + " processes (sync " + std::to_string(size) + ", async "
-                    + std::to_string(size - 1) + "); leave it out");
+            return refuse(0,
+                origin + ": with --engine mpi and --mode both the worker count follows from the " + std::to_string(size)
+                    + " processes (sync " + std::to_string(size) + ", async " + std::to_string(size - 1)
+                    + "); leave it out");
         const int expected = config.runsSync() ? size : size - 1;
         if (config.workers != expected)
-            return refuse(0, origin + ": " + std::to_string(config.workers) + " does not match this MPI job of "
-                    + std::to_string(size) + " processes (" + (config.runsSync() ? "sync: one worker each" : "async: a parameter server and "
-                        + std::to_string(size - 1) + " workers") + "); leave it out or start mpirun -np "
+            return refuse(0,
+                origin + ": " + std::to_string(config.workers) + " does not match this MPI job of "
+                    + std::to_string(size) + " processes ("
+                    + (config.runsSync() ? "sync: one worker each"
+                                         : "async: a parameter server and " + std::to_string(size - 1) + " workers")
+                    + "); leave it out or start mpirun -np "
                     + std::to_string(config.runsSync() ? config.workers : config.workers + 1));
     }
     config.workers = config.runsSync() ? size : size - 1;
     for (const Straggler& slow : config.slow) {
         const int fewest = config.runsAsync() ? size - 1 : size;
         if (slow.worker >= fewest)
-            return refuse(0, config.originOf("slow") + ": worker " + std::to_string(slow.worker)
+            return refuse(0,
+                config.originOf("slow") + ": worker " + std::to_string(slow.worker)
                     + " does not exist in this MPI job of " + std::to_string(size) + " processes ("
                     + (config.runsSync() ? "sync: workers 0 to " + std::to_string(size - 1) : std::string())
                     + (config.mode == RunMode::Both ? ", " : "")
@@ -378,7 +388,8 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
     }
     differs = mpi.broadcast(differs);
     if (differs >= 0)
-        return refuse(0, "--engine mpi: rank " + std::to_string(differs)
+        return refuse(0,
+            "--engine mpi: rank " + std::to_string(differs)
                 + " was given other options than rank 0 (its configuration differs); give every process the same "
                   "command line");
 
@@ -400,7 +411,8 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
     }
     failed = mpi.broadcast(failed);
     if (failed >= 0)
-        return refuse(static_cast<int>(failed), (size > 1 ? "rank " + std::to_string(rank) + ": " : std::string()) + problem);
+        return refuse(
+            static_cast<int>(failed), (size > 1 ? "rank " + std::to_string(rank) + ": " : std::string()) + problem);
 
     // 4. Every process's clock against rank 0's, for one time axis.
     mpi.estimateClockOffsets();

@@ -56,7 +56,8 @@ private:
 
 ProgressFactory progressToStandardOutput()
 {
-    return [](Mode mode) -> std::unique_ptr<ProgressReporter> { return std::make_unique<StandardOutputProgress>(mode); };
+    return
+        [](Mode mode) -> std::unique_ptr<ProgressReporter> { return std::make_unique<StandardOutputProgress>(mode); };
 }
 
 } // namespace sgdscope

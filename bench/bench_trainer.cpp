@@ -111,18 +111,18 @@ int main(int argc, char** argv)
         AsyncApply apply = AsyncApply::Lock;
     };
     auto run = [&](const std::string& workload, const PreparedRun& prepared, Mode mode, Variant v, int warmup) {
-              PreparedRun r = prepared;
-              r.settings.workers = v.workers;
-              r.settings.accum = v.accum;
-              r.settings.chunk = v.chunk;
-              r.settings.asyncApply = v.apply;
-              std::vector<Measurement> ms;
-              for (int i = 0; i < reps; ++i)
-                  ms.push_back(measure(r, mode, seconds, warmup));
-              const Json rec = record(workload, mode, r.settings, toString(gemmBackend()), ms);
-              std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
-              results.push_back(rec);
-          };
+        PreparedRun r = prepared;
+        r.settings.workers = v.workers;
+        r.settings.accum = v.accum;
+        r.settings.chunk = v.chunk;
+        r.settings.asyncApply = v.apply;
+        std::vector<Measurement> ms;
+        for (int i = 0; i < reps; ++i)
+            ms.push_back(measure(r, mode, seconds, warmup));
+        const Json rec = record(workload, mode, r.settings, toString(gemmBackend()), ms);
+        std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
+        results.push_back(rec);
+    };
     if (only.empty() || only == "parabola") {
         const PreparedRun parabola = prepare("parabola", {{"mode", "sync"}});
         run("parabola", parabola, Mode::Sync, {1, 1, 0}, 2000); // the seed example: the batch is one chunk

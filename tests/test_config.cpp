@@ -156,9 +156,9 @@ private slots:
             {"data", {csv, {{"dataset", "csv"}}}}, {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
             {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
             {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
-            {"eval-every", {"3", {}}}, {"progress", {"-", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
-            {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
-            {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
+            {"eval-every", {"3", {}}}, {"progress", {"-", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}},
+            {"target-accuracy", {"0.9", {{"preset", "blobs"}}}}, {"target-loss", {"0.05", {}}}, {"init", {init, {}}},
+            {"save-params", {"p.safetensors", {}}}, {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});
         for (const OptionSpec& spec : optionTable()) {
             const auto it = samples.find(spec.name);
@@ -215,8 +215,8 @@ private slots:
         QVERIFY(headless >= 0);
         const QString text = all.mid(headless, all.indexOf(QStringLiteral("\n## "), headless + 1) - headless);
         const QString help = QString::fromStdString(helpText());
-        QStringList known = {QStringLiteral("headless"), QStringLiteral("config"), QStringLiteral("help"), QStringLiteral("session-child"),
-            QStringLiteral("version"), QStringLiteral("list-presets")};
+        QStringList known = {QStringLiteral("headless"), QStringLiteral("config"), QStringLiteral("help"),
+            QStringLiteral("session-child"), QStringLiteral("version"), QStringLiteral("list-presets")};
         for (const OptionSpec& spec : optionTable()) {
             const QString usage = QStringLiteral("--%1 %2").arg(
                 QString::fromStdString(spec.name), QString::fromStdString(spec.valueName));

@@ -31,8 +31,8 @@ struct Result
 
 QStringList mpirunArgs(int processes)
 {
-    return {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"), QStringLiteral("-np"),
-        QString::number(processes), QStringLiteral(SGDSCOPE_BINARY)};
+    return {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"),
+        QStringLiteral("-np"), QString::number(processes), QStringLiteral(SGDSCOPE_BINARY)};
 }
 
 void prepare(QProcess& p)
@@ -72,7 +72,8 @@ Result mpirun(const QStringList& args, int timeoutMs = 120000)
 
 Result runMpi(int processes, const QStringList& options, int timeoutMs = 120000)
 {
-    return mpirun(mpirunArgs(processes) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + options,
+    return mpirun(mpirunArgs(processes)
+            + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + options,
         timeoutMs);
 }
 
@@ -144,13 +145,15 @@ int countOf(const QString& text, const QString& needle)
 /// Blobs with a model large enough for BLAS products, a batch of `batch` samples.
 QStringList blasModelWithBatch(int batch)
 {
-    return {QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--layers"), QStringLiteral("64,256,256,10"),
-        QStringLiteral("--samples"), QStringLiteral("2048"), QStringLiteral("--batch"), QString::number(batch),
-        QStringLiteral("--chunk"), QStringLiteral("64"), QStringLiteral("--momentum"), QStringLiteral("0.9")};
+    return {QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--layers"),
+        QStringLiteral("64,256,256,10"), QStringLiteral("--samples"), QStringLiteral("2048"), QStringLiteral("--batch"),
+        QString::number(batch), QStringLiteral("--chunk"), QStringLiteral("64"), QStringLiteral("--momentum"),
+        QStringLiteral("0.9")};
 }
 const QStringList blasModel = blasModelWithBatch(512);
 const QStringList parabola {QStringLiteral("--preset"), QStringLiteral("parabola"), QStringLiteral("--batch"),
-    QStringLiteral("50"), QStringLiteral("--chunk"), QStringLiteral("5"), QStringLiteral("--accum"), QStringLiteral("2")};
+    QStringLiteral("50"), QStringLiteral("--chunk"), QStringLiteral("5"), QStringLiteral("--accum"),
+    QStringLiteral("2")};
 } // namespace
 
 class TestMpi : public QObject
@@ -164,7 +167,8 @@ private:
     /// A run long enough to be interrupted (blobs with a BLAS-sized model, many steps).
     QStringList longRun(const QString& out) const
     {
-        return blasModel + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--out"), out};
+        return blasModel
+            + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--out"), out};
     }
     /// Starts a long MPI run and waits until its processes train (rank 0 printed progress).
     bool startLong(QProcess& p, int processes, const QString& out, QElapsedTimer& clock)
@@ -172,7 +176,9 @@ private:
         prepare(p);
         clock.start();
         p.start(QStringLiteral(SGDSCOPE_MPIEXEC),
-            mpirunArgs(processes) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"), QStringLiteral("--mode"), QStringLiteral("sync")}
+            mpirunArgs(processes)
+                + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
+                    QStringLiteral("--mode"), QStringLiteral("sync")}
                 + longRun(out));
         QByteArray seen;
         while (clock.elapsed() < 60000) {
@@ -203,9 +209,13 @@ private slots:
     {
         QFETCH(QStringList, model);
         QFETCH(int, processes);
-        const QStringList common = model + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("6")};
+        const QStringList common = model
+            + QStringList {
+                QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("6")};
         const QString threadsOut = nextOut();
-        const Result threads = runThreads(common + QStringList {QStringLiteral("--workers"), QString::number(processes), QStringLiteral("--out"), threadsOut});
+        const Result threads = runThreads(common
+            + QStringList {
+                QStringLiteral("--workers"), QString::number(processes), QStringLiteral("--out"), threadsOut});
         QCOMPARE(threads.exitCode, 0);
         const QString mpiOut = nextOut();
         const Result mpi = runMpi(processes, common + QStringList {QStringLiteral("--out"), mpiOut});
@@ -236,8 +246,9 @@ private slots:
         const QString out = nextOut();
         const QString trace = m_dir.filePath(QStringLiteral("trace%1.json").arg(processes));
         const Result r = runMpi(processes,
-            blasModelWithBatch(96) + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--steps"),
-                QStringLiteral("200"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
+            blasModelWithBatch(96)
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--steps"),
+                    QStringLiteral("200"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
         QVERIFY2(r.exitCode == 0, qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         const Json* run = runOf(summary, "async");
@@ -256,7 +267,8 @@ private slots:
         // The time every worker rank reported is accounted for, up to a small residual.
         const double wall = (*run)["wall_seconds"].get<double>();
         const double unaccounted = (*run)["unaccounted_seconds"].get<double>();
-        QVERIFY2(std::abs(unaccounted) < 0.05 * wall * workers, qPrintable(QString::number(unaccounted / (wall * workers))));
+        QVERIFY2(
+            std::abs(unaccounted) < 0.05 * wall * workers, qPrintable(QString::number(unaccounted / (wall * workers))));
         // Every worker rank's spans reached rank 0's trace, on one time axis.
         const Json events = readJson(trace)["traceEvents"];
         std::vector<int> computes(static_cast<std::size_t>(workers), 0);
@@ -274,13 +286,20 @@ private slots:
     void workersMustMatchTheProcesses()
     {
         const QString out = nextOut();
-        const Result r = runMpi(2, parabola + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("3"), QStringLiteral("--out"), out});
+        const Result r = runMpi(2,
+            parabola
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
+                    QStringLiteral("3"), QStringLiteral("--out"), out});
         QCOMPARE(r.exitCode, 2);
         QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
-        QVERIFY2(r.output.contains(QStringLiteral("--workers: 3 does not match this MPI job of 2 processes")), qPrintable(r.output));
+        QVERIFY2(r.output.contains(QStringLiteral("--workers: 3 does not match this MPI job of 2 processes")),
+            qPrintable(r.output));
         QVERIFY(!QDir(out).exists());
         // Async: a server and N - 1 workers.
-        const Result a = runMpi(3, parabola + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--workers"), QStringLiteral("3"), QStringLiteral("--out"), out});
+        const Result a = runMpi(3,
+            parabola
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--workers"),
+                    QStringLiteral("3"), QStringLiteral("--out"), out});
         QCOMPARE(a.exitCode, 2);
         QVERIFY2(a.output.contains(QStringLiteral("mpirun -np 4")), qPrintable(a.output));
     }
@@ -288,7 +307,8 @@ private slots:
     void badOptionFailsEveryRankWithOneMessage()
     {
         const QString out = nextOut();
-        const Result r = runMpi(3, parabola + QStringList {QStringLiteral("--lr"), QStringLiteral("-1"), QStringLiteral("--out"), out});
+        const Result r = runMpi(
+            3, parabola + QStringList {QStringLiteral("--lr"), QStringLiteral("-1"), QStringLiteral("--out"), out});
         QCOMPARE(r.exitCode, 2);
         QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
         QVERIFY2(r.output.contains(QStringLiteral("--lr")), qPrintable(r.output));
@@ -307,9 +327,12 @@ private slots:
     void aRankWithOtherOptionsIsRefused()
     {
         const QString out = nextOut();
-        QStringList args = mpirunArgs(1) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
-            + QStringList {QStringLiteral("--lr"), QStringLiteral("0.1"), QStringLiteral("--out"), out, QStringLiteral(":")};
-        args += mpirunArgs(1).mid(3) + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+        QStringList args = mpirunArgs(1)
+            + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {
+                QStringLiteral("--lr"), QStringLiteral("0.1"), QStringLiteral("--out"), out, QStringLiteral(":")};
+        args += mpirunArgs(1).mid(3)
+            + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
             + QStringList {QStringLiteral("--lr"), QStringLiteral("0.2"), QStringLiteral("--out"), out};
         const Result r = mpirun(args);
         QCOMPARE(r.exitCode, 2);

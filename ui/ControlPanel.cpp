@@ -376,7 +376,7 @@ void ControlPanel::engineChanged()
     showRow(m_hosts, mpi);
     m_workers->setToolTip(sim ? tr("Simulated workers P, one host each (async: and a parameter server). Applies live.")
             : mpi             ? tr("MPI processes: sync on P workers, async on a parameter server and P - 1 workers. "
-                                   "Applies on Reset.")
+                                               "Applies on Reset.")
                               : tr("Worker threads P; both modes use the same number. Applies live."));
     m_engineNote->setText(sim ? tr("Seconds are virtual: the cluster's time, not this machine's.")
             : mpi             ? tr("One job runs sync, then async; Pause ends it (its files stay in its run folder).")

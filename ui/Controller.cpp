@@ -287,8 +287,9 @@ void Controller::startExternal()
         // the window shows and writes the run's files into a folder of its own.
         const SessionSettings& s = m_settings;
         const QString base = QStandardPaths::writableLocation(QStandardPaths::TempLocation);
-        m_runFolder = QDir(base).filePath(QStringLiteral("sgdscope-runs/mpi-%1")
-                                              .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
+        m_runFolder = QDir(base).filePath(
+            QStringLiteral("sgdscope-runs/mpi-%1")
+                .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
         QStringList args {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"),
             QStringLiteral("-np"), QString::number(s.workers)};
         if (!s.hostFile.isEmpty())

@@ -127,8 +127,8 @@ void ExternalRun::readOutput()
             continue; // not ours (mpirun's own notices)
         try {
             mergeBatch(m_merged,
-                metricsBatchFromJson(parseJson(std::string_view(line.constData(), static_cast<std::size_t>(line.size())),
-                    "progress line")));
+                metricsBatchFromJson(parseJson(
+                    std::string_view(line.constData(), static_cast<std::size_t>(line.size())), "progress line")));
         } catch (const std::exception& e) {
             m_errors << QString::fromUtf8(e.what());
         }

@@ -101,7 +101,8 @@ MainWindow::MainWindow(QWidget* parent)
     // Menus and shortcuts.
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open run..."), this, [this] {
-        const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a run folder (summary.json, metrics.csv)"));
+        const QString folder
+            = QFileDialog::getExistingDirectory(this, tr("Open a run folder (summary.json, metrics.csv)"));
         if (folder.isEmpty())
             return;
         const QString problem = openRun(folder);
@@ -264,8 +265,8 @@ void MainWindow::applyChartOptions()
 void MainWindow::updateStatus()
 {
     static const char* names[] = {"Idle", "Loading data...", "Running", "Paused", "Stopped", "Failed"};
-    m_stateLabel->setText(m_viewing.isEmpty() ? tr(names[static_cast<int>(m_controller->state())])
-                                              : tr("Viewing %1").arg(m_viewing));
+    m_stateLabel->setText(
+        m_viewing.isEmpty() ? tr(names[static_cast<int>(m_controller->state())]) : tr("Viewing %1").arg(m_viewing));
     for (int m = 0; m < modeCount; ++m) {
         const ModeStatus& s = m_series[static_cast<std::size_t>(m)].status();
         QLabel* label = m_statusLabels[static_cast<std::size_t>(m)];

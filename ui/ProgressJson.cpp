@@ -152,8 +152,7 @@ Json metricsBatchJson(const MetricsBatch& b)
         return Json::array({p.index, p.samples, p.seconds, p.loss, p.staleness, p.waitSeconds});
     });
     j["evals"] = perMode(b.evals, [](const EvalPoint& e) {
-        return Json::array(
-            {e.index, e.samples, e.seconds, e.loss, e.accuracy, e.hasTest, e.testLoss, e.testAccuracy});
+        return Json::array({e.index, e.samples, e.seconds, e.loss, e.accuracy, e.hasTest, e.testLoss, e.testAccuracy});
     });
     j["timeline"] = perMode(b.timeline, [](const TimeBin& t) {
         Json bin = Json::array({t.worker, t.bin});

@@ -81,8 +81,9 @@ ModeStatus statusOf(const Json& run)
         if (edges && counts && edges->is_array() && counts->is_array()) {
             for (std::size_t i = 0; i < counts->size() && i < edges->size(); ++i) {
                 const double lower = (*edges)[i].is_number() ? (*edges)[i].get<double>() : 0.0;
-                const auto decade = lower < 1e-6 ? std::size_t {0}
-                                                 : static_cast<std::size_t>(std::max(0.0, std::floor(std::log10(lower) + 1e-9) + 7));
+                const auto decade = lower < 1e-6
+                    ? std::size_t {0}
+                    : static_cast<std::size_t>(std::max(0.0, std::floor(std::log10(lower) + 1e-9) + 7));
                 if (s.waitDecades.size() <= decade)
                     s.waitDecades.resize(decade + 1, 0);
                 s.waitDecades[decade] += (*counts)[i].is_number_integer() ? (*counts)[i].get<std::int64_t>() : 0;
@@ -126,8 +127,9 @@ LoadedRun loadRunFolder(const QString& folder)
     const QDir dir(folder);
     const QString summaryPath = dir.filePath(QStringLiteral("summary.json"));
     const QByteArray summaryText = readAll(summaryPath);
-    const Json summary = parseJson(std::string_view(summaryText.constData(), static_cast<std::size_t>(summaryText.size())),
-        "'" + summaryPath.toStdString() + "'");
+    const Json summary
+        = parseJson(std::string_view(summaryText.constData(), static_cast<std::size_t>(summaryText.size())),
+            "'" + summaryPath.toStdString() + "'");
     const Json* runs = member(summary, "runs");
     if (!runs || !runs->is_array() || runs->empty())
         throw SgdError("'" + summaryPath.toStdString() + "': no \"runs\" (is this an sgdscope run folder?)");
@@ -212,12 +214,13 @@ LoadedRun loadRunFolder(const QString& folder)
         where += " (" + c->get<std::string>() + ")";
     else if (const Json* p = config ? member(*config, "platform") : nullptr; p && p->is_string())
         where += " (" + p->get<std::string>() + ")";
-    loaded.title = QString::fromStdString(preset + ", " + where + ", " + std::to_string(workers)
-        + (workers == 1 ? " worker" : " workers"));
+    loaded.title = QString::fromStdString(
+        preset + ", " + where + ", " + std::to_string(workers) + (workers == 1 ? " worker" : " workers"));
     b.notes << QObject::tr("Run folder %1: %2%3. Its timeline is in its --trace file (Perfetto), not here.")
                    .arg(QDir::toNativeSeparators(dir.absolutePath()), loaded.title,
-                       member(summary, "interrupted") && (*member(summary, "interrupted")) == true ? QObject::tr(", interrupted")
-                                                                                                    : QString());
+                       member(summary, "interrupted") && (*member(summary, "interrupted")) == true
+                           ? QObject::tr(", interrupted")
+                           : QString());
     return loaded;
 }
 

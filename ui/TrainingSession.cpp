@@ -194,7 +194,9 @@ void runTrainingSession(
                     applyPending(*shared, run, *pending, trainers, observers);
                 } catch (const SgdError& e) {
                     // The run goes on with what it had (e.g. more workers than a platform file's hosts).
-                    report([&](MetricsBatch& b) { b.notes = QStringList {QStringLiteral("Not applied: %1").arg(QString::fromUtf8(e.what()))}; });
+                    report([&](MetricsBatch& b) {
+                        b.notes = QStringList {QStringLiteral("Not applied: %1").arg(QString::fromUtf8(e.what()))};
+                    });
                 }
             }
             bool anyRunning = false;

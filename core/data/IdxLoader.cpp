@@ -2,8 +2,8 @@
 
 #include "core/common/Cancellation.h"
 #include "core/common/Error.h"
-#include "core/io/Files.h"
 #include "core/common/MemoryBudget.h"
+#include "core/io/Files.h"
 
 #include <zlib.h>
 

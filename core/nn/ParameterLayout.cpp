@@ -24,7 +24,6 @@ ParameterLayout::ParameterLayout(const MlpSpec& spec)
     m_paddedSize = offset;
 }
 
-
 std::vector<float> packedParameters(const ParameterLayout& layout, const float* params)
 {
     std::vector<float> packed;

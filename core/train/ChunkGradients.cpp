@@ -34,7 +34,8 @@ int computeWorkerPart(MlpWorkspace<float>& workspace, const ParameterLayout& lay
 bool SyncReduction::prepare(int batch, int chunkSize, int workers, int accum, std::size_t parameterCount)
 {
     const ChunkLayout layout(batch, chunkSize);
-    if (layout.batch == chunks.batch && layout.chunkSize == chunks.chunkSize && workers == m_workers && accum == m_accum)
+    if (layout.batch == chunks.batch && layout.chunkSize == chunks.chunkSize && workers == m_workers
+        && accum == m_accum)
         return false;
     chunks = layout;
     m_workers = workers;

@@ -157,8 +157,8 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     for (int i = 0; i <= 4; ++i) {
         const double x = plot.left() + plot.width() * i / 4.0;
         const QString label = early ? QStringLiteral("%1 s").arg(windowSeconds * i / 4.0, 0, 'g', 2)
-            : i == 4            ? tr("now")
-                                : QStringLiteral("\u2212%1 s").arg(windowSeconds * (4 - i) / 4.0, 0, 'g', 2);
+            : i == 4                ? tr("now")
+                                    : QStringLiteral("\u2212%1 s").arg(windowSeconds * (4 - i) / 4.0, 0, 'g', 2);
         const int w = fm.horizontalAdvance(label);
         p.drawText(QPointF(std::clamp(x - w / 2.0, 0.0, width() - w - 1.0), plot.bottom() + fm.ascent() + 2), label);
     }

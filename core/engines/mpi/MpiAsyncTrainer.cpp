@@ -86,7 +86,8 @@ bool MpiAsyncTrainer::answer(int w, bool push)
     }
     m_mpi.send(out.bytes().data(), out.bytes().size(), w + 1, answerTag);
     // From now on the worker owes a push (a silent one is dead or hung), or owes nothing until asked again.
-    m_gradients.postedAt[static_cast<std::size_t>(w)] = count > 0 ? MpiContext::now() : std::numeric_limits<double>::infinity();
+    m_gradients.postedAt[static_cast<std::size_t>(w)]
+        = count > 0 ? MpiContext::now() : std::numeric_limits<double>::infinity();
     return count > 0;
 }
 
@@ -102,9 +103,11 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     const std::int64_t perPush = std::max(1, m_settings.batch / std::max(1, m_workers));
     m_pushesLeft = maxPushesPerSlice;
     if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
-        m_pushesLeft = std::min(m_pushesLeft, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+        m_pushesLeft
+            = std::min(m_pushesLeft, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
-        m_pushesLeft = std::min(m_pushesLeft, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + perPush - 1) / perPush));
+        m_pushesLeft = std::min(
+            m_pushesLeft, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + perPush - 1) / perPush));
 
     int active = 0;
     for (int w = 0; w < m_workers; ++w)
@@ -114,7 +117,8 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
     while (active > 0) {
         const int w = m_mpi.receiveAny(m_gradients);
-        MpiMessageReader in(m_gradients.buffers[static_cast<std::size_t>(w)].data(), m_gradients.sizes[static_cast<std::size_t>(w)]);
+        MpiMessageReader in(
+            m_gradients.buffers[static_cast<std::size_t>(w)].data(), m_gradients.sizes[static_cast<std::size_t>(w)]);
         const auto versionRead = in.get<std::int64_t>();
         const auto count = in.get<std::int32_t>();
         const auto loss = in.get<double>();
@@ -135,7 +139,8 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.batchLoss = loss;
         event.applied = std::isfinite(loss);
         if (event.applied) {
-            const float* step = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
+            const float* step
+                = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
             MomentumSgd::apply(m_params.data(), step, rate.at(m_updates - versionRead), 0, m_params.size());
             ++m_updates;
             m_samples += count;

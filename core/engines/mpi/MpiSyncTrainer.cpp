@@ -85,8 +85,8 @@ void MpiSyncTrainer::settingsChanged()
 
 void MpiSyncTrainer::preparePlan()
 {
-    m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
-        m_params.size());
+    m_reduction.prepare(
+        m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum, m_params.size());
     workspace(0);
 }
 
@@ -111,8 +111,9 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const std::uint32_t* indices = m_cursor.next(m_settings.batch);
     const double computeStart = MpiContext::now();
     const WorkerReduction& part = m_reduction.plan.workers.front();
-    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, m_reduction.chunks,
-        part, static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
+    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices,
+        m_reduction.chunks, part, static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers,
+        m_reduction.chunkLoss.data());
     const double computed = MpiContext::now();
     mine.add(SpanKind::Compute, computeStart, computed, samples);
     const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
@@ -128,7 +129,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const std::size_t floats = m_params.size();
     std::size_t largest = 1024;
     for (int r = 1; r < m_mpi.size(); ++r)
-        largest = std::max(largest, 64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
+        largest = std::max(largest,
+            64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
                 + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
     // A receive posted for every rank at once, so that no rank's send waits for another rank's (a rank
     // blocked in a send would count a wait for the slowest worker as communication).
@@ -243,7 +245,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     const WorkerReduction& part = plan.workers[static_cast<std::size_t>(rank)];
     const std::vector<int> outgoing = outgoingBuffers(plan, rank);
     MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
-    std::vector<ParamVector> buffers(static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
+    std::vector<ParamVector> buffers(
+        static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
     std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     std::vector<char> receive(64 + params.size() * sizeof(float));

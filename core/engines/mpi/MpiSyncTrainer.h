@@ -1,9 +1,9 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
-#include "core/train/ChunkGradients.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/metrics/WindowCutter.h"
+#include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
 
 namespace sgdscope {

@@ -88,8 +88,8 @@ void SimSyncTrainer::settingsChanged()
 
 void SimSyncTrainer::preparePlan()
 {
-    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
-            m_params.size()))
+    if (!m_reduction.prepare(
+            m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum, m_params.size()))
         return;
     for (int t = 0; t < m_mathThreads; ++t)
         workspace(t); // one per thread of the math, allocated outside the parallel region
@@ -107,7 +107,8 @@ double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
     for (int w = 0; w < workers; ++w) {
         try {
             computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
-                m_reduction.chunks, m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers, m_reduction.chunkLoss.data());
+                m_reduction.chunks, m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers,
+                m_reduction.chunkLoss.data());
         } catch (...) {
 #pragma omp critical(sgdscope_sim_failure)
             failure = std::current_exception();

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "core/engines/Trainer.h"
-#include "core/train/ChunkGradients.h"
 #include "core/engines/sim/SimCost.h"
 #include "core/engines/sim/SimWorld.h"
+#include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
 
 namespace sgdscope {
