@@ -13,9 +13,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace sgdscope;
 
@@ -33,6 +36,12 @@ void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, c
 
 int main(int argc, char** argv)
 {
+    // OpenMP's threads wait for each other passively unless the user says otherwise: libgomp's default spins
+    // first, and on a machine where other processes keep the cores busy a spinning worker burns the time
+    // slice its partner needs (sync P = 2 measured a third slower beside one busy process; equal when the
+    // machine is idle). libgomp reads the setting when it loads, before main, hence the exec.
+    if (!std::getenv("OMP_WAIT_POLICY") && ::setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
+        ::execv("/proc/self/exe", argv); // returns only if it failed: then go on as we are
     // Qt's own options (-platform, -style, ...) are for the window; ours all start with "--".
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {

@@ -215,12 +215,25 @@ int MpiContext::receiveAny(PostedReceives& posted)
     posted.arm();
     int index = MPI_UNDEFINED;
     MPI_Status status;
+    // Each poll tests the peers round robin from the one after the last served (MPI_Testany favours the
+    // lowest index: a busy server would serve its first workers and starve the others).
     const bool ok = pollUntil(
         [&] {
-            int done = 0;
-            if (MPI_Testany(static_cast<int>(n), requestAt(posted.requests, 0), &index, &done, &status) != MPI_SUCCESS)
-                abort("an MPI receive failed", 1);
-            return done != 0 && index != MPI_UNDEFINED;
+            for (std::size_t k = 0; k < n; ++k) {
+                const std::size_t i = (posted.next + k) % n;
+                MPI_Request* request = requestAt(posted.requests, i);
+                if (*request == MPI_REQUEST_NULL)
+                    continue;
+                int done = 0;
+                if (MPI_Test(request, &done, &status) != MPI_SUCCESS)
+                    abort("the MPI connection with rank " + std::to_string(posted.from[i]) + " failed", 1);
+                if (done) {
+                    index = static_cast<int>(i);
+                    posted.next = (i + 1) % n;
+                    return true;
+                }
+            }
+            return false;
         },
         m_timeout);
     // The peer waited for longest is the one that does not answer, even while the others do.

@@ -89,6 +89,7 @@ struct MpiContext::PostedReceives
     /// Since when each peer is expected to answer (to name the one that takes longest; +infinity: not expected).
     std::vector<double> postedAt;
     bool armed = false;
+    std::size_t next = 0; // where the next poll starts (round robin)
     /// Posts a receive for every peer (once).
     void arm();
     /// Posts (again) the receive for peer index i.
