@@ -117,6 +117,11 @@ void noteIdleWorkers(const PreparedRun& run, int syncWorkers, int asyncWorkers)
             "note: sync cuts each batch of %d into %d chunk%s of %d samples: workers %d to %d have nothing to compute "
             "and wait (--chunk sets the chunk size)\n",
             run.settings.batch, chunks, chunks == 1 ? "" : "s", chunk, chunks, syncWorkers - 1);
+    if (config.slowFraction > 0 && std::lround(config.slowFraction * syncWorkers) == 0)
+        std::fprintf(stderr,
+            "note: --slow-fraction %g of %d workers rounds to no slow worker (the share is rounded to the nearest "
+            "whole worker)\n",
+            config.slowFraction, syncWorkers);
     if (config.runsAsync() && asyncWorkers > run.settings.batch)
         std::fprintf(stderr, "note: async gives each worker a slice of the batch of %d: workers %d to %d have none\n",
             run.settings.batch, run.settings.batch, asyncWorkers - 1);
@@ -237,7 +242,13 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     if (charts)
         charts(config.out, finished);
     if (!config.trace.empty())
-        writeFileAtomically(config.trace, traceJson(recorded));
+        writeFileAtomically(config.trace,
+            traceJson(recorded,
+                config.engine == EngineKind::Sim
+                    ? "virtual time, " + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
+                                                                  : "platform " + config.platform)
+                    : std::string(),
+                config.engine == EngineKind::Mpi));
     if (!config.saveParams.empty() && !runs.empty()) {
         const ModeResult& first = runs.front()->result;
         writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),

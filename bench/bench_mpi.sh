@@ -26,7 +26,7 @@
 #     Hogwild: wall time from the first worker's start to the last one's end).
 #   wall: runs[].wall_clock_seconds (the run inside the process) and the whole mpirun/process wall time,
 #     start-up and data loading included.
-#   per-update time: runs[].communication_seconds (sending or copying parameters and gradients) and
+#   per-update time: runs[].all_workers.communication_seconds (sending or copying parameters and gradients) and
 #     runs[].wait_seconds by kind, each summed over all workers (and rank 0 in sync) and divided by the
 #     updates (sync: updates of 256; async: pushes of 256/workers), in ms; plus communication per update
 #     per worker (divided by the workers as well; the async parameter server's own sends are not a
@@ -201,11 +201,11 @@ for d in sorted(glob.glob(os.path.join(work, "*-[0-9]*"))):
         "wall_clock_seconds": r["wall_clock_seconds"],
         "process_wall_seconds": float(open(d + ".procwall").read()),
         "cpu_pressure": pressure(open(d + ".psi").read()),
-        "communication_ms_per_update": ms(r["communication_seconds"]),
-        "communication_ms_per_update_per_worker": ms(r["communication_seconds"]) / workers,
-        "wait_ms_per_update": {k: ms(v) for k, v in r["wait_seconds"].items()},
-        "compute_ms_per_update": ms(r["compute_seconds"]),
-        "apply_ms_per_update": ms(r["apply_seconds"]),
+        "communication_ms_per_update": ms(r["all_workers"]["communication_seconds"]),
+        "communication_ms_per_update_per_worker": ms(r["all_workers"]["communication_seconds"]) / workers,
+        "wait_ms_per_update": {k: ms(v) for k, v in r["all_workers"]["wait_seconds"].items()},
+        "compute_ms_per_update": ms(r["all_workers"]["compute_seconds"]),
+        "apply_ms_per_update": ms(r["all_workers"]["apply_seconds"]),
         "idle_fraction": r["idle_fraction"],
         "mean_staleness": r["staleness"]["mean"],
         "updates_per_worker": [w["updates"] for w in r["workers_detail"]],

@@ -248,7 +248,13 @@ private slots:
         QTest::addRow("syntax") << QStringLiteral(R"({"workers": 2,})")
                                 << QStringLiteral("config file 'c.json': syntax error while parsing object key - "
                                                   "unexpected '}'; expected string literal at line 1, column 15");
-        QTest::addRow("duplicate") << QStringLiteral(R"({"lr": 1, "lr": 2})") << QStringLiteral("duplicate key \"lr\"");
+        QTest::addRow("duplicate") << QStringLiteral(R"({"lr": 1, "lr": 2})")
+                                   << QStringLiteral("duplicate key \"lr\" at line 1, column 11");
+        QTest::addRow("duplicate-nested-with-colon-in-a-string")
+            << QStringLiteral("{\"a\": \"x\\\":\",\n \"lr\": 1,\n \"lr\": 2}")
+            << QStringLiteral("duplicate key \"lr\" at line 3, column 2");
+        QTest::addRow("too-deep") << QString(70, QLatin1Char('[')) + QString(70, QLatin1Char(']'))
+                                  << QStringLiteral("nesting deeper than 64 levels at line 1, column 66");
         QTest::addRow("nested-config") << QStringLiteral(R"({"config": "x.json"})")
                                        << QStringLiteral("not allowed in a configuration file");
         QTest::addRow("null") << QStringLiteral(R"({"lr": null})") << QStringLiteral("null is not a value");

@@ -265,8 +265,8 @@ private slots:
             QVERIFY2(mean >= 0.5 && mean <= 2.0 * (processes - 2), qPrintable(QString::number(mean)));
         }
         // The time every worker rank reported is accounted for, up to a small residual.
-        const double wall = (*run)["wall_seconds"].get<double>();
-        const double unaccounted = (*run)["unaccounted_seconds"].get<double>();
+        const double wall = (*run)["all_workers"]["wall_seconds"].get<double>() / workers;
+        const double unaccounted = (*run)["all_workers"]["unaccounted_seconds"].get<double>();
         QVERIFY2(
             std::abs(unaccounted) < 0.05 * wall * workers, qPrintable(QString::number(unaccounted / (wall * workers))));
         // Every worker rank's spans reached rank 0's trace, on one time axis.

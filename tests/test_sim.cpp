@@ -253,6 +253,11 @@ private slots:
             QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"),
             QStringLiteral("--platform"), data + QStringLiteral("/no-route-platform.xml")}
                                                   << QStringLiteral("there is no route from host");
+        QTest::addRow("platform with a one-way route")
+            << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--mode"),
+                   QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--platform"),
+                   data + QStringLiteral("/one-way-route-platform.xml")}
+            << QStringLiteral("there is no route from host b to host a");
         // Workers do not share hosts: more workers than the platform's hosts is refused.
         QTest::addRow("more workers than hosts")
             << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--workers"),

@@ -165,7 +165,7 @@ LoadedRun loadRunFolder(const QString& folder)
         throw SgdError("'" + csvPath.toStdString() + "': the header lacks mode, kind, update, samples or seconds");
     const int batchLoss = column("batch_loss");
     const int staleness = column("staleness");
-    const int wait = column("wait_seconds");
+    const int wait = column("wait_seconds") >= 0 ? column("wait_seconds") : column("virtual_wait_seconds");
     const int trainLoss = column("train_loss");
     const int trainAccuracy = column("train_accuracy");
     const int testLoss = column("test_loss");

@@ -4,6 +4,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/TrainerFactory.h"
+#include "core/engines/sim/SimCluster.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
 #include "core/run/Experiment.h"
@@ -109,6 +110,14 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
 {
     const TrainerSettings settings = trainerSettings(run, pending);
     validateSettings(settings, *run.problem);
+    if (pending.engine == QStringLiteral("sim") && !pending.platformFile.isEmpty()) {
+        // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
+        // on a missing route).
+        const std::string why = checkPlatformFile(pending.platformFile.toStdString(), settings.workers + 1,
+            routesNeeded(settings.workers, true, true));
+        if (!why.empty())
+            throw SgdError("the platform file cannot take " + std::to_string(settings.workers) + " workers: " + why);
+    }
     for (int m = 0; m < modeCount; ++m) {
         Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
         trainer.reconfigure(settings);

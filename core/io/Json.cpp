@@ -101,6 +101,39 @@ void dumpTo(std::string& out, const Json& value, int indent, int depth)
     }
 }
 
+/// Where the n-th (1-based) key, or the n-th '{' or '[', stands in `text` (outside strings); the parser's
+/// callback counts them, but does not say where they are.
+std::size_t positionOf(std::string_view text, std::size_t n, bool key)
+{
+    bool inString = false;
+    bool escaped = false;
+    std::size_t stringStart = 0;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (escaped) {
+                escaped = false;
+            } else if (c == '\\') {
+                escaped = true;
+            } else if (c == '"') {
+                inString = false;
+                std::size_t j = i + 1;
+                while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r'))
+                    ++j;
+                if (key && j < text.size() && text[j] == ':' && ++count == n)
+                    return stringStart;
+            }
+        } else if (c == '"') {
+            inString = true;
+            stringStart = i;
+        } else if (!key && (c == '{' || c == '[') && ++count == n) {
+            return i;
+        }
+    }
+    return text.size();
+}
+
 } // namespace
 
 Json parseJson(std::string_view text, const std::string& what)
@@ -108,9 +141,14 @@ Json parseJson(std::string_view text, const std::string& what)
     // Keys seen so far in each open object, innermost last: nlohmann keeps the last of duplicate keys
     // silently, which would let a configuration file say two things at once.
     std::vector<std::set<std::string>> openObjects;
+    std::size_t keys = 0;
+    std::size_t opens = 0;
     const Json::parser_callback_t watch = [&](int depth, Json::parse_event_t event, Json& parsed) {
+        if (event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start)
+            ++opens;
         if (depth > maxDepth)
-            throw SgdError(what + ": nested deeper than " + std::to_string(maxDepth) + " levels");
+            throw SgdError(what + ": nesting deeper than " + std::to_string(maxDepth) + " levels at "
+                + lineAndColumn(text, positionOf(text, opens, false)));
         switch (event) {
         case Json::parse_event_t::object_start:
             openObjects.emplace_back();
@@ -120,8 +158,10 @@ Json parseJson(std::string_view text, const std::string& what)
                 openObjects.pop_back();
             break;
         case Json::parse_event_t::key:
+            ++keys;
             if (!openObjects.empty() && !openObjects.back().insert(parsed.get<std::string>()).second)
-                throw SgdError(what + ": duplicate key " + parsed.dump() + " in an object");
+                throw SgdError(what + ": duplicate key " + parsed.dump() + " at "
+                    + lineAndColumn(text, positionOf(text, keys, true)));
             break;
         default:
             break;

@@ -11,7 +11,8 @@ std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& r
     // One row per kept update (or push) and per whole-set evaluation. seconds is the mode's own clock;
     // wait_seconds (sync) is the longest wait of a worker in that update.
     std::string out = std::string("mode,kind,update,samples,") + (virtualClock ? "virtual_seconds" : "seconds")
-        + ",batch_loss,staleness,wait_seconds,worker,train_loss,train_accuracy,test_loss,test_accuracy\n";
+        + ",batch_loss,staleness," + (virtualClock ? "virtual_wait_seconds" : "wait_seconds")
+        + ",worker,train_loss,train_accuracy,test_loss,test_accuracy\n";
     auto num = [](double v) {
         return std::isfinite(v) ? formatNumber(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
     };

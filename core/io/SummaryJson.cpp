@@ -42,8 +42,9 @@ Json updateWaitJson(const WaitStats& waits)
     j["count"] = waits.count();
     j["mean_seconds"] = waits.mean();
     j["max_seconds"] = waits.max();
-    j["p50_seconds"] = waits.percentile(0.5);
-    j["p99_seconds"] = waits.percentile(0.99);
+    // From the histogram: the upper edge of the bin that holds the percentile (at most 26% above the value).
+    j["p50_upper_bound_seconds"] = waits.percentile(0.5);
+    j["p99_upper_bound_seconds"] = waits.percentile(0.99);
     // Bins up to the last one that holds an update: [edges[i], edges[i+1]) holds counts[i].
     int last = 0;
     for (int b = 0; b < WaitStats::binCount; ++b) {
@@ -97,10 +98,13 @@ Json summaryJson(const ModeResult& r)
     }
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();
-    j["wall_clock_seconds"] = r.wallSeconds; // the real time the run took (not reproducible)
-    // Time, summed over the workers: every wall second of every worker is busy, idle (by kind of wait),
-    // apply, communication or unaccounted.
-    timeFields(j, all);
+    j["wall_clock_seconds"] = r.wallSeconds; // the real time the training took, the final evaluation not counted
+    // Worker-seconds, summed over the workers: every wall second of every worker is busy, idle (by kind of
+    // wait), apply, communication or unaccounted.
+    Json sums = Json::object();
+    timeFields(sums, all);
+    j["all_workers"] = std::move(sums);
+    j["idle_fraction"] = all.idleFraction(); // of all workers' wall time
     Json workers = Json::array();
     for (std::size_t w = 0; w < m.workers().size(); ++w) {
         Json o = Json::object();

@@ -7,7 +7,8 @@
 
 namespace sgdscope {
 
-std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& runs)
+std::string traceJson(
+    const std::vector<std::pair<Mode, const RunRecorder*>>& runs, const std::string& clockNote, bool mpiRanks)
 {
     // Trace-event format: complete events ("ph": "X") with microsecond timestamps; one process per mode,
     // one thread (row) per worker. Each mode's clock starts at 0.
@@ -34,12 +35,15 @@ std::string traceJson(const std::vector<std::pair<Mode, const RunRecorder*>>& ru
     for (const auto& [mode, recorder] : runs) {
         const int pid = mode == Mode::Sync ? 1 : 2;
         meta(pid, 0, "process_name",
-            std::string(modeName(mode)) + (recorder->spansTruncated() ? " (first spans only)" : ""));
+            std::string(modeName(mode)) + (clockNote.empty() ? "" : " (" + clockNote + ")")
+                + (recorder->spansTruncated() ? " (first spans only)" : ""));
         int workers = 0;
         for (const auto& s : recorder->spans())
             workers = std::max(workers, s.worker + 1);
         for (int w = 0; w < workers; ++w)
-            meta(pid, w, "thread_name", "worker " + std::to_string(w));
+            meta(pid, w, "thread_name",
+                "worker " + std::to_string(w)
+                    + (mpiRanks ? " (rank " + std::to_string(mode == Mode::Sync ? w : w + 1) + ")" : ""));
         // One event per span: consecutive spans of a worker never overlap (each is measured by the worker
         // itself, in time order).
         for (const auto& s : recorder->spans()) {

@@ -41,12 +41,7 @@ EngineChoice engineChoiceFor(const RunConfig& config, const Problem& problem, in
     engine.sim.cluster = config.cluster;
     engine.sim.platformFile = config.platform;
     if (!config.platform.empty()) {
-        // Every pair of hosts the run uses: the sync tree's and every worker with the parameter server.
-        std::vector<std::pair<int, int>> pairs;
-        for (int w = 1; w < config.workers && config.runsSync(); ++w)
-            pairs.emplace_back(w, w - (w & -w));
-        for (int w = 0; w < config.workers && config.runsAsync(); ++w)
-            pairs.emplace_back(w, config.workers);
+        const auto pairs = routesNeeded(config.workers, config.runsSync(), config.runsAsync());
         if (const std::string why = checkPlatformFile(config.platform, hosts, pairs); !why.empty())
             throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why
                 + (hosts > 1 ? " (" + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")

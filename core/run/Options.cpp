@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/run/Presets.h"
+#include "core/train/StragglerModel.h"
 
 #include <charconv>
 #include <cmath>
@@ -11,7 +12,6 @@ namespace sgdscope {
 
 namespace {
 
-constexpr double maxStragglerFactor = 1000.0;
 
 std::string joined(const std::vector<std::string>& items, const std::string& separator = " | ")
 {
@@ -294,11 +294,13 @@ std::vector<OptionSpec> makeTable()
     rotating.load = [](const RunConfig& c) { return c.rotatingStraggler > 1 ? Json(c.rotatingStraggler) : Json(); };
     t.push_back(rotating);
     OptionSpec tail = number("heavy-tail", "A", 1, true, 100, false, &RunConfig::heavyTail,
-        "compute times with a heavy tail: a seeded Pareto factor of shape A (e.g. 1.5: rare, very slow steps)");
+        "compute times with a heavy tail: a seeded Pareto factor of shape A, at most 1000 (e.g. 1.5: rare, very slow "
+        "steps)");
     tail.load = [](const RunConfig& c) { return c.heavyTail > 0 ? Json(c.heavyTail) : Json(); };
     t.push_back(tail);
     OptionSpec jitter = number("jitter", "SIGMA", 0, false, 4, false, &RunConfig::jitter,
-        "random compute-time factor exp(SIGMA x z), z standard normal, seeded");
+        "random compute-time factor max(1, exp(SIGMA x z)), z standard normal, seeded (a worker is slowed, never "
+        "sped up)");
     t.push_back(jitter);
     OptionSpec apply = choice("async-apply", "A", asyncApplyNames, &RunConfig::asyncApply,
         "async only: lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!)");

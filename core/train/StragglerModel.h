@@ -7,6 +7,9 @@
 
 namespace sgdscope {
 
+/// The largest slow-down factor of any straggler option (and the cut of --heavy-tail's draws).
+inline constexpr double maxStragglerFactor = 1000.0;
+
 /// How much slower a worker is at one unit of its work (step: a sync update, or its own n-th async push): the
 /// product of
 ///  - the factors given for it (--slow W:F);

@@ -60,7 +60,8 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     // Title and legend.
     p.setFont(titleFont);
     p.setPen(Qt::black);
-    p.drawText(QRect(0, 2, width(), tfm.height()), Qt::AlignHCenter, m_title);
+    p.drawText(QRect(0, 2, width(), tfm.height()), Qt::AlignHCenter,
+        m_series->status().virtualClock ? tr("%1 (virtual seconds)").arg(m_title) : m_title);
     p.setFont(small);
     const std::array<std::pair<QColor, QString>, KindCount> legend
         = {{{palette::busy(), tr("compute")}, {palette::delay(), tr("delay")}, {palette::idle(), tr("wait")},

@@ -203,10 +203,15 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     std::int64_t pushes = 0;
     bool paused = false;
     MpiMessage out;
+    // A push goes out while this worker waits for its answer: a large message completes only when the
+    // server takes it, so the time until then is waiting for the server (its queue, its applies), not
+    // communication.
+    MpiContext::PendingSend push;
     while (true) {
         const double waitStart = MpiContext::now();
         const std::size_t size = mpi.receive(receive.data(), receive.size(), 0, answerTag);
         const double arrived = MpiContext::now();
+        mpi.complete(push); // the server answers a push only once it has it
         MpiMessageReader in(receive.data(), size);
         const auto control = in.get<std::int64_t>();
         const auto version = in.get<std::int64_t>();
@@ -266,7 +271,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         out.putSpans(spans.spans);
         spans.spans.clear();
         out.putFloats(buffers[static_cast<std::size_t>(plan.rootBuffer)].data(), params.size());
-        mpi.send(out.bytes().data(), out.bytes().size(), 0, pushTag);
+        push = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, pushTag);
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }
 }

@@ -153,6 +153,25 @@ void MpiContext::send(const void* data, std::size_t bytes, int to, int tag)
     wait(&request, to, "sending to");
 }
 
+MpiContext::PendingSend MpiContext::startSend(const void* data, std::size_t bytes, int to, int tag)
+{
+    PendingSend pending;
+    pending.request.assign(sizeof(MPI_Request), 0);
+    pending.to = to;
+    if (MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, MPI_COMM_WORLD, requestAt(pending.request, 0))
+        != MPI_SUCCESS)
+        abort("cannot send to rank " + std::to_string(to), 1);
+    return pending;
+}
+
+void MpiContext::complete(PendingSend& send)
+{
+    if (send.request.empty())
+        return;
+    wait(requestAt(send.request, 0), send.to, "sending to");
+    send.request.clear();
+}
+
 std::size_t MpiContext::receive(void* data, std::size_t bytes, int from, int tag)
 {
     MPI_Request request;

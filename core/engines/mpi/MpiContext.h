@@ -45,6 +45,16 @@ public:
 
     /// Sends bytes to a rank (completes when MPI has taken them; bounded by the timeout).
     void send(const void* data, std::size_t bytes, int to, int tag);
+    /// A send that goes on while this rank waits for something else (its answer): the data must stay
+    /// untouched until complete() returns.
+    struct PendingSend
+    {
+        std::vector<char> request; // opaque MPI_Request storage
+        int to = -1;
+    };
+    PendingSend startSend(const void* data, std::size_t bytes, int to, int tag);
+    /// Waits for a started send to complete (bounded by the timeout); nothing to do for an empty one.
+    void complete(PendingSend& send);
     /// Receives exactly a message of `from` with `tag` into `data` (at most `bytes`); returns its size.
     std::size_t receive(void* data, std::size_t bytes, int from, int tag);
     /// Receives the first message with `tag` from any of `from` into `buffers[i]` (one per rank in `from`, each

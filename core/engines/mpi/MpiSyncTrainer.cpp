@@ -96,6 +96,26 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
     RankSpans mine {m_mpi, 0, {}};
 
+    const std::size_t floats = m_params.size();
+    std::size_t largest = 1024;
+    for (int r = 1; r < m_mpi.size(); ++r)
+        largest = std::max(largest,
+            64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
+                + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
+    // A receive posted for every rank at once, before anything else, so that no rank's send waits for rank 0
+    // or for another rank (a rank blocked in a send would count a wait for the slowest worker as
+    // communication).
+    if (m_gradients.from.empty()) {
+        m_gradients.tag = gradientTag;
+        for (int r = 1; r < m_mpi.size(); ++r)
+            m_gradients.from.push_back(r);
+        m_gradients.buffers.assign(m_gradients.from.size(), {});
+    }
+    for (auto& buffer : m_gradients.buffers)
+        buffer.resize(largest);
+    m_gradients.armed = false;
+    m_gradients.arm();
+
     // The parameters (and "go") to every rank.
     MpiMessage go;
     go.put(std::int64_t {1});
@@ -123,27 +143,11 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         mine.add(SpanKind::Delay, delayStart, MpiContext::now());
     }
 
-    // Every other rank's part: the roots of its subtrees, its chunks' losses and its spans.
+    // Every other rank's part: the roots of its subtrees, its chunks' losses and its spans. Silence counts
+    // from here (rank 0's own computing and delay are not the others' fault).
     const double waitStart = MpiContext::now();
     double lastSent = waitStart;
-    const std::size_t floats = m_params.size();
-    std::size_t largest = 1024;
-    for (int r = 1; r < m_mpi.size(); ++r)
-        largest = std::max(largest,
-            64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
-                + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
-    // A receive posted for every rank at once, so that no rank's send waits for another rank's (a rank
-    // blocked in a send would count a wait for the slowest worker as communication).
-    if (m_gradients.from.empty()) {
-        m_gradients.tag = gradientTag;
-        for (int r = 1; r < m_mpi.size(); ++r)
-            m_gradients.from.push_back(r);
-        m_gradients.buffers.assign(m_gradients.from.size(), {});
-    }
-    for (auto& buffer : m_gradients.buffers)
-        buffer.resize(largest);
-    m_gradients.armed = false;
-    m_gradients.arm();
+    std::fill(m_gradients.postedAt.begin(), m_gradients.postedAt.end(), waitStart);
     for (std::size_t k = 0; k < m_gradients.from.size(); ++k) {
         const int arrived = m_mpi.receiveAny(m_gradients);
         m_gradients.postedAt[static_cast<std::size_t>(arrived)] = std::numeric_limits<double>::infinity(); // done
@@ -254,10 +258,14 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     const std::atomic<bool> never {false};
     RankSpans spans {mpi, rank, {}};
     MpiMessage out;
+    // The gradient goes out while this rank waits for the next parameters: a large message completes only
+    // when rank 0 takes it, and the time until then is waiting for rank 0, not communication.
+    MpiContext::PendingSend gradient;
     while (true) {
         const double waitStart = MpiContext::now();
         const std::size_t size = mpi.receive(receive.data(), receive.size(), 0, parametersTag);
         const double arrived = MpiContext::now();
+        mpi.complete(gradient); // rank 0 had it before it sent these parameters
         MpiMessageReader in(receive.data(), size);
         const auto control = in.get<std::int64_t>();
         const auto update = in.get<std::int64_t>();
@@ -297,7 +305,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
             out.put(chunkLoss[static_cast<std::size_t>(c)]);
         for (const int id : outgoing)
             out.putFloats(buffers[static_cast<std::size_t>(id)].data(), params.size());
-        mpi.send(out.bytes().data(), out.bytes().size(), 0, gradientTag);
+        gradient = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, gradientTag);
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }
 }

@@ -36,6 +36,21 @@ std::string clusterFiguresText()
            "wan: 50 Gflop/s hosts, 1 Gb/s links, 30 ms host to host";
 }
 
+std::vector<std::pair<int, int>> routesNeeded(int workers, bool sync, bool async)
+{
+    std::vector<std::pair<int, int>> pairs;
+    for (int w = 1; w < workers && sync; ++w) {
+        const int parent = w - (w & -w);
+        pairs.emplace_back(w, parent);
+        pairs.emplace_back(parent, w);
+    }
+    for (int w = 0; w < workers && async; ++w) {
+        pairs.emplace_back(w, workers);
+        pairs.emplace_back(workers, w);
+    }
+    return pairs;
+}
+
 std::string checkPlatformFile(const std::string& path, int hostsNeeded, const std::vector<std::pair<int, int>>& pairs)
 {
     int pipeFds[2];

@@ -40,6 +40,10 @@ LinkFigures linkFiguresOf(ClusterKind kind);
 /// One line per built-in cluster with its figures, for --help and the README.
 std::string clusterFiguresText();
 
+/// The pairs of hosts (by index) whose routes a run uses, both ways: sync's reduction tree (child to parent,
+/// and the broadcast back) and, for async, every worker with the parameter server (host `workers`).
+std::vector<std::pair<int, int>> routesNeeded(int workers, bool sync, bool async);
+
 /// Checks a SimGrid platform file in a child process (SimGrid aborts the process on some errors, e.g. a
 /// missing route, and allows one platform per process): that it loads, has at least `hostsNeeded` hosts,
 /// and that each of `pairs` of host indices has a route. Returns "" if usable, else the reason in one line.

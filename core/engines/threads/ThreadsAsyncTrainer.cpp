@@ -129,11 +129,16 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             s.snapshot[i] = std::atomic_ref<float>(m_params[i]).load(std::memory_order_relaxed);
         span(SpanKind::Communicate, readStart, Clock::now());
     } else {
-        std::lock_guard guard(m_lock);
-        const Clock::time_point locked = Clock::now();
+        std::unique_lock guard(m_lock, std::try_to_lock);
+        Clock::time_point locked = readStart; // an uncontended lock is no wait
+        if (!guard.owns_lock()) {
+            guard.lock();
+            locked = Clock::now();
+            span(SpanKind::WaitLock, readStart, locked);
+        }
         r.versionRead = m_version.load(std::memory_order_relaxed);
         std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
-        span(SpanKind::WaitLock, readStart, locked);
+        guard.unlock();
         span(SpanKind::Communicate, locked, Clock::now());
     }
 
@@ -188,17 +193,28 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         r.applied = Clock::now();
         span(SpanKind::Apply, stepStart, r.applied);
     } else {
-        const Clock::time_point lockWanted = Clock::now();
-        std::unique_lock guard(m_lock);
-        const Clock::time_point locked = Clock::now();
+        // A lock wait is timed only when the lock is taken (an uncontended lock costs no clock readings, which
+        // would otherwise show up as a wait of their own).
+        std::unique_lock guard(m_lock, std::try_to_lock);
+        Clock::time_point lockWanted {};
+        Clock::time_point locked {};
+        if (!guard.owns_lock()) {
+            lockWanted = Clock::now();
+            guard.lock();
+            locked = Clock::now();
+        }
         r.versionApplied = m_version.load(std::memory_order_relaxed);
         MomentumSgd::apply(m_params.data(), step, rate.at(r.versionApplied - r.versionRead), 0, size);
         m_version.store(r.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();
         r.applied = Clock::now();
-        span(SpanKind::Apply, stepStart, lockWanted);
-        span(SpanKind::WaitLock, lockWanted, locked);
-        span(SpanKind::Apply, locked, r.applied);
+        if (locked == Clock::time_point {}) {
+            span(SpanKind::Apply, stepStart, r.applied);
+        } else {
+            span(SpanKind::Apply, stepStart, lockWanted);
+            span(SpanKind::WaitLock, lockWanted, locked);
+            span(SpanKind::Apply, locked, r.applied);
+        }
     }
     r.wasApplied = true;
     s.records.push_back(r);
@@ -275,6 +291,9 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
                 teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
                     + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
             } else {
+                // The whole team starts together (a thread that woke first would otherwise take a short
+                // slice's every push); the wait for the others is WaitSlice.
+#pragma omp barrier
                 workerLoop(omp_get_thread_num(), deadline);
             }
         }

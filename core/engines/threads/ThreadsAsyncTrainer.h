@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/common/FairLock.h"
 #include "core/engines/Trainer.h"
 #include "core/train/ReductionPlan.h"
 
@@ -71,7 +72,7 @@ private:
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     std::atomic<std::int64_t> m_claimedSamples {0}; // samples of pushes begun (the budget is shared)
     std::atomic<std::int64_t> m_pushesLeft {0}; // of this call's RunLimits::maxUpdates
-    std::mutex m_lock;
+    FairLock m_lock; // served in the order asked, as a parameter server serves its queue
     std::atomic<std::int64_t> m_version {0}; // updates applied (lock-free: writes completed)
     std::atomic<int> m_preDeadlineActive {0};
     std::atomic<bool> m_divergedFlag {false};

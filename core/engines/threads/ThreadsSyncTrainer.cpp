@@ -157,14 +157,19 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     const double base = m_seconds;
     auto at = [&](Clock::time_point t) { return base + secondsBetween(t0, t); };
     m_spans.clear();
+    // A team of one waits for nobody: the moments between its spans are bookkeeping (unaccounted), not waits.
+    const bool waits = team > 1;
     for (int w = 0; w < team; ++w) {
         const WorkerSlot& s = m_slots[static_cast<std::size_t>(w)];
-        m_spans.push_back({w, SpanKind::WaitBarrier, at(t0), at(s.start), 0});
+        if (waits)
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(t0), at(s.start), 0});
         m_spans.push_back({w, SpanKind::Compute, at(s.start), at(s.computed), s.samples});
         m_spans.push_back({w, SpanKind::Delay, at(s.delayStart), at(s.ready), 0});
-        m_spans.push_back({w, SpanKind::WaitBarrier, at(s.waitStart), at(s.released), 0});
+        if (waits)
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.waitStart), at(s.released), 0});
         m_spans.push_back({w, SpanKind::Apply, at(s.applyStart), at(s.applied), 0});
-        m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0});
+        if (waits)
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0});
     }
     const double wall = secondsBetween(t0, t1);
     reportWorkerTime(WorkWindow {base, base + wall, team}, m_spans, observer);
