@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -239,6 +240,22 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
         finished.push_back(r.get());
     }
     writeFileAtomically(joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim));
+    // An interrupted run may have little time left (mpirun kills a second after it passes SIGTERM on): its
+    // summary goes first, saying which files are still to come; a finished run's summary goes last, so that
+    // its presence means every file is there.
+    const bool interrupted = interruptSignal() != 0;
+    if (interrupted) {
+        Json pending = Json::array();
+        if (charts)
+            for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"})
+                pending.push_back(name);
+        if (!config.trace.empty())
+            pending.push_back(config.trace);
+        if (!config.saveParams.empty())
+            pending.push_back(config.saveParams);
+        summary["written_after_this_file"] = pending;
+        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+    }
     if (charts)
         charts(config.out, finished);
     if (!config.trace.empty())
@@ -254,7 +271,8 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
         writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
             {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", run.problem->spec.layersText()}});
     }
-    writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+    if (!interrupted)
+        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
     if (const int sig = interruptSignal())
         return 128 + sig;
     return diverged ? 3 : 0;
@@ -384,9 +402,11 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
                     + (config.runsAsync() ? "async: workers 0 to " + std::to_string(size - 2) : std::string()) + ")");
     }
 
-    // 2. Every process must run the same configuration.
+    // 2. Every process must run the same configuration, with the same build (the ranks exchange raw values).
     Sha256 sha;
-    const std::string text = dumpJson(configJson(config), -1);
+    const std::string text = dumpJson(configJson(config), -1) + " sgdscope 0.1 span " + std::to_string(sizeof(Span))
+        + " float " + std::to_string(sizeof(float)) + " little-endian "
+        + std::to_string(static_cast<int>(std::endian::native == std::endian::little));
     sha.update(text.data(), text.size());
     const auto digest = sha.finish();
     std::uint64_t hash = 0;
@@ -425,7 +445,40 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
         return refuse(
             static_cast<int>(failed), (size > 1 ? "rank " + std::to_string(rank) + ": " : std::string()) + problem);
 
-    // 4. Every process's clock against rank 0's, for one time axis.
+    // 4. Every process loaded the same data (a different file at the same path on another machine would
+    //    train other batches without a word): a digest of its size and of every 64th sample.
+    {
+        const Dataset& train = run.problem->train();
+        Sha256 data;
+        const std::int64_t n = train.size();
+        const int features = train.features();
+        data.update(&n, sizeof n);
+        data.update(&features, sizeof features);
+        for (std::int64_t i = 0; i < n; i += 64) {
+            data.update(train.inputs.col(static_cast<Eigen::Index>(i)).data(), sizeof(float) * static_cast<std::size_t>(features));
+            if (train.isClassification())
+                data.update(&train.labels[static_cast<std::size_t>(i)], sizeof train.labels[0]);
+            else
+                data.update(train.targets.col(static_cast<Eigen::Index>(i)).data(),
+                    sizeof(float) * static_cast<std::size_t>(train.targets.rows()));
+        }
+        const auto d = data.finish();
+        std::uint64_t mine = 0;
+        std::memcpy(&mine, d.data(), sizeof mine);
+        const std::vector<std::uint64_t> all = mpi.gather(mine);
+        std::int64_t other = -1;
+        for (std::size_t r = 1; r < all.size() && other < 0; ++r) {
+            if (all[r] != all[0])
+                other = static_cast<std::int64_t>(r);
+        }
+        other = mpi.broadcast(other);
+        if (other >= 0)
+            return refuse(0, "--engine mpi: rank " + std::to_string(other)
+                    + " loaded other training data than rank 0 (a different file at the same path?); every process "
+                      "must read the same data");
+    }
+
+    // 5. Every process's clock against rank 0's, for one time axis.
     mpi.estimateClockOffsets();
     if (rank == 0)
         noteIdleWorkers(run, size, size - 1);

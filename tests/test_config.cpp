@@ -202,7 +202,27 @@ private slots:
                 QVERIFY2(message.startsWith(QString::fromStdString(flag + ": ")),
                     qPrintable(QStringLiteral("%1 %2 gave \"%3\"")
                                    .arg(QString::fromStdString(flag), QString::fromStdString(value), message)));
+                // The same value in a --config file names the file's field.
+                if (value == "nan" || value == "inf")
+                    continue; // not JSON numbers
+                const bool numeric = (spec.type == OptionType::Integer || spec.type == OptionType::Number) && value != "x";
+                Json config = Json::object();
+                config[spec.name] = numeric ? Json(std::stod(value)) : Json(value);
+                const std::string text = dumpJson(config, -1);
+                const QString fromFile = errorOf({}, &text);
+                QVERIFY2(fromFile.startsWith(QStringLiteral("field \"%1\" of config file").arg(QString::fromStdString(spec.name))),
+                    qPrintable(QStringLiteral("config %1 gave \"%2\"").arg(QString::fromStdString(text), fromFile)));
             }
+        }
+        // Lists: each element is checked, and the message names the option.
+        for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>> {{"--slow", "0:1001"},
+                 {"--slow", "0:0.5"}, {"--slow", "x:2"}, {"--slow", "0"}, {"--layers", "0,1"}, {"--layers", "1,,1"},
+                 {"--layers", "1,x,1"}}) {
+            const QString message = errorOf({flag, value});
+            QVERIFY2(message.startsWith(QString::fromStdString(flag + ": "))
+                    || message.startsWith(QString::fromStdString(flag + " (")), // "--slow (worker in 'x:2'): ..."
+                qPrintable(QStringLiteral("%1 %2 gave \"%3\"")
+                               .arg(QString::fromStdString(flag), QString::fromStdString(value), message)));
         }
     }
 

@@ -171,7 +171,7 @@ private:
             + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--out"), out};
     }
     /// Starts a long MPI run and waits until its processes train (rank 0 printed progress).
-    bool startLong(QProcess& p, int processes, const QString& out, QElapsedTimer& clock)
+    bool startLong(QProcess& p, int processes, const QString& out, QElapsedTimer& clock, const QStringList& extra = {})
     {
         prepare(p);
         clock.start();
@@ -179,7 +179,7 @@ private:
             mpirunArgs(processes)
                 + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
                     QStringLiteral("--mode"), QStringLiteral("sync")}
-                + longRun(out));
+                + longRun(out) + extra);
         QByteArray seen;
         while (clock.elapsed() < 60000) {
             p.waitForReadyRead(200);
@@ -232,6 +232,25 @@ private slots:
             QString::fromStdString((*ra)["params_digest"].get<std::string>()));
         QCOMPARE(b["mpi"]["processes"].get<int>(), processes);
         QCOMPARE(static_cast<int>(b["mpi"]["clock_offsets_seconds"].size()), processes);
+    }
+
+    // Async with one worker (and the server) is sequential SGD: the same bits as the threads engine's P = 1.
+    void asyncWithOneWorkerGivesTheThreadsEnginesBits()
+    {
+        const QStringList common = blasModelWithBatch(96)
+            + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--steps"), QStringLiteral("8")};
+        const QString threadsOut = nextOut();
+        QCOMPARE(runThreads(common + QStringList {QStringLiteral("--workers"), QStringLiteral("1"), QStringLiteral("--out"), threadsOut}).exitCode, 0);
+        const QString mpiOut = nextOut();
+        const Result mpi = runMpi(2, common + QStringList {QStringLiteral("--out"), mpiOut});
+        QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));
+        const Json threads = readJson(threadsOut + QStringLiteral("/summary.json"));
+        const Json* a = runOf(threads, "async");
+        const Json b = readJson(mpiOut + QStringLiteral("/summary.json"));
+        const Json* rb = runOf(b, "async");
+        QVERIFY(a && rb);
+        QCOMPARE(QString::fromStdString((*rb)["params_digest"].get<std::string>()),
+            QString::fromStdString((*a)["params_digest"].get<std::string>()));
     }
 
     void asyncCompletesItsBudgetWithSaneStaleness_data()
@@ -382,7 +401,10 @@ private slots:
         QProcess p;
         QElapsedTimer clock;
         const QString out = nextOut();
-        QVERIFY(startLong(p, 3, out, clock));
+        // With a trace that has grown for a while: the summary must not wait for the large files.
+        const QString trace = m_dir.filePath(QStringLiteral("interrupted-trace.json"));
+        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--trace"), trace}));
+        QTest::qWait(8000);
         QElapsedTimer sinceTerm;
         sinceTerm.start();
         ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
@@ -397,6 +419,8 @@ private slots:
         QVERIFY(run);
         QCOMPARE((*run)["interrupted"].get<bool>(), true);
         QVERIFY((*run)["updates"].get<long long>() > 0);
+        // Written first, it says which files were still to come (the trace among them).
+        QVERIFY(summary["written_after_this_file"].dump().find("interrupted-trace.json") != std::string::npos);
         QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
     }
 

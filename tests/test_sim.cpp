@@ -157,6 +157,27 @@ private slots:
             qPrintable(QStringLiteral("mean staleness %1 with %2 workers").arg(mean).arg(workers)));
     }
 
+    // The mean staleness is P - 1 whatever the speeds (each push is stale by the pushes of the others in
+    // flight); a straggler shows in who is stale by how much. P = 8, worker 0 four times slower: in its 4 units
+    // the 7 others push 28 times; in a fast worker's unit the 6 other fast ones push 6 times and the slow one a
+    // quarter of a time: 6.25.
+    void idealAsyncStragglerIsStaleByTheOthersPushes()
+    {
+        const Run r = runApp(nextOut(),
+            words("--preset blobs --mode async --batch 512 --lr 0.001 --steps 120 --engine sim --cluster ideal "
+                  "--workers 8 --slow 0:4"));
+        QCOMPARE(r.exitCode, 0);
+        const auto& workers = firstRun(r).at("workers_detail");
+        const double slow = workers.at(0).at("mean_staleness").get<double>();
+        // Its first push (read at the start, when nobody had pushed yet) makes it a little lower.
+        QVERIFY2(std::fabs(slow - 28.0) <= 0.05 * 28.0, qPrintable(QStringLiteral("slow worker's staleness %1").arg(slow)));
+        for (std::size_t w = 1; w < 8; ++w) {
+            const double fast = workers.at(w).at("mean_staleness").get<double>();
+            QVERIFY2(std::fabs(fast - 6.25) <= kIdealStalenessTolerance * 6.25,
+                qPrintable(QStringLiteral("worker %1's staleness %2").arg(w).arg(fast)));
+        }
+    }
+
     // The local cluster answers "what would P cores of this machine do": at P = 2 it agrees with the threads
     // engine on this machine in throughput, in sync's wait for a 4x straggler, and in async's staleness.
     void localClusterAgreesWithThisMachine_data()

@@ -538,6 +538,23 @@ private slots:
             QVERIFY(w.column(m)->lossChart()->rawPointCount(0) > 0);
         }
         QVERIFY(w.series(AsyncMode).status().meanStaleness > 0);
+        QVERIFY(!w.series(SyncMode).status().virtualClock);
+        // A simulated run's folder: its virtual seconds are read as such.
+        QTemporaryDir simDir;
+        QProcess sim;
+        sim.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), simDir.path(), QStringLiteral("--preset"),
+                QStringLiteral("blobs"), QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--workers"),
+                QStringLiteral("16"), QStringLiteral("--steps"), QStringLiteral("20")});
+        QVERIFY(sim.waitForFinished(120000));
+        QCOMPARE(sim.exitCode(), 0);
+        QCOMPARE(w.openRun(simDir.path()), QString());
+        for (int m = 0; m < modeCount; ++m) {
+            QVERIFY(w.series(m).status().virtualClock);
+            QCOMPARE(static_cast<std::int64_t>(w.series(m).points().size()), w.series(m).status().updates);
+            QCOMPARE(static_cast<int>(w.series(m).status().workers.size()), 16);
+            QVERIFY(w.series(m).points().back().seconds > 0);
+        }
         // Not a run folder: the message names the file.
         QTemporaryDir empty;
         QVERIFY(w.openRun(empty.path()).contains(QStringLiteral("summary.json")));

@@ -22,15 +22,34 @@ namespace sgdscope::ui {
 
 namespace {
 constexpr int lrStepsPerDecade = 20;
-constexpr double lrMin = 1e-4; // slider 0; the top is 1.0
+constexpr double jitterStep = 0.05;
+constexpr double slowStep = 0.5;
 
+// The sliders' ranges come from the option table (Controller::windowRange).
+double lrMin()
+{
+    return Controller::windowRange("lr").first; // slider 0
+}
+int lrSteps()
+{
+    const auto [low, high] = Controller::windowRange("lr");
+    return static_cast<int>(std::lround(std::log10(high / low) * lrStepsPerDecade));
+}
 double lrFromSlider(int v)
 {
-    return lrMin * std::pow(10.0, static_cast<double>(v) / lrStepsPerDecade);
+    return lrMin() * std::pow(10.0, static_cast<double>(v) / lrStepsPerDecade);
 }
 int sliderFromLr(double lr)
 {
-    return static_cast<int>(std::lround(std::log10(lr / lrMin) * lrStepsPerDecade));
+    return static_cast<int>(std::lround(std::log10(lr / lrMin()) * lrStepsPerDecade));
+}
+int slowSteps(double factor)
+{
+    return static_cast<int>(std::lround(factor / slowStep));
+}
+int jitterSteps(double sigma)
+{
+    return static_cast<int>(std::lround(sigma / jitterStep));
 }
 
 QSlider* slider(int lo, int hi, const QString& tip)
@@ -106,17 +125,18 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_accum = slider(1, Controller::windowMaximum("accum"),
         tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
            "same result as the whole slice at once. Applies live."));
-    m_lr = slider(0, 4 * lrStepsPerDecade, tr("Learning rate (log scale). Applies live."));
+    m_lr = slider(0, lrSteps(), tr("Learning rate (log scale). Applies live."));
     m_slowWorker = new QComboBox;
     m_slowWorker->setToolTip(
         tr("A worker made slower: after computing it sleeps, as a slow remote machine would be slow "
            "without using our cores. Applies live."));
-    m_slowFactor = slider(2, 20, tr("How many times slower the straggler is. Applies live."));
-    m_jitter = slider(0, 20,
+    m_slowFactor = slider(slowSteps(Controller::windowRange("slow").first),
+        slowSteps(Controller::windowRange("slow").second), tr("How many times slower the straggler is. Applies live."));
+    m_jitter = slider(0, jitterSteps(Controller::windowRange("jitter").second),
         tr("Random compute-time jitter: every compute time is multiplied by exp(\u03c3 z), z standard "
            "normal, seeded. Applies live."));
     m_seed = new QSpinBox;
-    m_seed->setRange(0, 1000000);
+    m_seed->setRange(0, static_cast<int>(Controller::windowRange("seed").second));
     m_seed->setToolTip(tr("Seed for the initial weights, data order and jitter; applies on Reset."));
     m_apply = new QComboBox;
     m_apply->addItems({tr("lock (parameter server)"), tr("lock-free (Hogwild!)")});
@@ -131,7 +151,7 @@ ControlPanel::ControlPanel(QWidget* parent)
            "(test accuracy needs a data set with a test set). Applies live."));
     m_targetValue = new QDoubleSpinBox;
     m_targetValue->setDecimals(4);
-    m_targetValue->setRange(0.0, 1e6);
+    m_targetValue->setRange(0.0, Controller::windowRange("target-loss").second); // accuracy: at most 1
     m_targetValue->setSingleStep(0.01);
     m_targetValue->setValue(0.88);
     m_targetValue->setEnabled(false);
@@ -408,8 +428,8 @@ void ControlPanel::updateLabels()
     m_batchValue->setText(m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]));
     m_accumValue->setText(QString::number(m_accum->value()));
     m_lrValue->setText(QString::number(lrFromSlider(m_lr->value()), 'g', 3));
-    m_slowValue->setText(QStringLiteral("%1\u00d7").arg(m_slowFactor->value() / 2.0, 0, 'g', 3));
-    m_jitterValue->setText(QString::number(m_jitter->value() * 0.05, 'g', 2));
+    m_slowValue->setText(QStringLiteral("%1\u00d7").arg(m_slowFactor->value() * slowStep, 0, 'g', 3));
+    m_jitterValue->setText(QString::number(m_jitter->value() * jitterStep, 'g', 2));
     m_smoothingValue->setText(QString::number(m_smoothing->value() / 100.0, 'f', 2));
     const int cores = Controller::machineCores();
     const QString engine = m_engine->currentData().toString();
@@ -440,8 +460,8 @@ SessionSettings ControlPanel::settings() const
     s.accum = m_accum->value();
     s.learningRate = lrFromSlider(m_lr->value());
     s.slowWorker = m_slowWorker->currentIndex() - 1;
-    s.slowFactor = m_slowFactor->value() / 2.0;
-    s.jitter = m_jitter->value() * 0.05;
+    s.slowFactor = m_slowFactor->value() * slowStep;
+    s.jitter = m_jitter->value() * jitterStep;
     s.seed = static_cast<std::uint64_t>(m_seed->value());
     s.lockFree = m_apply->currentIndex() == 1;
     s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
@@ -488,9 +508,9 @@ void ControlPanel::setSettings(const SessionSettings& s)
     if (s.learningRate > 0)
         m_lr->setValue(sliderFromLr(s.learningRate));
     m_slowWorker->setCurrentIndex(std::clamp(s.slowWorker + 1, 0, m_slowWorker->count() - 1));
-    m_slowFactor->setValue(std::clamp(static_cast<int>(std::lround(s.slowFactor * 2)), 2, 20));
-    m_jitter->setValue(std::clamp(static_cast<int>(std::lround(s.jitter / 0.05)), 0, 20));
-    m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, 1000000)));
+    m_slowFactor->setValue(std::clamp(slowSteps(s.slowFactor), m_slowFactor->minimum(), m_slowFactor->maximum()));
+    m_jitter->setValue(std::clamp(jitterSteps(s.jitter), 0, m_jitter->maximum()));
+    m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, static_cast<std::uint64_t>(m_seed->maximum()))));
     m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
     m_target->setCurrentIndex(s.targetAccuracy >= 0 ? 1 : s.targetLoss >= 0 ? 2 : 0);
     if (s.targetAccuracy >= 0 || s.targetLoss >= 0)

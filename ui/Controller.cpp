@@ -74,6 +74,14 @@ int Controller::machineCores()
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+std::pair<double, double> Controller::windowRange(const char* name)
+{
+    const OptionSpec& spec = option(name);
+    if (spec.windowLow != 0.0 || spec.windowHigh != 0.0)
+        return {spec.windowLow, spec.windowHigh};
+    return {spec.min, spec.max};
+}
+
 int Controller::windowMaximum(const char* name)
 {
     const OptionSpec& spec = option(name);
@@ -312,6 +320,11 @@ void Controller::startExternal()
             args << QStringLiteral("--slow") << QStringLiteral("%1:%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 17);
         if (s.jitter > 0)
             args << QStringLiteral("--jitter") << QString::number(s.jitter, 'g', 17);
+        // A target ends each mode of the job when reached (headless runs stop at their target).
+        if (s.targetAccuracy >= 0 && presetInfo(s.preset).summary.contains(QStringLiteral("cross-entropy")))
+            args << QStringLiteral("--target-accuracy") << QString::number(s.targetAccuracy, 'g', 17);
+        else if (s.targetLoss >= 0)
+            args << QStringLiteral("--target-loss") << QString::number(s.targetLoss, 'g', 17);
         if (::geteuid() == 0) {
             // Open MPI refuses root unless told twice; CI and containers run as root.
             environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));

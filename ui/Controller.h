@@ -75,6 +75,8 @@ public:
     static int machineCores();
     /// The largest value the window offers for an option (its slider's end): the option table's.
     static int windowMaximum(const char* option);
+    /// The window's range for a number option (its windowLow/windowHigh, else its allowed range).
+    static std::pair<double, double> windowRange(const char* option);
 
     struct PresetInfo
     {

@@ -65,7 +65,7 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     return t;
 }
 
-QStringList notesFor(const TrainerSettings& t)
+QStringList notesFor(const TrainerSettings& t, const MlpSpec& spec)
 {
     const ChunkLayout layout(t.batch, t.chunk);
     QStringList notes;
@@ -81,6 +81,10 @@ QStringList notesFor(const TrainerSettings& t)
                      .arg(t.batch)
                      .arg(t.workers)
                      .arg(layout.chunkCount);
+    if (const int headless = defaultChunkSize(t.batch, spec); t.chunk < headless)
+        notes << QStringLiteral("Chunks this small (enough for every worker the slider allows) compute below full "
+                                "speed: a headless run uses chunks of %1.")
+                     .arg(headless);
     return notes;
 }
 
@@ -125,7 +129,7 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
         std::lock_guard lock(shared.mutex);
         shared.staging.markers[static_cast<std::size_t>(m)].push_back(
             {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending)});
-        shared.staging.notes = notesFor(settings);
+        shared.staging.notes = notesFor(settings, run.problem->spec);
     }
 }
 } // namespace
@@ -185,7 +189,7 @@ void runTrainingSession(
         std::array<std::int64_t, modeCount> simSliceUpdates {1, 1};
         report([&](MetricsBatch& b) {
             b.ready = true;
-            b.notes = notesFor(initial);
+            b.notes = notesFor(initial, run.problem->spec);
         });
         while (!shared->stop.load()) {
             if (shared->paused.load()) {
@@ -218,6 +222,10 @@ void runTrainingSession(
                     // A simulated slice: as many updates as take about 40 ms of this machine's time (the modes'
                     // clocks are virtual, so the slice is measured in updates).
                     std::int64_t& updates = simSliceUpdates[static_cast<std::size_t>(m)];
+                    // Async's slice hands pushes out to the workers in turn and drains them at its end: fewer
+                    // pushes than a few per worker would leave most workers without work.
+                    if (m == AsyncMode)
+                        updates = std::max<std::int64_t>(updates, 4LL * trainer.settings().workers);
                     const auto start = std::chrono::steady_clock::now();
                     trainer.run(RunLimits {updates, std::numeric_limits<double>::infinity()},
                         *observers[static_cast<std::size_t>(m)]);

@@ -13,6 +13,8 @@
 #include "core/train/ReductionPlan.h"
 
 #include <chrono>
+
+#include <omp.h>
 #include <cmath>
 
 namespace sgdscope {
@@ -111,9 +113,11 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
                 + std::to_string(std::max(1, s.batch / (s.accum * s.workers))) + " or smaller, or fewer micro-batches");
     }
     // Refuse what cannot fit before allocating any of it.
-    requireMemory(modelMemoryBytes(problem->spec, s, chunk), config.originOf("layers"),
+    const MemoryShape shape {config.runsSync(), config.runsAsync(), config.engine, omp_get_max_threads()};
+    requireMemory(modelMemoryBytes(problem->spec, s, chunk, shape), config.originOf("layers"),
         "an MLP " + problem->spec.layersText() + " trained by " + std::to_string(config.workers)
-            + (config.workers == 1 ? " worker" : " workers") + " in both modes",
+            + (config.workers == 1 ? " worker" : " workers")
+            + (config.mode == RunMode::Both ? " in both modes" : config.runsSync() ? " in sync" : " in async"),
         "Use smaller layers or fewer workers.");
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;

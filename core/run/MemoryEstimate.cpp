@@ -5,7 +5,7 @@
 
 namespace sgdscope {
 
-double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, int chunkSize)
+double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, int chunkSize, const MemoryShape& shape)
 {
     double params = 0.0;
     double widths = 0.0;
@@ -25,9 +25,16 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     const double treeDepth = std::ceil(std::log2(std::max(2.0, chunks))) + 1;
     const double reductionBuffers = std::min(chunks, p * treeDepth) + 1;
     const double workspace = (widths + 3 * widest) * chunk + (widths + 3 * widest) * 256; // training + evaluation
-    const double sync = params * (3 + reductionBuffers) + p * workspace;
-    const double async = params * (1 + p * (2 + treeDepth)) + p * workspace;
-    return 4.0 * (sync + async + 2 * params);
+    // Workspaces: one per worker thread here; per machine thread for the simulated cluster (it computes the
+    // workers' parts on this machine's cores); one in an MPI process.
+    const double computing = shape.engine == EngineKind::Threads ? p
+        : shape.engine == EngineKind::Sim                         ? std::min(p, static_cast<double>(std::max(1, shape.machineThreads)))
+                                                                  : 1.0;
+    const double sync = params * (3 + reductionBuffers) + computing * workspace;
+    // Async: every worker's snapshot and momentum (held by the server under MPI, with a receive buffer per
+    // worker), and the reduction buffers of those computing.
+    const double async = params * (1 + 2 * p + computing * treeDepth) + computing * workspace;
+    return 4.0 * ((shape.sync ? sync : 0.0) + (shape.async ? async : 0.0) + 2 * params);
 }
 
 } // namespace sgdscope

@@ -187,11 +187,16 @@ std::vector<OptionSpec> makeTable()
         "epochs", "E", 0, true, 1e6, false, &RunConfig::epochs, "alternative to --steps: passes over the training set");
     epochs.load = [](const RunConfig& c) { return c.epochs > 0 ? Json(c.epochs) : Json(); };
     t.push_back(epochs);
-    t.push_back(number("lr", "X", 0, true, 1e6, false, &RunConfig::lr, "learning rate, above 0"));
+    OptionSpec lr = number("lr", "X", 0, true, 1e6, false, &RunConfig::lr, "learning rate, above 0");
+    lr.windowLow = 1e-4; // the window's slider: four decades, log scale
+    lr.windowHigh = 1.0;
+    t.push_back(lr);
     t.push_back(number("momentum", "M", 0, false, 1, true, &RunConfig::momentum,
         "SGD momentum, 0 <= M < 1 (default 0), as torch.optim.SGD"));
-    t.push_back(integer("seed", "N", 0, 9007199254740991.0, &RunConfig::seed,
-        "seed for the initial weights, data order and jitter (default 0)"));
+    OptionSpec seed = integer("seed", "N", 0, 9007199254740991.0, &RunConfig::seed,
+        "seed for the initial weights, data order and jitter (default 0)");
+    seed.windowHigh = 1e6; // the window's seed box
+    t.push_back(seed);
 
     OptionSpec layers = base("layers", "LIST", OptionType::List,
         "layer widths, e.g. 1,5,1 (first = input features, last = outputs; default: no hidden layer)");
@@ -254,6 +259,8 @@ std::vector<OptionSpec> makeTable()
     OptionSpec slow = base("slow", "W:F", OptionType::List, "worker W is F times slower (repeatable)");
     slow.repeatable = true;
     slow.max = maxStragglerFactor;
+    slow.windowLow = 1.0; // the window's straggler factor, in half steps
+    slow.windowHigh = 10.0;
     slow.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
         c.slow.clear();
         for (const auto& item : v.items)
@@ -301,6 +308,7 @@ std::vector<OptionSpec> makeTable()
     OptionSpec jitter = number("jitter", "SIGMA", 0, false, 4, false, &RunConfig::jitter,
         "random compute-time factor max(1, exp(SIGMA x z)), z standard normal, seeded (a worker is slowed, never "
         "sped up)");
+    jitter.windowHigh = 1.0; // the window's slider, in steps of 0.05
     t.push_back(jitter);
     OptionSpec apply = choice("async-apply", "A", asyncApplyNames, &RunConfig::asyncApply,
         "async only: lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!)");

@@ -45,6 +45,10 @@ struct OptionSpec
     bool repeatable = false; // may be given several times on the command line (--slow)
     bool pathValue = false; // Text: a file or folder name
     int windowMax = 0; // the window's slider goes up to this (0: max)
+    /// The window's range for a number (its slider or box), when narrower than [min, max] (both 0: none).
+    /// For --slow and --jitter: the straggler factor's and jitter's sliders.
+    double windowLow = 0.0;
+    double windowHigh = 0.0;
 
     /// Where the option applies: "" if it takes effect in `config`, else why it does not (the reason is
     /// shown after "--name: "). Only options the user gave (command line, --config) are checked.

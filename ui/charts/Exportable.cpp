@@ -76,6 +76,10 @@ QColor transfer()
 {
     return QColor(0xb0, 0x7a, 0xa1);
 }
+QColor unaccounted()
+{
+    return QColor(0xc8, 0xc8, 0xc8);
+}
 } // namespace palette
 
 } // namespace sgdscope::ui

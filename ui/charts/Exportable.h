@@ -36,6 +36,7 @@ QColor delay();
 QColor idle();
 QColor apply();
 QColor transfer();
+QColor unaccounted(); // time no span covers (bookkeeping between measured spans)
 } // namespace palette
 
 } // namespace sgdscope::ui

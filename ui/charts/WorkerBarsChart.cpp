@@ -17,6 +17,7 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
     , m_idle(new QBarSet(tr("idle")))
     , m_apply(new QBarSet(tr("combine/apply")))
     , m_transfer(new QBarSet(tr("copy")))
+    , m_unaccounted(new QBarSet(tr("unaccounted")))
     , m_categories(new QBarCategoryAxis)
     , m_value(new QValueAxis)
 {
@@ -24,10 +25,11 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
     m_idle->setColor(palette::idle());
     m_apply->setColor(palette::apply());
     m_transfer->setColor(palette::transfer());
-    for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer})
+    m_unaccounted->setColor(palette::unaccounted());
+    for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer, m_unaccounted})
         set->setBorderColor(Qt::transparent);
     auto* series = new QStackedBarSeries;
-    series->append({m_busy, m_idle, m_apply, m_transfer});
+    series->append({m_busy, m_idle, m_apply, m_transfer, m_unaccounted});
     series->setBarWidth(0.8);
     m_chart->addSeries(series);
     styleAxis(m_categories, tr("worker"));
@@ -91,7 +93,7 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& all, double sinc
         m_categories->setProperty("sgdscopeTitle", axis);
         m_categories->setTitleText(height() >= 130 ? axis : QString());
         m_distribution = distribution;
-        for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer}) {
+        for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer, m_unaccounted}) {
             if (set->count() > n)
                 set->remove(n, set->count() - n);
             while (set->count() < n)
@@ -106,7 +108,8 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& all, double sinc
         const double scale = t.wall > 0 ? 100.0 / t.wall : 0.0;
         // Each replace() re-lays out the series: only for values that moved (a hundredth of a percent).
         for (auto [set, value] : {std::pair {m_busy, t.busy * scale}, std::pair {m_idle, t.idle * scale},
-                 std::pair {m_apply, t.apply * scale}, std::pair {m_transfer, t.transfer * scale}}) {
+                 std::pair {m_apply, t.apply * scale}, std::pair {m_transfer, t.transfer * scale},
+                 std::pair {m_unaccounted, std::max(0.0, t.unaccounted) * scale}}) {
             if (std::abs(set->at(w) - value) > 0.01)
                 set->replace(w, value);
         }

@@ -32,6 +32,7 @@ private:
     QBarSet* m_idle;
     QBarSet* m_apply;
     QBarSet* m_transfer;
+    QBarSet* m_unaccounted;
     QBarCategoryAxis* m_categories;
     QValueAxis* m_value;
     int m_count = 0;
