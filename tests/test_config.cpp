@@ -205,19 +205,21 @@ private slots:
                 // The same value in a --config file names the file's field.
                 if (value == "nan" || value == "inf")
                     continue; // not JSON numbers
-                const bool numeric = (spec.type == OptionType::Integer || spec.type == OptionType::Number) && value != "x";
+                const bool numeric
+                    = (spec.type == OptionType::Integer || spec.type == OptionType::Number) && value != "x";
                 Json config = Json::object();
                 config[spec.name] = numeric ? Json(std::stod(value)) : Json(value);
                 const std::string text = dumpJson(config, -1);
                 const QString fromFile = errorOf({}, &text);
-                QVERIFY2(fromFile.startsWith(QStringLiteral("field \"%1\" of config file").arg(QString::fromStdString(spec.name))),
+                QVERIFY2(fromFile.startsWith(
+                             QStringLiteral("field \"%1\" of config file").arg(QString::fromStdString(spec.name))),
                     qPrintable(QStringLiteral("config %1 gave \"%2\"").arg(QString::fromStdString(text), fromFile)));
             }
         }
         // Lists: each element is checked, and the message names the option.
-        for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>> {{"--slow", "0:1001"},
-                 {"--slow", "0:0.5"}, {"--slow", "x:2"}, {"--slow", "0"}, {"--layers", "0,1"}, {"--layers", "1,,1"},
-                 {"--layers", "1,x,1"}}) {
+        for (const auto& [flag, value] :
+            std::vector<std::pair<std::string, std::string>> {{"--slow", "0:1001"}, {"--slow", "0:0.5"},
+                {"--slow", "x:2"}, {"--slow", "0"}, {"--layers", "0,1"}, {"--layers", "1,,1"}, {"--layers", "1,x,1"}}) {
             const QString message = errorOf({flag, value});
             QVERIFY2(message.startsWith(QString::fromStdString(flag + ": "))
                     || message.startsWith(QString::fromStdString(flag + " (")), // "--slow (worker in 'x:2'): ..."
@@ -277,6 +279,8 @@ private slots:
                                   << QStringLiteral("nesting deeper than 64 levels at line 1, column 66");
         QTest::addRow("nested-config") << QStringLiteral(R"({"config": "x.json"})")
                                        << QStringLiteral("not allowed in a configuration file");
+        QTest::addRow("number-out-of-range")
+            << QStringLiteral("{\"lr\":\n 1e999}") << QStringLiteral("number 1e999 out of range at line 2, column 2");
         QTest::addRow("null") << QStringLiteral(R"({"lr": null})") << QStringLiteral("null is not a value");
         QTest::addRow("preset-type") << QStringLiteral(R"({"preset": 3})")
                                      << QStringLiteral("field \"preset\" of config file 'c.json': expected a string");

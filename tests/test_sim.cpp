@@ -170,7 +170,8 @@ private slots:
         const auto& workers = firstRun(r).at("workers_detail");
         const double slow = workers.at(0).at("mean_staleness").get<double>();
         // Its first push (read at the start, when nobody had pushed yet) makes it a little lower.
-        QVERIFY2(std::fabs(slow - 28.0) <= 0.05 * 28.0, qPrintable(QStringLiteral("slow worker's staleness %1").arg(slow)));
+        QVERIFY2(
+            std::fabs(slow - 28.0) <= 0.05 * 28.0, qPrintable(QStringLiteral("slow worker's staleness %1").arg(slow)));
         for (std::size_t w = 1; w < 8; ++w) {
             const double fast = workers.at(w).at("mean_staleness").get<double>();
             QVERIFY2(std::fabs(fast - 6.25) <= kIdealStalenessTolerance * 6.25,
@@ -201,10 +202,24 @@ private slots:
         // model's (this test runs alone).
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("OMP_WAIT_POLICY"));
-        const Run threads = runApp(nextOut(), common, env);
-        const Run sim = runApp(nextOut(), common + words("--engine sim --cluster local"), env);
-        QCOMPARE(threads.exitCode, 0);
-        QCOMPARE(sim.exitCode, 0);
+        // Each side twice, interleaved, and the faster run of each compared: a single pair once measured 1.36
+        // on a busy CI machine (another process took a core during the threads run, and a straggler's delay,
+        // three times its measured compute, multiplies such a slowdown).
+        const auto faster = [](const Run& a, const Run& b) {
+            return firstRun(a).at("samples_per_second").get<double>()
+                    >= firstRun(b).at("samples_per_second").get<double>()
+                ? a
+                : b;
+        };
+        const QStringList simArgs = common + words("--engine sim --cluster local");
+        const Run threads1 = runApp(nextOut(), common, env);
+        const Run sim1 = runApp(nextOut(), simArgs, env);
+        const Run threads2 = runApp(nextOut(), common, env);
+        const Run sim2 = runApp(nextOut(), simArgs, env);
+        for (const Run* r : {&threads1, &sim1, &threads2, &sim2})
+            QVERIFY2(r->exitCode == 0, qPrintable(r->stderrText));
+        const Run threads = faster(threads1, threads2);
+        const Run sim = faster(sim1, sim2);
         const Json& t = firstRun(threads);
         const Json& s = firstRun(sim);
         const double ratio = s.at("samples_per_second").get<double>() / t.at("samples_per_second").get<double>();
@@ -277,11 +292,10 @@ private slots:
             QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"),
             QStringLiteral("--platform"), data + QStringLiteral("/no-route-platform.xml")}
                                                   << QStringLiteral("there is no route from host");
-        QTest::addRow("platform with a one-way route")
-            << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--mode"),
-                   QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--platform"),
-                   data + QStringLiteral("/one-way-route-platform.xml")}
-            << QStringLiteral("there is no route from host b to host a");
+        QTest::addRow("platform with a one-way route") << QStringList {QStringLiteral("--engine"),
+            QStringLiteral("sim"), QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
+            QStringLiteral("2"), QStringLiteral("--platform"), data + QStringLiteral("/one-way-route-platform.xml")}
+                                                       << QStringLiteral("there is no route from host b to host a");
         // Workers do not share hosts: more workers than the platform's hosts is refused.
         QTest::addRow("more workers than hosts")
             << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--workers"),

@@ -10,6 +10,7 @@
 #include "core/train/StragglerModel.h"
 #include "core/train/TrainerSettings.h"
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <memory>
@@ -24,6 +25,16 @@ struct RunLimits
     std::int64_t maxUpdates = std::numeric_limits<std::int64_t>::max();
     double maxSeconds = std::numeric_limits<double>::infinity(); // of the mode's clock
 };
+
+/// How many steps of `per` samples take `from` to at least `target`, at least one; no overflow for a
+/// `target` of int64 max (an unbounded budget).
+inline std::int64_t stepsToReach(std::int64_t from, std::int64_t target, std::int64_t per)
+{
+    const std::int64_t remaining = target - from;
+    if (remaining <= 0)
+        return 1;
+    return std::max<std::int64_t>(1, remaining / per + (remaining % per != 0 ? 1 : 0));
+}
 
 /// When a run first reached its target (--target-accuracy / --target-loss).
 struct TargetReached

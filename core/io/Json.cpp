@@ -174,6 +174,16 @@ Json parseJson(std::string_view text, const std::string& what)
         // nlohmann counts the offending byte in `byte` (1-based); point at it.
         const std::size_t position = e.byte > 0 ? e.byte - 1 : 0;
         throw SgdError(what + ": " + problemOf(e) + " at " + lineAndColumn(text, position));
+    } catch (const nlohmann::json::out_of_range& e) {
+        // A number beyond a double ("1e999"): nlohmann names the token but not where it is.
+        const std::string message = e.what();
+        const std::size_t open = message.find('\'');
+        const std::size_t close = open == std::string::npos ? open : message.find('\'', open + 1);
+        const std::string token
+            = close == std::string::npos ? std::string() : message.substr(open + 1, close - open - 1);
+        const std::size_t position = token.empty() ? std::string::npos : text.find(token);
+        throw SgdError(what + ": number " + (token.empty() ? std::string() : token + " ") + "out of range"
+            + (position == std::string::npos ? std::string() : " at " + lineAndColumn(text, position)));
     }
 }
 

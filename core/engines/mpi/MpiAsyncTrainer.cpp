@@ -106,8 +106,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         m_pushesLeft
             = std::min(m_pushesLeft, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
-        m_pushesLeft = std::min(
-            m_pushesLeft, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + perPush - 1) / perPush));
+        m_pushesLeft = std::min(m_pushesLeft, stepsToReach(m_samples, m_nextEvalSamples, perPush));
 
     int active = 0;
     for (int w = 0; w < m_workers; ++w)

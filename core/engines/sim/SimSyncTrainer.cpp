@@ -146,9 +146,9 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
             std::max<std::int64_t>(1, maxSamplesPerSlice / batch)});
     if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
         updates = std::min(updates, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
-    updates = std::min(updates, std::max<std::int64_t>(1, (m_settings.sampleBudget - m_samples + batch - 1) / batch));
+    updates = std::min(updates, stepsToReach(m_samples, m_settings.sampleBudget, batch));
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
-        updates = std::min(updates, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + batch - 1) / batch));
+        updates = std::min(updates, stepsToReach(m_samples, m_nextEvalSamples, batch));
 
     // The math first, in update order (it does not depend on timing): the parameters after each update and
     // each update's batch loss. A non-finite loss ends the slice there (that update is not applied).

@@ -271,7 +271,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     // resolution as sync's (evaluating needs the workers stopped).
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max()) {
         const std::int64_t perPush = std::max(1, m_settings.batch / team);
-        pushes = std::min(pushes, std::max<std::int64_t>(1, (m_nextEvalSamples - m_samples + perPush - 1) / perPush));
+        pushes = std::min(pushes, stepsToReach(m_samples, m_nextEvalSamples, perPush));
     }
     m_pushesLeft.store(pushes);
     const double remaining = limits.maxSeconds - (m_seconds - sliceStartSeconds);
