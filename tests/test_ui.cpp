@@ -9,6 +9,7 @@
 #include "ui/PointConversion.h"
 #include "ui/ProgressJson.h"
 #include "ui/SeriesStore.h"
+#include "ui/charts/AccuracyChart.h"
 #include "ui/charts/Exportable.h"
 #include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
@@ -544,6 +545,16 @@ private slots:
         }
         QVERIFY(w.series(AsyncMode).status().meanStaleness > 0);
         QVERIFY(!w.series(SyncMode).status().virtualClock);
+        // The accuracy chart draws every evaluation's held-out accuracy (blobs has a generated test set).
+        for (int m = 0; m < modeCount; ++m) {
+            int withAccuracy = 0;
+            for (const EvalPoint& e : w.series(m).evals())
+                withAccuracy += e.hasTest && e.testAccuracy >= 0 ? 1 : 0;
+            QVERIFY(withAccuracy > 0);
+            QCOMPARE(w.accuracyChart()->pointCount(m), withAccuracy);
+        }
+        QVERIFY2(w.accuracyChart()->chartItem()->title().contains(QStringLiteral("test set accuracy")),
+            qPrintable(w.accuracyChart()->chartItem()->title()));
         // A simulated run's folder: its virtual seconds are read as such.
         QTemporaryDir simDir;
         QProcess sim;

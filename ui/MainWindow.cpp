@@ -3,6 +3,7 @@
 #include "ui/ControlPanel.h"
 #include "ui/ModeColumn.h"
 #include "ui/RunFolder.h"
+#include "ui/charts/AccuracyChart.h"
 #include "ui/charts/LossChart.h"
 
 #include <QAction>
@@ -72,6 +73,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_compareSeconds->setToolTip(
         tr("Both modes' smoothed batch loss against their own clocks (each advances only while that mode "
            "trains): which one gets to a low loss sooner."));
+    m_compareAccuracy = new AccuracyChart(
+        {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}});
 
     auto* columns = new QSplitter(Qt::Horizontal);
     columns->addWidget(m_columns[SyncMode]);
@@ -80,6 +83,7 @@ MainWindow::MainWindow(QWidget* parent)
     auto* comparison = new QSplitter(Qt::Horizontal);
     comparison->addWidget(m_compareSamples);
     comparison->addWidget(m_compareSeconds);
+    comparison->addWidget(m_compareAccuracy);
     comparison->setChildrenCollapsible(false);
     auto* right = new QSplitter(Qt::Vertical);
     right->addWidget(columns);
@@ -88,7 +92,7 @@ MainWindow::MainWindow(QWidget* parent)
     right->setStretchFactor(1, 1);
     right->setSizes({3000, 1000});
     columns->setSizes({1000, 1000});
-    comparison->setSizes({1000, 1000});
+    comparison->setSizes({1000, 1000, 1000});
     comparison->setMinimumHeight(150);
     right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);
@@ -194,6 +198,10 @@ void MainWindow::scheduleRefresh()
         m_pendingRefresh.append([c, everything] { c->refresh(everything); });
     m_pendingRefresh.append([this] { m_compareSamples->refresh(); });
     m_pendingRefresh.append([this] { m_compareSeconds->refresh(); });
+    m_pendingRefresh.append([this] {
+        m_compareAccuracy->setTarget(m_controller->runningSettings().targetAccuracy);
+        m_compareAccuracy->refresh();
+    });
     QTimer::singleShot(0, this, &MainWindow::refreshNextStage);
 }
 
@@ -249,6 +257,8 @@ void MainWindow::refreshCharts()
         c->refresh();
     m_compareSamples->refresh();
     m_compareSeconds->refresh();
+    m_compareAccuracy->setTarget(m_controller->runningSettings().targetAccuracy);
+    m_compareAccuracy->refresh();
 }
 
 void MainWindow::applyChartOptions()
@@ -304,7 +314,7 @@ QList<const Exportable*> MainWindow::exportables() const
     QList<const Exportable*> all;
     for (ModeColumn* c : m_columns)
         all += c->exportables();
-    all << m_compareSamples << m_compareSeconds;
+    all << m_compareSamples << m_compareSeconds << m_compareAccuracy;
     return all;
 }
 

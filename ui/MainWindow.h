@@ -14,6 +14,7 @@ namespace sgdscope::ui {
 
 class ControlPanel;
 class ModeColumn;
+class AccuracyChart;
 class LossChart;
 class Exportable;
 
@@ -31,6 +32,7 @@ public:
     const ModeSeries& series(int mode) const { return m_series[static_cast<std::size_t>(mode)]; }
     ModeColumn* column(int mode) const { return m_columns[static_cast<std::size_t>(mode)]; }
     LossChart* comparison(int which) const { return which == 0 ? m_compareSamples : m_compareSeconds; }
+    AccuracyChart* accuracyChart() const { return m_compareAccuracy; }
     QString lastError() const { return m_lastError; }
 
     /// Writes every chart as a PNG (twice the device pixel ratio) into `folder`, plus window.png of the
@@ -66,6 +68,7 @@ private:
     std::array<ModeColumn*, modeCount> m_columns {};
     LossChart* m_compareSamples;
     LossChart* m_compareSeconds;
+    AccuracyChart* m_compareAccuracy;
     std::array<QLabel*, modeCount> m_statusLabels {};
     QLabel* m_stateLabel;
     QString m_lastError;
