@@ -29,6 +29,8 @@ void fill(ui::ModeSeries& series, const HeadlessModeRun& run)
     progress.divergedAt = r.divergedAt;
     progress.finished = true;
     progress.target = r.target;
+    progress.targetAccuracy = r.settings.targetAccuracy;
+    progress.targetLoss = r.settings.targetLoss;
     progress.virtualClock = r.engineChoice.kind == EngineKind::Sim;
     batch.status[static_cast<std::size_t>(m)] = ui::modeStatus(r.metrics, progress);
     series.add(batch, m);

@@ -38,7 +38,7 @@ for f in sorted(glob.glob(os.path.join(work, "ours-*.json"))):
 peer = {}
 for line in open(os.path.join(work, "peer.jsonl")):
     r = json.loads(line)
-    key = (r["workload"], r["mode"], r.get("threads"), r.get("P"), r.get("k"))
+    key = (r["workload"], r.get("mode"), r.get("threads"), r.get("P"), r.get("k"))
     peer.setdefault(key, []).append(r)
 
 def med(rs, field):

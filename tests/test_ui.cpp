@@ -9,6 +9,7 @@
 #include "ui/PointConversion.h"
 #include "ui/ProgressJson.h"
 #include "ui/SeriesStore.h"
+#include "ui/TrainingSession.h"
 #include "ui/charts/AccuracyChart.h"
 #include "ui/charts/Exportable.h"
 #include "ui/charts/HistogramChart.h"
@@ -18,6 +19,7 @@
 
 #include "core/io/Json.h"
 #include "core/metrics/RunMetrics.h"
+#include "core/nn/MlpSpec.h"
 
 #include <cmath>
 
@@ -165,6 +167,33 @@ private slots:
         QCOMPARE(waitLabels.front(), QStringLiteral("10\u00b5"));
         QCOMPARE(waitLabels.back(), QStringLiteral("10m"));
         QCOMPARE(waitCounts, (std::vector<std::int64_t> {3, 0, 7, 0}));
+    }
+
+    // The window's sync has a chunk for every worker the slider allows (where the batch has that many
+    // samples): on the default preset (batch 50) 32 workers each get one.
+    void windowSyncHasAChunkForEveryWorker()
+    {
+        using sgdscope::MlpSpec;
+        const MlpSpec parabola {{1, 5, 1}, sgdscope::Activation::Tanh, sgdscope::LossKind::MeanSquaredError};
+        const MlpSpec fashion {
+            {784, 256, 128, 10}, sgdscope::Activation::Relu, sgdscope::LossKind::SoftmaxCrossEntropy};
+        const int maxBatch = 60000; // the batch slider goes to the training set (fashion-mnist's 60,000)
+        for (const QString& engine : {QStringLiteral("threads"), QStringLiteral("sim")}) {
+            const int slider = maxWindowWorkers(engine);
+            for (const MlpSpec* spec : {&parabola, &fashion}) {
+                for (int batch = 1; batch <= maxBatch; batch += batch < 2000 ? 1 : 97) {
+                    const int chunk = windowChunkSize(batch, *spec, slider);
+                    const int chunks = (batch + chunk - 1) / chunk;
+                    QVERIFY2(chunks >= std::min(batch, slider),
+                        qPrintable(QStringLiteral("%1: batch %2 in %3 chunks of %4")
+                                       .arg(engine)
+                                       .arg(batch)
+                                       .arg(chunks)
+                                       .arg(chunk)));
+                }
+            }
+        }
+        QCOMPARE(windowChunkSize(50, parabola, 32), 1);
     }
 
     void slidersChangeTheControllersConfiguration()
@@ -409,6 +438,7 @@ private slots:
         st.seconds = 0.5;
         st.virtualClock = true;
         st.meanStaleness = 2.5;
+        st.targetAccuracy = 0.875;
         st.workers.push_back({1.0, 0.6, 0.3, 0.05, 0.04, 0.01, 3});
         st.stalenessCounts = {1, 2, 4};
         st.waitDecades = {0, 5};
@@ -428,6 +458,8 @@ private slots:
         QCOMPARE(r.markers[SyncMode][0].text, QStringLiteral("P=4"));
         QVERIFY(!r.status[SyncMode].valid);
         QVERIFY(r.status[AsyncMode].virtualClock);
+        QCOMPARE(r.status[AsyncMode].targetAccuracy, 0.875);
+        QCOMPARE(r.status[AsyncMode].targetLoss, -1.0);
         QCOMPARE(r.status[AsyncMode].workers.size(), std::size_t {1});
         QCOMPARE(r.status[AsyncMode].workers[0].transfer, 0.04);
         QCOMPARE(r.status[AsyncMode].stalenessCounts, b.status[AsyncMode].stalenessCounts);
@@ -545,16 +577,34 @@ private slots:
         }
         QVERIFY(w.series(AsyncMode).status().meanStaleness > 0);
         QVERIFY(!w.series(SyncMode).status().virtualClock);
-        // The accuracy chart draws every evaluation's held-out accuracy (blobs has a generated test set).
+        // The accuracy chart draws every evaluation's held-out accuracy (blobs has a generated test set) against
+        // the mode's seconds; no target was set, so no target line.
         for (int m = 0; m < modeCount; ++m) {
-            int withAccuracy = 0;
+            QList<QPointF> expected;
             for (const EvalPoint& e : w.series(m).evals())
-                withAccuracy += e.hasTest && e.testAccuracy >= 0 ? 1 : 0;
-            QVERIFY(withAccuracy > 0);
-            QCOMPARE(w.accuracyChart()->pointCount(m), withAccuracy);
+                if (e.hasTest && e.testAccuracy >= 0)
+                    expected.append(QPointF(e.seconds, e.testAccuracy));
+            QVERIFY(!expected.isEmpty());
+            QCOMPARE(w.accuracyChart()->linePoints(m), expected);
         }
         QVERIFY2(w.accuracyChart()->chartItem()->title().contains(QStringLiteral("test set accuracy")),
             qPrintable(w.accuracyChart()->chartItem()->title()));
+        QVERIFY(std::isnan(w.accuracyChart()->targetDrawn()));
+        // A run with a target: the folder's own target is drawn and reported.
+        QTemporaryDir targetDir;
+        QProcess withTarget;
+        withTarget.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), targetDir.path(), QStringLiteral("--preset"),
+                QStringLiteral("blobs"), QStringLiteral("--steps"), QStringLiteral("40"),
+                QStringLiteral("--target-accuracy"), QStringLiteral("0.5")});
+        QVERIFY(withTarget.waitForFinished(120000));
+        QCOMPARE(withTarget.exitCode(), 0);
+        QCOMPARE(w.openRun(targetDir.path()), QString());
+        QCOMPARE(w.accuracyChart()->targetDrawn(), 0.5);
+        for (int m = 0; m < modeCount; ++m) {
+            QCOMPARE(w.series(m).status().targetAccuracy, 0.5);
+            QVERIFY(w.series(m).status().targetReached);
+        }
         // A simulated run's folder: its virtual seconds are read as such.
         QTemporaryDir simDir;
         QProcess sim;
@@ -571,6 +621,8 @@ private slots:
             QCOMPARE(static_cast<int>(w.series(m).status().workers.size()), 16);
             QVERIFY(w.series(m).points().back().seconds > 0);
         }
+        QVERIFY2(w.accuracyChart()->xAxisTitle().contains(QStringLiteral("virtual")),
+            qPrintable(w.accuracyChart()->xAxisTitle()));
         // Not a run folder: the message names the file.
         QTemporaryDir empty;
         QVERIFY(w.openRun(empty.path()).contains(QStringLiteral("summary.json")));

@@ -198,10 +198,7 @@ void MainWindow::scheduleRefresh()
         m_pendingRefresh.append([c, everything] { c->refresh(everything); });
     m_pendingRefresh.append([this] { m_compareSamples->refresh(); });
     m_pendingRefresh.append([this] { m_compareSeconds->refresh(); });
-    m_pendingRefresh.append([this] {
-        m_compareAccuracy->setTarget(m_controller->runningSettings().targetAccuracy);
-        m_compareAccuracy->refresh();
-    });
+    m_pendingRefresh.append([this] { m_compareAccuracy->refresh(); });
     QTimer::singleShot(0, this, &MainWindow::refreshNextStage);
 }
 
@@ -257,7 +254,6 @@ void MainWindow::refreshCharts()
         c->refresh();
     m_compareSamples->refresh();
     m_compareSeconds->refresh();
-    m_compareAccuracy->setTarget(m_controller->runningSettings().targetAccuracy);
     m_compareAccuracy->refresh();
 }
 
@@ -290,12 +286,13 @@ void MainWindow::updateStatus()
                                compact(s.samplesPerSecond))
                            .arg(s.lastLoss, 0, 'g', 4)
                            .arg(s.idleFraction * 100, 0, 'f', 0);
+        if (s.segmentStart > 0)
+            text += tr(" since the change"); // idle follows the current workers; the rest is the whole run
         if (s.lastTestAccuracy >= 0)
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
         text += m == SyncMode ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
                               : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
-        const SessionSettings& running = m_controller->runningSettings();
-        if (running.targetAccuracy >= 0 || running.targetLoss >= 0)
+        if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
             text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")
                                           .arg(s.targetSeconds, 0, 'f', 2)
                                           .arg(compact(static_cast<double>(s.targetSamples)))

@@ -49,7 +49,8 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
             tr("longest wait in an update (seconds, by decade)"), tr("updates"));
         m_histogram->setToolTip(
             tr("Sync's price: in every update, how long the worker that waited longest waited for the slowest one "
-               "(by decade: 1m means 1 to 10 ms)."));
+               "(by decade: 1m means 1 to 10 ms). It includes the team's start and join, and with passive "
+               "OpenMP waiting the wake-up of sleeping threads."));
         m_trend = new TrendChart(tr("Sync mean wait per update"), stem + QStringLiteral("-wait-trend"), series,
             TrendValue::WaitSeconds, color);
         m_trend->setToolTip(tr("The mean of that wait over this mode's clock."));

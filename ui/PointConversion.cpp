@@ -43,6 +43,8 @@ ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, s
     s.targetReached = progress.target.reached;
     s.targetSeconds = progress.target.seconds;
     s.targetSamples = progress.target.samples;
+    s.targetAccuracy = progress.targetAccuracy;
+    s.targetLoss = progress.targetLoss;
     s.segmentStart = progress.segmentStart;
     s.virtualClock = progress.virtualClock;
     for (const WorkerFigures& w : metrics.segment()) {

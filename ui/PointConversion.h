@@ -25,6 +25,8 @@ struct ModeProgress
     std::int64_t divergedAt = -1;
     bool finished = false;
     TargetReached target;
+    double targetAccuracy = -1.0; // the target in effect (< 0: none); an accuracy target needs a test set
+    double targetLoss = -1.0;
     double segmentStart = 0.0; // the mode's clock at the last configuration change
     bool virtualClock = false; // a simulated cluster
 };

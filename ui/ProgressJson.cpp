@@ -91,6 +91,8 @@ Json statusJson(const ModeStatus& s)
     j["target_reached"] = s.targetReached;
     j["target_seconds"] = s.targetSeconds;
     j["target_samples"] = s.targetSamples;
+    j["target_accuracy"] = s.targetAccuracy;
+    j["target_loss"] = s.targetLoss;
     Json workers = Json::array();
     for (const WorkerTime& w : s.workers)
         workers.push_back(Json::array({w.wall, w.busy, w.idle, w.apply, w.transfer, w.unaccounted, w.updates}));
@@ -126,6 +128,8 @@ ModeStatus statusFromJson(const Json& j)
     s.targetReached = field(j, "target_reached").get<bool>();
     s.targetSeconds = number(field(j, "target_seconds"));
     s.targetSamples = integer(field(j, "target_samples"));
+    s.targetAccuracy = number(field(j, "target_accuracy"));
+    s.targetLoss = number(field(j, "target_loss"));
     for (const Json& w : field(j, "workers")) {
         WorkerTime t;
         t.wall = number(arrayAt(w, 0));

@@ -90,6 +90,10 @@ ModeStatus statusOf(const Json& run)
             }
         }
     }
+    if (const Json* target = member(run, "target"); target && target->is_object()) {
+        s.targetAccuracy = numberOr(*target, "test_accuracy", -1.0);
+        s.targetLoss = numberOr(*target, "train_loss", -1.0);
+    }
     const Json* seconds = member(run, "seconds_to_target");
     if (seconds && seconds->is_number()) {
         s.targetReached = true;

@@ -104,6 +104,8 @@ struct ModeStatus
     bool targetReached = false;
     double targetSeconds = 0.0; // the mode's clock when it first reached the target
     std::int64_t targetSamples = 0;
+    double targetAccuracy = -1.0; // the target in effect for this mode (< 0: none): test accuracy at least this
+    double targetLoss = -1.0; // ... or training loss at most this
     std::vector<WorkerTime> workers; // the current workers, since the last configuration change
     /// [s] = pushes with staleness s; the last entry also counts every larger staleness (it is "s+").
     std::vector<std::int64_t> stalenessCounts;

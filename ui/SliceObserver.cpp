@@ -55,6 +55,8 @@ void SliceObserver::flush(const Trainer& trainer)
     progress.divergedAt = trainer.divergedAt();
     progress.finished = trainer.finished();
     progress.target = trainer.target();
+    progress.targetAccuracy = trainer.settings().targetAccuracy;
+    progress.targetLoss = trainer.settings().targetLoss;
     progress.segmentStart = m_segmentStart;
     progress.virtualClock = std::string(trainer.engineName()) == "sim";
     ModeStatus status = modeStatus(trainer.metrics(), progress);

@@ -21,6 +21,12 @@
 
 namespace sgdscope::ui {
 
+int windowChunkSize(int batch, const MlpSpec& spec, int sliderWorkers)
+{
+    // floor(batch / S) samples a chunk make at least S chunks whenever the batch has S samples.
+    return std::min(defaultChunkSize(batch, spec), std::max(1, batch / std::max(1, sliderWorkers)));
+}
+
 namespace {
 constexpr double sliceSeconds = 0.04; // of each mode's clock, alternating
 constexpr int trainingNice = 10; // the window's thread stays ahead of the workers (weight 1024 against 110)
@@ -52,11 +58,7 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
         t.stragglers.push_back({s.slowWorker, s.slowFactor});
     t.jitter = s.jitter;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
-    // Enough chunks for every worker the slider allows, so that sync does not idle workers by construction
-    // where async does not (the chunk size still depends on the batch and model only, never on P or K).
-    const int sliderWorkers = maxWindowWorkers(s.engine);
-    t.chunk = std::min(
-        defaultChunkSize(t.batch, run.problem->spec), std::max(1, (t.batch + sliderWorkers - 1) / sliderWorkers));
+    t.chunk = windowChunkSize(t.batch, run.problem->spec, maxWindowWorkers(s.engine));
     t.sampleBudget = std::numeric_limits<std::int64_t>::max(); // the window trains until paused or reset
     t.evalEverySamples = std::max<std::int64_t>(n, 200LL * t.batch);
     t.targetAccuracy = run.problem->data->test && run.problem->train().isClassification() ? s.targetAccuracy : -1.0;
@@ -117,8 +119,8 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
     if (pending.engine == QStringLiteral("sim") && !pending.platformFile.isEmpty()) {
         // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
         // on a missing route).
-        const std::string why = checkPlatformFile(pending.platformFile.toStdString(), settings.workers + 1,
-            routesNeeded(settings.workers, true, true));
+        const std::string why = checkPlatformFile(
+            pending.platformFile.toStdString(), settings.workers + 1, routesNeeded(settings.workers, true, true));
         if (!why.empty())
             throw SgdError("the platform file cannot take " + std::to_string(settings.workers) + " workers: " + why);
     }

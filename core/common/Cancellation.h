@@ -4,9 +4,9 @@
 
 namespace sgdscope {
 
-/// A process-wide request to give up long work that has no observer to ask (loading a data set). Set from
-/// a signal handler (a lock-free atomic store), polled by the loaders, which then throw SgdError
-/// "interrupted". Trainers stop through their observer and requestStop() instead.
+/// A process-wide request to stop: set from a signal handler (a lock-free atomic store); polled by the
+/// loaders, which then throw SgdError "interrupted", and by the running trainer (Trainer::stopRequestedNow), which
+/// ends its update in order and cuts a straggler's modelled sleep short (StragglerSleep).
 inline std::atomic<bool>& cancellationFlag()
 {
     static std::atomic<bool> flag {false};

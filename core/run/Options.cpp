@@ -311,7 +311,8 @@ std::vector<OptionSpec> makeTable()
     jitter.windowHigh = 1.0; // the window's slider, in steps of 0.05
     t.push_back(jitter);
     OptionSpec apply = choice("async-apply", "A", asyncApplyNames, &RunConfig::asyncApply,
-        "async only: lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!)");
+        "async only: lock (a short critical section, as a parameter server; default) | lockfree (Hogwild!; "
+        "its staleness counts the updates whose writes completed)");
     apply.whyInapplicable = [](const RunConfig& c) {
         if (!c.runsAsync())
             return onlyForAsync(c);

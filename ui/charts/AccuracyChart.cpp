@@ -14,7 +14,9 @@
 namespace sgdscope::ui {
 
 namespace {
-// Evaluations are at most a few hundred per run (Experiment caps them); every one is drawn.
+// Each dot is a graphics item in Qt Charts: a long window session has thousands of evaluations.
+constexpr int maxDots = 60;
+
 double accuracyOf(const EvalPoint& e, bool test)
 {
     return test ? e.testAccuracy : e.accuracy;
@@ -64,11 +66,6 @@ AccuracyChart::AccuracyChart(QList<Curve> curves, QWidget* parent)
                   "dashed line is the target, when one is set."));
 }
 
-void AccuracyChart::setTarget(double accuracy)
-{
-    m_targetAccuracy = accuracy;
-}
-
 void AccuracyChart::refresh()
 {
     bool virtualClock = false;
@@ -101,6 +98,8 @@ void AccuracyChart::refresh()
     else
         m_chart->setTitle(tr("Sync vs async: %1 accuracy against seconds").arg(what));
     double yMin = 1.0;
+    double target = -1.0;
+    const int columns = std::max(2, plotColumns());
     for (CurveSeries& s : m_curves) {
         QList<QPointF> points;
         for (const EvalPoint& e : s.curve.series->evals()) {
@@ -110,15 +109,25 @@ void AccuracyChart::refresh()
                 yMin = std::min(yMin, a);
             }
         }
+        // Evenly thinned from the newest, so the latest evaluation is always drawn.
+        const auto thinned = [&points](int most) {
+            const qsizetype stride = std::max<qsizetype>(1, (points.size() + most - 1) / most);
+            QList<QPointF> kept;
+            for (qsizetype i = points.size() - 1; i >= 0; i -= stride)
+                kept.prepend(points[i]);
+            return kept;
+        };
         s.line->setName(s.curve.name + QStringLiteral(" (") + what + QStringLiteral(")"));
-        s.line->replace(points);
-        s.dots->replace(points);
+        s.line->replace(thinned(columns));
+        s.dots->replace(thinned(maxDots));
+        target = std::max(target, s.curve.series->status().targetAccuracy);
     }
     if (xMax <= 0)
         xMax = 1;
-    if (m_targetAccuracy >= 0 && m_targetAccuracy <= 1) {
-        m_target->replace({QPointF(0, m_targetAccuracy), QPointF(xMax, m_targetAccuracy)});
-        yMin = std::min(yMin, m_targetAccuracy);
+    // The target is a test accuracy: drawn only against test-set curves.
+    if (anyTest && target >= 0 && target <= 1) {
+        m_target->replace({QPointF(0, target), QPointF(xMax, target)});
+        yMin = std::min(yMin, target);
     } else if (m_target->count() > 0) {
         m_target->clear();
     }
@@ -131,9 +140,19 @@ void AccuracyChart::refresh()
     setRoundTicks(m_x, xMax);
 }
 
-int AccuracyChart::pointCount(int curve) const
+QList<QPointF> AccuracyChart::linePoints(int curve) const
 {
-    return m_curves[curve].line->count();
+    return m_curves[curve].line->points();
+}
+
+double AccuracyChart::targetDrawn() const
+{
+    return m_target->count() > 0 ? m_target->at(0).y() : std::nan("");
+}
+
+QString AccuracyChart::xAxisTitle() const
+{
+    return m_x->property("sgdscopeTitle").toString();
 }
 
 } // namespace sgdscope::ui

@@ -12,9 +12,10 @@ class QValueAxis;
 
 namespace sgdscope::ui {
 
-/// Both modes' accuracy at every whole-set evaluation against their own clocks: on the held-out test set where
-/// the data set has one (fashion-mnist), else on the whole training set (the legend says which), with the
-/// target accuracy as a dashed line when one is set. Regression runs have no accuracy; the chart says so.
+/// Both modes' accuracy at whole-set evaluations against their own clocks: on the held-out test set where the
+/// data set has one (fashion-mnist, blobs), else on the whole training set (the title and legend say which),
+/// with the modes' target accuracy (the one in effect, from their status) as a dashed line. Regression runs
+/// have no accuracy; the chart says so. The line is thinned to the plot's width, the dots to maxDots.
 class AccuracyChart : public ChartPanel
 {
     Q_OBJECT
@@ -28,11 +29,12 @@ public:
 
     AccuracyChart(QList<Curve> curves, QWidget* parent = nullptr);
 
-    /// The target accuracy to draw (< 0: none).
-    void setTarget(double accuracy);
     void refresh();
-    /// Points drawn for curve i after the last refresh (tests).
-    int pointCount(int curve) const;
+    /// The line drawn for curve i after the last refresh (tests).
+    QList<QPointF> linePoints(int curve) const;
+    /// The target line's height after the last refresh (NaN if none; tests).
+    double targetDrawn() const;
+    QString xAxisTitle() const;
 
 private:
     struct CurveSeries
@@ -45,7 +47,6 @@ private:
     QLineSeries* m_target;
     QValueAxis* m_x;
     QValueAxis* m_y;
-    double m_targetAccuracy = -1.0;
 };
 
 } // namespace sgdscope::ui
