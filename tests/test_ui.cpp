@@ -140,6 +140,36 @@ private slots:
         QCOMPARE(chart.divergedMarkerX(0), 10.0); // update index 9 is the 10th update: x = 10
     }
 
+    // A loss that blew up by thirty decades keeps a readable axis: at most seven ticks, not one a decade.
+    void blownUpLossKeepsAReadableAxis()
+    {
+        ModeSeries store;
+        MetricsBatch b;
+        for (std::int64_t i = 0; i < 40; ++i)
+            b.points[SyncMode].push_back(
+                {i, i + 1, 0.1 * static_cast<double>(i), std::pow(10.0, static_cast<double>(i % 33) - 2.0), 0});
+        b.status[SyncMode].valid = true;
+        store.add(b, SyncMode);
+        LossChart chart(
+            QStringLiteral("t"), QStringLiteral("t"), {{&store, Qt::blue, QStringLiteral("sync")}}, XAxisKind::Updates);
+        chart.resize(400, 300);
+        chart.refresh();
+        QVERIFY2(chart.yTickCount() <= 7, qPrintable(QString::number(chart.yTickCount())));
+        // And a loss of two decades keeps a tick per decade.
+        ModeSeries calm;
+        MetricsBatch c;
+        for (std::int64_t i = 0; i < 40; ++i)
+            c.points[SyncMode].push_back(
+                {i, i + 1, 0.1 * static_cast<double>(i), 2.0 / (1.0 + static_cast<double>(i)), 0});
+        c.status[SyncMode].valid = true;
+        calm.add(c, SyncMode);
+        LossChart calmChart(
+            QStringLiteral("t"), QStringLiteral("t"), {{&calm, Qt::blue, QStringLiteral("sync")}}, XAxisKind::Updates);
+        calmChart.resize(400, 300);
+        calmChart.refresh();
+        QCOMPARE(calmChart.yTickCount(), 4); // 0.01, 0.1, 1, 10
+    }
+
     void histogramsFoldTheirTailIntoTheLastBar()
     {
         const auto [labels, counts] = stalenessBars({5, 4, 3, 2, 1, 1, 1}, false, 4);

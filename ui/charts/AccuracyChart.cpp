@@ -117,7 +117,8 @@ void AccuracyChart::refresh()
                 kept.prepend(points[i]);
             return kept;
         };
-        s.line->setName(s.curve.name + QStringLiteral(" (") + what + QStringLiteral(")"));
+        s.line->setName(
+            anyEvaluation ? s.curve.name + QStringLiteral(" (") + what + QStringLiteral(")") : s.curve.name);
         s.line->replace(thinned(columns));
         s.dots->replace(thinned(maxDots));
         target = std::max(target, s.curve.series->status().targetAccuracy);

@@ -7,6 +7,7 @@
 #include <QScatterSeries>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sgdscope::ui {
@@ -181,8 +182,24 @@ void LossChart::refresh()
         yMin = std::isfinite(yMin) ? yMin / 2 : 0.01;
         yMax = std::isfinite(yMax) ? yMax * 2 : 10;
     }
-    const double lo = std::pow(10.0, std::floor(std::log10(yMin * 0.9)));
-    const double hi = std::pow(10.0, std::ceil(std::log10(yMax * 1.1)));
+    // A tick per decade up to maxDecadeTicks decades (plus one tick); a loss that blew up spans dozens, so the ticks
+    // step by several decades at once (a tick per decade would crowd their labels into "...").
+    constexpr int maxDecadeTicks = 6;
+    const int loDecade = static_cast<int>(std::floor(std::log10(std::clamp(yMin * 0.9, 1e-30, 1e30))));
+    const int hiDecade = static_cast<int>(std::ceil(std::log10(std::clamp(yMax * 1.1, 1e-30, 1e300))));
+    int step = 1;
+    int first = loDecade;
+    int last = hiDecade;
+    for (;; ++step) { // the smallest step whose ticks, at multiples of it, cover the range in few enough
+        first = static_cast<int>(std::floor(static_cast<double>(loDecade) / step)) * step;
+        last = static_cast<int>(std::ceil(static_cast<double>(hiDecade) / step)) * step;
+        if ((last - first) / step <= maxDecadeTicks)
+            break;
+    }
+    const double lo = std::pow(10.0, first);
+    const double hi = std::pow(10.0, last);
+    if (m_y->base() != std::pow(10.0, step))
+        m_y->setBase(std::pow(10.0, step));
     if (m_y->min() != lo || m_y->max() != hi)
         m_y->setRange(lo, hi);
     setRoundTicks(m_x, xMax);
@@ -212,6 +229,11 @@ double LossChart::divergedMarkerX(int curve) const
 {
     const QScatterSeries* s = m_curves[curve].diverged;
     return s->count() > 0 ? s->at(0).x() : std::nan("");
+}
+
+int LossChart::yTickCount() const
+{
+    return 1 + static_cast<int>(std::lround(std::log(m_y->max() / m_y->min()) / std::log(m_y->base())));
 }
 
 int LossChart::markerLineCount() const

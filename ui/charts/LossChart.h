@@ -43,6 +43,8 @@ public:
     /// Points in the raw series of curve i after the last refresh (tests).
     int rawPointCount(int curve) const;
     int markerLineCount() const;
+    /// Ticks on the log y axis after the last refresh (tests).
+    int yTickCount() const;
     /// Where curve i's divergence marker is (NaN if none), after the last refresh (tests).
     double divergedMarkerX(int curve) const;
 
