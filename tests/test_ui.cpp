@@ -197,6 +197,11 @@ private slots:
         QCOMPARE(waitLabels.front(), QStringLiteral("10\u00b5"));
         QCOMPARE(waitLabels.back(), QStringLiteral("10m"));
         QCOMPARE(waitCounts, (std::vector<std::int64_t> {3, 0, 7, 0}));
+        // Fewer decades than four bars (a run folder's short histogram): the bars extend past them, with zeros.
+        const auto [shortLabels, shortCounts] = waitBars({0, 5});
+        QCOMPARE(shortLabels,
+            (QStringList {QStringLiteral("1µ"), QStringLiteral("10µ"), QStringLiteral("100µ"), QStringLiteral("1m")}));
+        QCOMPARE(shortCounts, (std::vector<std::int64_t> {5, 0, 0, 0}));
     }
 
     // The window's sync has a chunk for every worker the slider allows (where the batch has that many

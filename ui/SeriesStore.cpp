@@ -254,8 +254,8 @@ std::pair<QStringList, std::vector<std::int64_t>> waitBars(const std::vector<std
         first = 3; // an empty chart shows 100 us to 100 ms
         last = 6;
     }
-    while (last - first < 3) {
-        if (last < size - 1)
+    while (last - first < 3) { // at least four bars, within the names (the decades may be fewer)
+        if (last < nameCount - 1)
             ++last;
         else
             --first;
