@@ -16,6 +16,13 @@ namespace {
 constexpr int maxMarkerLines = 12;
 constexpr std::size_t maxEvalDots = 60;
 
+/// How many multiples of `step` lie in [lo, hi]: the ticks of a log axis of base 10^step over those decades.
+int decadeTicks(int lo, int hi, int step)
+{
+    const auto floorDiv = [](int a, int b) { return static_cast<int>(std::floor(static_cast<double>(a) / b)); };
+    return floorDiv(hi, step) - floorDiv(lo - 1, step);
+}
+
 void hideFromLegend(QChart* chart, QAbstractSeries* series)
 {
     for (QLegendMarker* m : chart->legend()->markers(series))
@@ -182,22 +189,17 @@ void LossChart::refresh()
         yMin = std::isfinite(yMin) ? yMin / 2 : 0.01;
         yMax = std::isfinite(yMax) ? yMax * 2 : 10;
     }
-    // A tick per decade up to maxDecadeTicks decades (plus one tick); a loss that blew up spans dozens, so the ticks
-    // step by several decades at once (a tick per decade would crowd their labels into "...").
-    constexpr int maxDecadeTicks = 6;
+    // A tick per decade up to maxTicks; a loss that blew up spans dozens of decades, so its ticks step by
+    // several at once (Qt puts them at the powers of the axis's base; a tick per decade would crowd their
+    // labels into "...").
+    constexpr int maxTicks = 7;
     const int loDecade = static_cast<int>(std::floor(std::log10(std::clamp(yMin * 0.9, 1e-30, 1e30))));
     const int hiDecade = static_cast<int>(std::ceil(std::log10(std::clamp(yMax * 1.1, 1e-30, 1e300))));
     int step = 1;
-    int first = loDecade;
-    int last = hiDecade;
-    for (;; ++step) { // the smallest step whose ticks, at multiples of it, cover the range in few enough
-        first = static_cast<int>(std::floor(static_cast<double>(loDecade) / step)) * step;
-        last = static_cast<int>(std::ceil(static_cast<double>(hiDecade) / step)) * step;
-        if ((last - first) / step <= maxDecadeTicks)
-            break;
-    }
-    const double lo = std::pow(10.0, first);
-    const double hi = std::pow(10.0, last);
+    while (decadeTicks(loDecade, hiDecade, step) > maxTicks)
+        ++step;
+    const double lo = std::pow(10.0, loDecade);
+    const double hi = std::pow(10.0, hiDecade);
     if (m_y->base() != std::pow(10.0, step))
         m_y->setBase(std::pow(10.0, step));
     if (m_y->min() != lo || m_y->max() != hi)
@@ -233,7 +235,9 @@ double LossChart::divergedMarkerX(int curve) const
 
 int LossChart::yTickCount() const
 {
-    return 1 + static_cast<int>(std::lround(std::log(m_y->max() / m_y->min()) / std::log(m_y->base())));
+    const int step = static_cast<int>(std::lround(std::log10(m_y->base())));
+    return decadeTicks(static_cast<int>(std::lround(std::log10(m_y->min()))),
+        static_cast<int>(std::lround(std::log10(m_y->max()))), step);
 }
 
 int LossChart::markerLineCount() const
