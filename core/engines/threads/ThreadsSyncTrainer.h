@@ -45,7 +45,9 @@ private:
     };
 
     void preparePlan();
-    void computePart(int worker, const std::uint32_t* indices);
+    /// Computes `worker`'s chunks of the batch, its compute span starting at `start` (a team of one passes
+    /// the update's start: one clock read fewer on the tiny models, where each costs a few percent).
+    void computePart(int worker, const std::uint32_t* indices, Clock::time_point start);
     void combineAndApply(int worker, int team);
 
     BatchCursor m_cursor;
