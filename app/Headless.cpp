@@ -261,10 +261,10 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     if (!config.trace.empty())
         writeFileAtomically(config.trace,
             traceJson(recorded,
-                config.engine == EngineKind::Sim
-                    ? "virtual time, " + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
-                                                                  : "platform " + config.platform)
-                    : std::string(),
+                config.engine == EngineKind::Sim ? "virtual time, "
+                        + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
+                                                   : "platform " + config.platform)
+                                                 : std::string(),
                 config.engine == EngineKind::Mpi));
     if (!config.saveParams.empty() && !runs.empty()) {
         const ModeResult& first = runs.front()->result;
@@ -455,7 +455,8 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
         data.update(&n, sizeof n);
         data.update(&features, sizeof features);
         for (std::int64_t i = 0; i < n; i += 64) {
-            data.update(train.inputs.col(static_cast<Eigen::Index>(i)).data(), sizeof(float) * static_cast<std::size_t>(features));
+            data.update(train.inputs.col(static_cast<Eigen::Index>(i)).data(),
+                sizeof(float) * static_cast<std::size_t>(features));
             if (train.isClassification())
                 data.update(&train.labels[static_cast<std::size_t>(i)], sizeof train.labels[0]);
             else
@@ -473,7 +474,8 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
         }
         other = mpi.broadcast(other);
         if (other >= 0)
-            return refuse(0, "--engine mpi: rank " + std::to_string(other)
+            return refuse(0,
+                "--engine mpi: rank " + std::to_string(other)
                     + " loaded other training data than rank 0 (a different file at the same path?); every process "
                       "must read the same data");
     }

@@ -43,7 +43,8 @@ void prepare(QProcess& p)
     // Under AddressSanitizer: Open MPI leaks at MPI_Finalize (in plugins it has unloaded by then, so no
     // suppression can name them); the ranks' leak check is off, everything else stays on.
     if (env.contains(QStringLiteral("ASAN_OPTIONS")))
-        env.insert(QStringLiteral("ASAN_OPTIONS"), env.value(QStringLiteral("ASAN_OPTIONS")) + QStringLiteral(":detect_leaks=0"));
+        env.insert(QStringLiteral("ASAN_OPTIONS"),
+            env.value(QStringLiteral("ASAN_OPTIONS")) + QStringLiteral(":detect_leaks=0"));
     p.setProcessEnvironment(env);
     p.setProcessChannelMode(QProcess::MergedChannels);
 }
@@ -242,9 +243,14 @@ private slots:
     void asyncWithOneWorkerGivesTheThreadsEnginesBits()
     {
         const QStringList common = blasModelWithBatch(96)
-            + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--steps"), QStringLiteral("8")};
+            + QStringList {
+                QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--steps"), QStringLiteral("8")};
         const QString threadsOut = nextOut();
-        QCOMPARE(runThreads(common + QStringList {QStringLiteral("--workers"), QStringLiteral("1"), QStringLiteral("--out"), threadsOut}).exitCode, 0);
+        QCOMPARE(
+            runThreads(common
+                + QStringList {QStringLiteral("--workers"), QStringLiteral("1"), QStringLiteral("--out"), threadsOut})
+                .exitCode,
+            0);
         const QString mpiOut = nextOut();
         const Result mpi = runMpi(2, common + QStringList {QStringLiteral("--out"), mpiOut});
         QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));

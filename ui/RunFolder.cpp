@@ -120,9 +120,9 @@ double field(const QList<QByteArray>& cells, int column)
 {
     if (column < 0 || column >= cells.size() || cells[column].isEmpty())
         return std::nan("");
-    bool ok = false;
-    const double v = cells[column].toDouble(&ok);
-    return ok ? v : std::nan("");
+    bool parsed = false;
+    const double number = cells[column].toDouble(&parsed);
+    return parsed ? number : std::nan(""); // an empty or malformed cell is "no value"
 }
 } // namespace
 

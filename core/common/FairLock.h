@@ -22,7 +22,8 @@ public:
     bool try_lock()
     {
         std::uint32_t serving = m_serving.load(std::memory_order_acquire);
-        return m_next.compare_exchange_strong(serving, serving + 1, std::memory_order_acquire, std::memory_order_relaxed);
+        return m_next.compare_exchange_strong(
+            serving, serving + 1, std::memory_order_acquire, std::memory_order_relaxed);
     }
     void unlock()
     {

@@ -14,8 +14,8 @@
 
 #include <chrono>
 
-#include <omp.h>
 #include <cmath>
+#include <omp.h>
 
 namespace sgdscope {
 
@@ -117,7 +117,9 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     requireMemory(modelMemoryBytes(problem->spec, s, chunk, shape), config.originOf("layers"),
         "an MLP " + problem->spec.layersText() + " trained by " + std::to_string(config.workers)
             + (config.workers == 1 ? " worker" : " workers")
-            + (config.mode == RunMode::Both ? " in both modes" : config.runsSync() ? " in sync" : " in async"),
+            + (config.mode == RunMode::Both ? " in both modes"
+                    : config.runsSync()     ? " in sync"
+                                            : " in async"),
         "Use smaller layers or fewer workers.");
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;

@@ -28,8 +28,8 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     // Workspaces: one per worker thread here; per machine thread for the simulated cluster (it computes the
     // workers' parts on this machine's cores); one in an MPI process.
     const double computing = shape.engine == EngineKind::Threads ? p
-        : shape.engine == EngineKind::Sim                         ? std::min(p, static_cast<double>(std::max(1, shape.machineThreads)))
-                                                                  : 1.0;
+        : shape.engine == EngineKind::Sim ? std::min(p, static_cast<double>(std::max(1, shape.machineThreads)))
+                                          : 1.0;
     const double sync = params * (3 + reductionBuffers) + computing * workspace;
     // Async: every worker's snapshot and momentum (held by the server under MPI, with a receive buffer per
     // worker), and the reduction buffers of those computing.

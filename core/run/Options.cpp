@@ -12,7 +12,6 @@ namespace sgdscope {
 
 namespace {
 
-
 std::string joined(const std::vector<std::string>& items, const std::string& separator = " | ")
 {
     std::string out;
