@@ -87,6 +87,27 @@ void Trainer::markDiverged(std::int64_t atUpdate)
     m_divergedAt = atUpdate;
 }
 
+UpdateEvent Trainer::syncUpdateEvent(int batch, double batchLoss, double seconds)
+{
+    UpdateEvent event;
+    event.mode = Mode::Sync;
+    event.index = m_updates;
+    event.versionRead = m_updates;
+    event.versionApplied = m_updates;
+    event.samples = batch;
+    event.seconds = seconds;
+    event.batchLoss = batchLoss;
+    event.applied = std::isfinite(batchLoss);
+    if (event.applied) {
+        ++m_updates;
+        m_samples += batch;
+    } else {
+        markDiverged(m_updates);
+    }
+    event.samplesSeen = m_samples;
+    return event;
+}
+
 bool Trainer::stopRequestedNow() const
 {
     return m_stopFlag.load(std::memory_order_relaxed) || cancellationRequested();

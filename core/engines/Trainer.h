@@ -134,6 +134,10 @@ protected:
     MlpWorkspace<float>& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
     int chunkSizeFor(int batch) const;
     void markDiverged(std::int64_t atUpdate);
+    /// The event of the sync update that just ended at `seconds` with this batch loss (versions: the update's
+    /// index). A finite loss counts the update and its samples; a non-finite one was not applied and marks
+    /// the run diverged. Every engine's sync reports its updates through this.
+    UpdateEvent syncUpdateEvent(int batch, double batchLoss, double seconds);
 
     std::shared_ptr<const Problem> m_problem;
     TrainerSettings m_settings;

@@ -194,22 +194,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         m_cutter.add(s);
     m_cutter.knownUntil(0, windowEnd);
 
-    UpdateEvent event;
-    event.mode = Mode::Sync;
-    event.index = m_updates;
-    event.versionRead = m_updates;
-    event.versionApplied = m_updates;
-    event.samples = m_settings.batch;
-    event.seconds = windowEnd + shift;
-    event.batchLoss = batchLoss;
-    event.applied = std::isfinite(batchLoss);
-    if (event.applied) {
-        ++m_updates;
-        m_samples += m_settings.batch;
-    } else {
-        markDiverged(m_updates);
-    }
-    event.samplesSeen = m_samples;
+    const UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     m_seconds += windowEnd - windowStart;
     m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}, {}});
     reportCut(m_cutter, observer, false);

@@ -219,25 +219,11 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         }
         reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
         m_seconds = windowEnd + base;
-        UpdateEvent event;
-        event.mode = Mode::Sync;
-        event.index = m_updates;
-        event.versionRead = m_updates;
-        event.versionApplied = m_updates;
-        event.samples = batch;
-        event.seconds = slice.applied[static_cast<std::size_t>(u)] + base;
-        event.batchLoss = losses[static_cast<std::size_t>(u)];
-        event.applied = std::isfinite(event.batchLoss);
-        if (!event.applied) {
-            event.samplesSeen = m_samples;
-            markDiverged(m_updates);
-            reportUpdate(event, observer);
-            return;
-        }
-        ++m_updates;
-        m_samples += batch;
-        event.samplesSeen = m_samples;
+        const UpdateEvent event = syncUpdateEvent(
+            batch, losses[static_cast<std::size_t>(u)], slice.applied[static_cast<std::size_t>(u)] + base);
         reportUpdate(event, observer);
+        if (!event.applied)
+            return; // diverged: the run stops here with everything recorded so far
         windowStart = windowEnd;
     }
 }

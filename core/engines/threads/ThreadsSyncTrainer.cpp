@@ -180,26 +180,8 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     for (const double l : m_reduction.chunkLoss)
         lossSum += l;
     m_seconds += wall;
-    UpdateEvent event;
-    event.mode = Mode::Sync;
-    event.index = m_updates;
-    event.versionRead = m_updates;
-    event.versionApplied = m_updates;
-    event.samples = batch;
-    event.seconds = m_seconds;
-    event.batchLoss = lossSum / batch;
-    event.applied = std::isfinite(event.batchLoss);
-    if (!event.applied) {
-        // The update was not applied; the run stops here with everything recorded so far.
-        event.samplesSeen = m_samples;
-        markDiverged(m_updates);
-        reportUpdate(event, observer);
-        return;
-    }
-    ++m_updates;
-    m_samples += batch;
-    event.samplesSeen = m_samples;
-    reportUpdate(event, observer);
+    // A non-finite loss: the update was not applied and the run stops here with everything recorded so far.
+    reportUpdate(syncUpdateEvent(batch, lossSum / batch, m_seconds), observer);
 }
 
 } // namespace sgdscope
