@@ -47,42 +47,12 @@ PEER_SECONDS=${PEER_SECONDS:-4}
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
 
-die() { echo "bench_mpi: $*" >&2; exit 2; }
-[ -x "$build/app/sgdscope" ] || die "build first ($build/app/sgdscope missing)"
-[ -x "$PY" ] || die "$PY missing (needed for the JSON and the peer)"
+name=bench_mpi
+# shellcheck source=bench/common.sh
+. "$here/bench/common.sh"
 command -v mpirun >/dev/null || die "mpirun missing (install Debian's openmpi-bin)"
-[ -e "$DATA/train-images-idx3-ubyte.gz" ] || die "no Fashion-MNIST in $DATA; install Debian's dataset-fashion-mnist"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# A private copy of the binary (presets are built in), so that a rebuild during the run cannot swap it.
-cp "$build/app/sgdscope" "$work/sgdscope"
-app=$work/sgdscope
-# Which binary was measured (the repository moves while other sessions work on it): version, build time,
-# checksum, and the commit and uncommitted source files of the tree it was (presumably) built from.
-{
-  echo "version=$("$app" --version 2>/dev/null | head -1)"
-  echo "built=$(date -u -r "$build/app/sgdscope" +%Y-%m-%dT%H:%M:%SZ)"
-  echo "sha256=$(sha256sum "$app" | cut -c1-16)"
-  echo "git_head=$(git -C "$here" log -1 --format='%h %s' 2>/dev/null | cut -c1-100 || true)"
-  echo "git_uncommitted=$(git -C "$here" status --short --untracked-files=no 2>/dev/null | awk '{print $2}' | tr '\n' ' ' || true)"
-} > "$work/binary.txt"
-
-peer_reason=""
-if [ ! -f "$PEERS/torch_peer.py" ]; then
-  peer_reason="no PyTorch harness at $PEERS (set PEERS)"
-elif ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
-  peer_reason="$PY cannot import torch and numpy (install python3-torch)"
-elif ! blas=$("$PEERS/setup_openblas.sh" 2>"$work/openblas.log" | tail -1) || [ ! -e "$blas/libblas.so.3" ]; then
-  peer_reason="the peers' OpenBLAS is not available ($PEERS/setup_openblas.sh failed: $(tail -1 "$work/openblas.log"))"
-fi
-[ -z "$peer_reason" ] || echo "bench_mpi: PyTorch side skipped: $peer_reason" >&2
 
 common=(--headless --preset fashion-mnist --steps "$STEPS" --eval-every 0)
-now() { date +%s%N; }  # nanoseconds
-# The machine is shared: each run records the kernel's CPU pressure (PSI, /proc/pressure/cpu "some" total, in
-# microseconds) before and after, i.e. how much of the run's wall time some runnable task waited for a core.
-psi() { awk '/^some/ { sub("total=", "", $5); print $5 }' /proc/pressure/cpu 2>/dev/null || true; }
-mark() { echo "$(psi) $(now)"; }
 secs_since() { local d=$(( $(now) - $1 )); printf "%d.%09d" $((d / 1000000000)) $((d % 1000000000)); }
 finish() { # finish NAME START RC LOG: record the process wall time, or stop with the run's error
   local name=$1 t0=$2 rc=$3 log=$4
