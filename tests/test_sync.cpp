@@ -251,6 +251,32 @@ private slots:
         QVERIFY(varies);
     }
 
+    // A slow fraction slows round(F P) workers, the same ones at every update; its workers ask from inside the
+    // team at once (run under ThreadSanitizer: the label "threads").
+    void slowFractionSlowsItsWorkersInTheTeam()
+    {
+        const auto problem = blobsProblem(2000, Activation::Tanh, {8, 64, 64, 3});
+        TrainerSettings s;
+        s.batch = 256;
+        s.chunk = 16;
+        s.workers = 4;
+        s.learningRate = 0.05;
+        s.sampleBudget = 10 * 256;
+        s.slowFraction = 0.5;
+        s.slowFractionFactor = 3.0;
+        ThreadsSyncTrainer trainer(problem, s);
+        NullObserver observer;
+        trainer.run(RunLimits {}, observer);
+        int delayed = 0;
+        const StragglerModel model(s);
+        for (int w = 0; w < 4; ++w) {
+            const bool slow = trainer.metrics().workers()[static_cast<std::size_t>(w)].of(SpanKind::Delay) > 0;
+            QCOMPARE(slow, model.inSlowFraction(w));
+            delayed += slow ? 1 : 0;
+        }
+        QCOMPARE(delayed, 2);
+    }
+
     void divergenceStopsInOrder()
     {
         const auto problem = parabolaProblem();

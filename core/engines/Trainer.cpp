@@ -131,6 +131,7 @@ bool Trainer::run(const RunLimits& limits, TrainingObserver& observer)
             break;
         if (m_updates - m_runStartUpdates >= limits.maxUpdates || m_seconds - sliceStart >= limits.maxSeconds)
             break;
+        m_stragglers.prepare(); // before any worker asks, on this (the driving) thread
         trainSome(limits, sliceStart, observer);
         if (stopRequestedNow())
             m_stopped = true;

@@ -7,28 +7,43 @@
 
 namespace sgdscope {
 
-bool StragglerModel::inSlowFraction(int worker) const
+namespace {
+/// Which of `workers` are in the slow fraction: the first round(F P) of a seeded permutation of the P workers.
+std::vector<char> slowSetOf(const TrainerSettings& s)
+{
+    std::vector<int> order(static_cast<std::size_t>(s.workers));
+    for (int w = 0; w < s.workers; ++w)
+        order[static_cast<std::size_t>(w)] = w;
+    Rng rng(mixSeed(s.seed ^ 0x510F7ULL, static_cast<std::uint64_t>(s.workers)));
+    for (int i = s.workers - 1; i > 0; --i)
+        std::swap(order[static_cast<std::size_t>(i)],
+            order[static_cast<std::size_t>(rng.below(static_cast<std::uint64_t>(i) + 1))]);
+    std::vector<char> set(static_cast<std::size_t>(s.workers), 0);
+    const auto slow = static_cast<int>(std::lround(s.slowFraction * s.workers));
+    for (int i = 0; i < slow; ++i)
+        set[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = 1;
+    return set;
+}
+} // namespace
+
+void StragglerModel::prepare()
 {
     const TrainerSettings& s = *m_settings;
-    if (s.slowFraction <= 0)
-        return false;
-    if (m_slowSetWorkers != s.workers || m_slowSetFraction != s.slowFraction) {
-        // The first round(F P) workers of a seeded permutation of the P workers.
-        std::vector<int> order(static_cast<std::size_t>(s.workers));
-        for (int w = 0; w < s.workers; ++w)
-            order[static_cast<std::size_t>(w)] = w;
-        Rng rng(mixSeed(s.seed ^ 0x510F7ULL, static_cast<std::uint64_t>(s.workers)));
-        for (int i = s.workers - 1; i > 0; --i)
-            std::swap(order[static_cast<std::size_t>(i)],
-                order[static_cast<std::size_t>(rng.below(static_cast<std::uint64_t>(i) + 1))]);
-        m_slowSet.assign(static_cast<std::size_t>(s.workers), 0);
-        const auto slow = static_cast<int>(std::lround(s.slowFraction * s.workers));
-        for (int i = 0; i < slow; ++i)
-            m_slowSet[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = 1;
+    if (s.slowFraction > 0 && (m_slowSetWorkers != s.workers || m_slowSetFraction != s.slowFraction)) {
+        m_slowSet = slowSetOf(s);
         m_slowSetWorkers = s.workers;
         m_slowSetFraction = s.slowFraction;
     }
-    return worker >= 0 && worker < s.workers && m_slowSet[static_cast<std::size_t>(worker)] != 0;
+}
+
+bool StragglerModel::inSlowFraction(int worker) const
+{
+    const TrainerSettings& s = *m_settings;
+    if (s.slowFraction <= 0 || worker < 0 || worker >= s.workers)
+        return false;
+    if (m_slowSetWorkers == s.workers && m_slowSetFraction == s.slowFraction)
+        return m_slowSet[static_cast<std::size_t>(worker)] != 0;
+    return slowSetOf(s)[static_cast<std::size_t>(worker)] != 0; // not prepared for these settings
 }
 
 double StragglerModel::slowdown(int worker, std::int64_t step) const

@@ -36,14 +36,18 @@ public:
         return (slowdown(worker, step) - 1.0) * computeSeconds;
     }
 
-    /// Whether `worker` is one of the --slow-fraction workers (of the current worker count).
+    /// Whether `worker` is one of the --slow-fraction workers (of the current worker count). Read-only, so
+    /// workers may ask at once; fast after prepare() for the current settings.
     bool inSlowFraction(int worker) const;
+    /// Computes the slow fraction's workers for the current settings (call from the driving thread, before
+    /// the workers start: Trainer::run does).
+    void prepare();
 
 private:
     const TrainerSettings* m_settings;
-    mutable std::vector<char> m_slowSet; // per worker, for m_slowSetWorkers workers
-    mutable int m_slowSetWorkers = -1;
-    mutable double m_slowSetFraction = -1.0;
+    std::vector<char> m_slowSet; // per worker, for m_slowSetWorkers workers
+    int m_slowSetWorkers = -1;
+    double m_slowSetFraction = -1.0;
 };
 
 } // namespace sgdscope

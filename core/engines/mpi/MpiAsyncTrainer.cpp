@@ -192,7 +192,8 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     std::vector<char> receive(64 + params.size() * sizeof(float));
-    const StragglerModel stragglers(settings);
+    StragglerModel stragglers(settings);
+    stragglers.prepare();
     const std::atomic<bool> never {false};
     WorkerSpans spans {mpi, worker, {}};
     std::vector<ParamVector> buffers;

@@ -239,7 +239,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     std::vector<char> receive(64 + params.size() * sizeof(float));
-    const StragglerModel stragglers(settings);
+    StragglerModel stragglers(settings);
+    stragglers.prepare();
     const std::atomic<bool> never {false};
     RankSpans spans {mpi, rank, {}};
     MpiMessage out;
