@@ -110,8 +110,7 @@ void prepareOutputs(const RunConfig& config)
 void noteIdleWorkers(const PreparedRun& run, int syncWorkers, int asyncWorkers)
 {
     const RunConfig& config = run.config;
-    const int chunk
-        = run.settings.chunk > 0 ? run.settings.chunk : defaultChunkSize(run.settings.batch, run.problem->spec);
+    const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch, run.problem->spec);
     const int chunks = ChunkLayout(run.settings.batch, chunk).chunkCount;
     if (config.runsSync() && syncWorkers > chunks)
         std::fprintf(stderr,

@@ -65,7 +65,7 @@ bool Trainer::finished() const
 
 int Trainer::chunkSizeFor(int batch) const
 {
-    return m_settings.chunk > 0 ? std::min(m_settings.chunk, batch) : defaultChunkSize(batch, m_problem->spec);
+    return sgdscope::chunkSizeFor(m_settings.chunk, batch, m_problem->spec);
 }
 
 MlpWorkspace<float>& Trainer::workspace(int worker)

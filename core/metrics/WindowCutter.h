@@ -10,7 +10,7 @@ namespace sgdscope {
 
 /// Cuts workers' spans into the windows of the event stream when they arrive late and out of order (from
 /// other processes, or from a simulation that ran ahead): spans are added as they come, windows are closed
-/// with their updates and evaluations, and a window is handed on once every worker's spans are known up to
+/// with their updates, and a window is handed on once every worker's spans are known up to
 /// its end. A span that crosses a window's edge is split there; time in no window (between windows, e.g.
 /// while rank 0 evaluates) is in no window's accounting.
 class WindowCutter
@@ -21,7 +21,6 @@ public:
         WorkWindow window; // on the clock the spans are on
         double shift = 0.0; // added to every time when handed on (e.g. to the mode's clock)
         std::vector<UpdateEvent> updates;
-        std::vector<EvaluationRecord> evaluations;
     };
     using Report = std::function<void(const WorkWindow&, std::span<const Span>, const Closed&)>;
 

@@ -98,7 +98,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
             + std::to_string(train.size()) + " samples of " + dataName + ")");
     s.accum = config.accum;
     s.chunk = std::min(config.chunk, s.batch);
-    const int chunk = s.chunk > 0 ? s.chunk : defaultChunkSize(s.batch, problem->spec);
+    const int chunk = chunkSizeFor(s.chunk, s.batch, problem->spec);
     {
         // K micro-batches group whole chunks: with fewer chunks per worker than K, some would be empty and
         // the option would not do what it says.
@@ -190,8 +190,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.engineChoice = run.engine;
     result.settings = run.settings;
     // Report the chunk size actually used (0 in the settings means "automatic").
-    result.settings.chunk = run.settings.chunk > 0 ? std::min(run.settings.chunk, run.settings.batch)
-                                                   : defaultChunkSize(run.settings.batch, run.problem->spec);
+    result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch, run.problem->spec);
     result.updates = trainer->updates();
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();

@@ -21,6 +21,11 @@ ChunkLayout::ChunkLayout(int batchSize, int chunk)
 {
 }
 
+int chunkSizeFor(int given, int batch, const MlpSpec& spec)
+{
+    return given > 0 ? std::min(given, batch) : defaultChunkSize(batch, spec);
+}
+
 int defaultChunkSize(int batch, const MlpSpec& spec)
 {
     constexpr int minSamples = 64;

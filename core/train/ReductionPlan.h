@@ -35,6 +35,8 @@ struct ChunkLayout
 /// only, never on the worker count or micro-batches (that is what makes sync runs bitwise identical
 /// across them).
 int defaultChunkSize(int batch, const MlpSpec& spec);
+/// The chunk size in use: `given` (--chunk; 0 for automatic) cut to the batch, else defaultChunkSize().
+int chunkSizeFor(int given, int batch, const MlpSpec& spec);
 
 /// The fixed reduction of chunk gradients, and who does which part of it.
 ///

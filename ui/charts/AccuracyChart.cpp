@@ -117,8 +117,7 @@ void AccuracyChart::refresh()
                 kept.prepend(points[i]);
             return kept;
         };
-        s.line->setName(
-            anyEvaluation ? s.curve.name + QStringLiteral(" (") + what + QStringLiteral(")") : s.curve.name);
+        s.line->setName(anyAccuracy ? s.curve.name + QStringLiteral(" (") + what + QStringLiteral(")") : s.curve.name);
         s.line->replace(thinned(columns));
         s.dots->replace(thinned(maxDots));
         target = std::max(target, s.curve.series->status().targetAccuracy);

@@ -156,7 +156,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     }
     const double sliceEnd = MpiContext::now();
     m_seconds += sliceEnd - sliceStart;
-    m_cutter.close({WorkWindow {sliceStart, sliceEnd, m_workers}, shift, std::move(events), {}});
+    m_cutter.close({WorkWindow {sliceStart, sliceEnd, m_workers}, shift, std::move(events)});
     reportCut(m_cutter, observer, false);
 }
 
@@ -187,8 +187,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     BatchCursor cursor(order);
     const SampleView<float> view = viewOf(problem->train());
     const IndexRange slice = balancedPart(settings.batch, settings.workers, worker);
-    const int chunk = settings.chunk > 0 ? std::min(settings.chunk, settings.batch)
-                                         : defaultChunkSize(settings.batch, problem->spec);
+    const int chunk = chunkSizeFor(settings.chunk, settings.batch, problem->spec);
     MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     std::vector<char> receive(64 + params.size() * sizeof(float));

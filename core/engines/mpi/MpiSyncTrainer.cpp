@@ -196,7 +196,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 
     const UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     m_seconds += windowEnd - windowStart;
-    m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}, {}});
+    m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}});
     reportCut(m_cutter, observer, false);
 }
 
@@ -227,8 +227,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     const DataOrder order(problem->train().size(), settings.seed);
     BatchCursor cursor(order);
     const SampleView<float> view = viewOf(problem->train());
-    const int chunk = settings.chunk > 0 ? std::min(settings.chunk, settings.batch)
-                                         : defaultChunkSize(settings.batch, problem->spec);
+    const int chunk = chunkSizeFor(settings.chunk, settings.batch, problem->spec);
     const ChunkLayout chunks(settings.batch, chunk);
     const ReductionPlan plan = ReductionPlan::build(chunks.chunkCount, settings.workers, settings.accum);
     const WorkerReduction& part = plan.workers[static_cast<std::size_t>(rank)];

@@ -202,8 +202,6 @@ void SimAsyncTrainer::computePending(Slice& slice)
 void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const int workers = m_settings.workers;
-    const std::int64_t perPush = std::max(1, m_settings.batch / workers);
-    (void)perPush;
     std::int64_t pushes = maxPushesPerSlice;
     if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
         pushes = std::min(pushes, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
