@@ -143,7 +143,7 @@ std::string helpText()
         line("--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName), o.help);
     line("--list-presets", "print the presets and exit");
     line("--session-child", "(used by the window) a training session driven by JSON lines on standard input");
-    line("--version", "print the version and exit");
+    line("--version", "print the version and the kernel path (SGDSCOPE_ISA=scalar|avx2|avx512 forces one) and exit");
     line("--help", "this text");
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"
            "one before. An option that would have no effect in the resulting run is refused, with the reason.\n";

@@ -11,6 +11,7 @@
 #include "core/io/Sha256.h"
 #include "core/io/SummaryJson.h"
 #include "core/io/TraceJson.h"
+#include "core/nn/kernels/Isa.h"
 #include "core/run/Options.h"
 #include "core/train/ReductionPlan.h"
 
@@ -110,7 +111,7 @@ void prepareOutputs(const RunConfig& config)
 void noteIdleWorkers(const PreparedRun& run, int syncWorkers, int asyncWorkers)
 {
     const RunConfig& config = run.config;
-    const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch, run.problem->spec);
+    const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
     const int chunks = ChunkLayout(run.settings.batch, chunk).chunkCount;
     if (config.runsSync() && syncWorkers > chunks)
         std::fprintf(stderr,
@@ -403,8 +404,11 @@ int runHeadlessMpi(const RunConfig& original, const ChartWriter& charts, const P
 
     // 2. Every process must run the same configuration, with the same build (the ranks exchange raw values).
     Sha256 sha;
-    const std::string text = dumpJson(configJson(config), -1) + " sgdscope 0.1 span " + std::to_string(sizeof(Span))
-        + " float " + std::to_string(sizeof(float)) + " little-endian "
+    // The kernels' order of operations decides the bits; their instruction set does not (a rank may run on
+    // another CPU and take another path).
+    const std::string text = dumpJson(configJson(config), -1) + " sgdscope 0.1 kernel order "
+        + std::to_string(kernelOrderVersion) + " span " + std::to_string(sizeof(Span)) + " float "
+        + std::to_string(sizeof(float)) + " little-endian "
         + std::to_string(static_cast<int>(std::endian::native == std::endian::little));
     sha.update(text.data(), text.size());
     const auto digest = sha.finish();

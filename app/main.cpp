@@ -5,6 +5,7 @@
 #include "app/SessionChild.h"
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiContext.h"
+#include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
 #include "ui/MainWindow.h"
 
@@ -66,8 +67,14 @@ int main(int argc, char** argv)
         std::cout << helpText();
         return 0;
     }
+    // A kernel path forced by SGDSCOPE_ISA that does not exist or that this CPU lacks: said before anything runs.
+    if (const std::string isaProblem = isaSettingProblem(); !isaProblem.empty()) {
+        if (MpiContext::environmentRank() == 0)
+            std::cerr << "sgdscope: " << isaProblem << '\n';
+        return 2;
+    }
     if (commandLine.version) {
-        std::cout << "sgdscope 0.1.0\n";
+        std::cout << "sgdscope 0.1.0 (" << kernelDescription() << ")\n";
         return 0;
     }
     if (commandLine.listPresets) {

@@ -1,11 +1,11 @@
 // Throughput of the trainers, as JSON (one object): samples/s and time per update for the parabola preset
-// (sync P = 1, 2) and the fashion-mnist model (batch 256, sync P = 1, 2 x K = 1, 3; async P = 2), with
-// both GEMM backends for the fashion model. Each figure: warm-up, then a window of about --seconds of
-// wall time, median of --reps windows.
-//   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion]
+// (sync P = 1, 2) and the fashion-mnist model (batch 256, sync P = 1, 2 x K = 1, 3, chunks of 8 (automatic)
+// and of 64; async P = 2), on every kernel path this CPU has (--isa to pick one). Each figure: warm-up, then a
+// window of about --seconds of wall time, median of --reps windows.
+//   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion] [--isa scalar|avx2|avx512]
 #include "core/engines/TrainerFactory.h"
 #include "core/io/Json.h"
-#include "core/nn/Gemm.h"
+#include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
@@ -78,7 +78,7 @@ Json record(const std::string& workload, Mode mode, const TrainerSettings& setti
     j["chunk"] = settings.chunk; // 0: automatic
     if (mode == Mode::Async)
         j["async_apply"] = nameOf(asyncApplyNames, settings.asyncApply);
-    j["gemm"] = backend;
+    j["kernels"] = backend;
     j["samples_per_s"] = std::round(median.samplesPerSecond);
     j["samples_per_s_min"] = std::round(reps.front().samplesPerSecond);
     j["samples_per_s_max"] = std::round(reps.back().samplesPerSecond);
@@ -94,6 +94,7 @@ int main(int argc, char** argv)
     double seconds = 3.0;
     int reps = 3;
     std::string only;
+    std::string isaOnly;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--seconds"))
             seconds = std::atof(argv[i + 1]);
@@ -101,6 +102,8 @@ int main(int argc, char** argv)
             reps = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--only"))
             only = argv[i + 1];
+        else if (!std::strcmp(argv[i], "--isa"))
+            isaOnly = argv[i + 1];
     }
     Json results = Json::array();
     struct Variant
@@ -119,27 +122,28 @@ int main(int argc, char** argv)
         std::vector<Measurement> ms;
         for (int i = 0; i < reps; ++i)
             ms.push_back(measure(r, mode, seconds, warmup));
-        const Json rec = record(workload, mode, r.settings, toString(gemmBackend()), ms);
+        const Json rec = record(workload, mode, r.settings, isaName(activeIsa()), ms);
         std::fprintf(stderr, "%s\n", rec.dump(-1).c_str());
         results.push_back(rec);
     };
-    if (only.empty() || only == "parabola") {
-        const PreparedRun parabola = prepare("parabola", {{"mode", "sync"}});
-        run("parabola", parabola, Mode::Sync, {1, 1, 0}, 2000); // the seed example: the batch is one chunk
-        // Two chunks of 25, so that both workers compute (with one chunk the second would only idle).
-        for (const int p : {1, 2})
-            run("parabola", parabola, Mode::Sync, {p, 1, 25}, 2000);
-    }
-    if ((only.empty() || only == "fashion")
-        && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-        const PreparedRun fashion = prepare("fashion-mnist", {{"mode", "sync"}});
-        for (const GemmBackend backend : {GemmBackend::OpenBlas, GemmBackend::Eigen}) {
-            if (backend == GemmBackend::OpenBlas && !openBlasAvailable())
-                continue;
-            setGemmBackend(backend);
+    for (const Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
+        if (!isaSupported(isa) || (!isaOnly.empty() && isaOnly != isaName(isa)))
+            continue;
+        if (isaOnly.empty() && isa == Isa::Scalar)
+            continue; // the reference path is for exactness, not speed; --isa scalar measures it
+        setActiveIsa(isa);
+        if (only.empty() || only == "parabola") {
+            const PreparedRun parabola = prepare("parabola", {{"mode", "sync"}});
+            for (const int p : {1, 2})
+                run("parabola", parabola, Mode::Sync, {p, 1, 0}, 2000); // 50 chunks of one sample
+        }
+        if ((only.empty() || only == "fashion")
+            && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+            const PreparedRun fashion = prepare("fashion-mnist", {{"mode", "sync"}});
             for (const int p : {1, 2}) {
                 for (const int k : {1, 3})
-                    run("fashion", fashion, Mode::Sync, {p, k, 0}, 30);
+                    run("fashion", fashion, Mode::Sync, {p, k, 0}, 30); // chunks of 8 (automatic)
+                run("fashion", fashion, Mode::Sync, {p, 1, 64}, 30); // chunks of 64, for comparison
             }
             run("fashion", fashion, Mode::Async, {2, 1, 0, AsyncApply::Lock}, 30);
             run("fashion", fashion, Mode::Async, {2, 1, 0, AsyncApply::LockFree}, 30); // as PyTorch's Hogwild

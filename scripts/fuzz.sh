@@ -14,7 +14,7 @@ targets=("$@")
 
 build=${FUZZ_BUILD_DIR:-$here/build-fuzz}
 CC=clang CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSGDSCOPE_FUZZ=ON \
-  -DSGDSCOPE_BUILD_UI=OFF -DSGDSCOPE_OPENBLAS=OFF -DSGDSCOPE_SANITIZE=address,undefined >/dev/null
+  -DSGDSCOPE_BUILD_UI=OFF -DSGDSCOPE_SANITIZE=address,undefined >/dev/null
 cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
 
 status=0

@@ -25,7 +25,7 @@ case $kind in
     [ -n "$archer" ] || { echo "sanitize.sh: libarcher.so (LLVM OpenMP's TSan support) not found" >&2; exit 2; }
     build=$here/build-tsan
     CC=clang CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DSGDSCOPE_SANITIZE=thread -DSGDSCOPE_OPENBLAS=OFF >/dev/null
+      -DSGDSCOPE_SANITIZE=thread >/dev/null
     cmake --build "$build" -j2
     cd "$build"
     OMP_TOOL_LIBRARIES=$archer TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1" \

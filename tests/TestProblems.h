@@ -1,11 +1,11 @@
 #pragma once
 // Small problems and an independent reference trainer shared by the core tests.
 
+#include "ReferenceMlp.h"
 #include "core/data/DataOrder.h"
 #include "core/data/Dataset.h"
 #include "core/data/GeneratedData.h"
 #include "core/nn/Initialization.h"
-#include "core/nn/MlpWorkspace.h"
 #include "core/train/Problem.h"
 #include "core/train/TrainerSettings.h"
 
@@ -56,7 +56,7 @@ public:
         , m_settings(settings)
         , m_order(problem.train().size(), settings.seed)
         , m_cursor(m_order)
-        , m_workspace(problem.spec, 1)
+        , m_workspace(problem.spec)
     {
         const Dataset& d = problem.train();
         m_inputs.assign(d.inputs.data(), d.inputs.data() + d.inputs.size());
@@ -121,7 +121,7 @@ private:
     TrainerSettings m_settings;
     DataOrder m_order;
     BatchCursor m_cursor;
-    MlpWorkspace<double> m_workspace;
+    ReferenceMlp m_workspace;
     std::vector<double> m_inputs, m_targets, m_params, m_velocity;
     std::vector<std::int32_t> m_labels;
 };

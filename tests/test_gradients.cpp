@@ -1,6 +1,7 @@
-// Analytic gradients against central finite differences, in double, for every activation and loss.
+// Analytic gradients against central finite differences, in double, for every activation and loss: the
+// reference MLP (ReferenceMlp.h) that the float kernels are checked against elsewhere.
+#include "ReferenceMlp.h"
 #include "core/common/Rng.h"
-#include "core/nn/MlpWorkspace.h"
 
 #include <QTest>
 
@@ -88,7 +89,7 @@ private slots:
             for (std::size_t i = 0; i < t.size; ++i)
                 params[t.offset + i] = 0.8 * rng.normal();
         }
-        MlpWorkspace<double> ws(p.spec, p.n);
+        testing::ReferenceMlp ws(p.spec);
         std::vector<std::uint32_t> indices(static_cast<std::size_t>(p.n));
         std::iota(indices.begin(), indices.end(), 0U);
         const SampleView<double> data = view(p);
@@ -139,7 +140,7 @@ private slots:
         v.features = 1;
         v.labels = label.data();
         v.count = 1;
-        MlpWorkspace<double> ws(spec, 1);
+        testing::ReferenceMlp ws(spec);
         const EvalSums sums = ws.evaluate(layout, params.data(), v, 0, 1);
         const double expected = std::log(std::exp(0.5) + std::exp(-0.5)) + 0.5;
         QVERIFY(std::fabs(sums.lossSum - expected) < 1e-12);
@@ -154,7 +155,7 @@ private slots:
         r.targets = y.data();
         r.targetRows = 2;
         r.count = 1;
-        MlpWorkspace<double> ws2(spec, 1);
+        testing::ReferenceMlp ws2(spec);
         const EvalSums mse = ws2.evaluate(layout, params.data(), r, 0, 1);
         // outputs (0.5, -0.5); sum over outputs of squares: 0.25 + 6.25
         QVERIFY(std::fabs(mse.lossSum - 6.5) < 1e-12);

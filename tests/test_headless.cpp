@@ -139,7 +139,7 @@ private slots:
             "--weight-init: the initial parameters come from --init");
         row("steps-and-epochs", args("--steps 10 --epochs 2"), "--steps: cannot be combined with --epochs");
         row("option-given-twice", args("--workers 2 --workers 3"), "--workers: given more than once");
-        row("accum-beyond-chunks", args("--accum 3"),
+        row("accum-beyond-chunks", args("--accum 3 --chunk 50"),
             "--accum: 3 micro-batches per worker need at least 3 chunks per worker, but a batch of 50 is 1 chunk");
         row("target-accuracy-for-regression", args("--target-accuracy 0.9"),
             "--target-accuracy: needs a classification run");

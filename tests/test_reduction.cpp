@@ -1,4 +1,5 @@
-// The fixed reduction tree: whatever P and K, the additions build exactly the canonical tree over chunks.
+// The fixed reduction tree: whatever P, K and pass size, the kernels' tree programs and the combine build
+// exactly the canonical tree over chunks, each chunk summed over its samples in order.
 #include "core/train/ReductionPlan.h"
 
 #include <QTest>
@@ -29,20 +30,64 @@ std::string canonicalTree(int n)
     return canonical(0, size, n);
 }
 
-/// Replays a plan symbolically: each buffer holds an expression.
-std::string replay(const ReductionPlan& plan)
+/// Replays a plan symbolically, as the kernels run it: each stack entry and buffer holds an expression; a
+/// chunk still being summed is "c<s>" (its samples up to s so far), and must resume exactly there.
+/// Returns the root's expression, or what went wrong.
+std::string replay(const ReductionPlan& plan, const ChunkLayout& layout, std::vector<int>* samplesSeen)
 {
     std::map<int, std::string> buffer;
     for (const auto& w : plan.workers) {
-        for (int i = 0; i < w.chunks.size(); ++i) {
-            buffer[w.leafBuffer[static_cast<std::size_t>(i)]] = std::to_string(w.chunks.begin + i);
-            for (const MergeOp& op : w.mergesAfter[static_cast<std::size_t>(i)])
-                buffer[op.dst] = "(" + buffer[op.dst] + "+" + buffer[op.src] + ")";
+        for (const WorkerPass& pass : w.passes) {
+            if (pass.steps.size() != pass.stepChunk.size())
+                return "steps and chunks differ in number";
+            std::vector<std::string> stack;
+            for (int e = 0; e < pass.stackIn; ++e)
+                stack.push_back(buffer.at(w.stackBuffers.at(static_cast<std::size_t>(e))));
+            int deepest = static_cast<int>(stack.size());
+            for (std::size_t i = 0; i < pass.steps.size(); ++i) {
+                const kernels::TreeStep& step = pass.steps[i];
+                const int c = pass.stepChunk[i];
+                const IndexRange chunk = layout.samples(c);
+                const int first = pass.samples.begin + step.begin;
+                const int last = pass.samples.begin + step.end;
+                for (int s = first; s < last; ++s)
+                    ++(*samplesSeen)[static_cast<std::size_t>(s)];
+                if (step.resume) {
+                    const std::string expected = std::to_string(c) + "<" + std::to_string(first) + ">";
+                    if (stack.empty() || stack.back() != expected)
+                        return "chunk " + std::to_string(c) + " resumes at " + std::to_string(first) + " on "
+                            + (stack.empty() ? "nothing" : stack.back());
+                    stack.pop_back();
+                } else if (first != chunk.begin) {
+                    return "chunk " + std::to_string(c) + " starts at sample " + std::to_string(first);
+                }
+                deepest = std::max(deepest, static_cast<int>(stack.size()) + 1);
+                std::string value = std::to_string(c);
+                if (!step.complete) {
+                    if (step.merges != 0)
+                        return "an open chunk merges";
+                    stack.push_back(value + "<" + std::to_string(last) + ">");
+                    continue;
+                }
+                if (last != chunk.end)
+                    return "chunk " + std::to_string(c) + " completes at " + std::to_string(last);
+                for (int m = 0; m < step.merges; ++m) {
+                    if (stack.empty())
+                        return "a merge with nothing below";
+                    value = "(" + stack.back() + "+" + value + ")";
+                    stack.pop_back();
+                }
+                stack.push_back(value);
+            }
+            if (static_cast<int>(stack.size()) != pass.stackOut || deepest > pass.depth)
+                return "the stack's bookkeeping is wrong";
+            for (int e = 0; e < pass.stackOut; ++e)
+                buffer[w.stackBuffers.at(static_cast<std::size_t>(e))] = stack[static_cast<std::size_t>(e)];
         }
     }
     for (const MergeOp& op : plan.combine)
-        buffer[op.dst] = "(" + buffer[op.dst] + "+" + buffer[op.src] + ")";
-    return buffer[plan.rootBuffer];
+        buffer[op.dst] = "(" + buffer.at(op.dst) + "+" + buffer.at(op.src) + ")";
+    return plan.rootBuffer < 0 ? "no root" : buffer.at(plan.rootBuffer);
 }
 } // namespace
 
@@ -52,26 +97,40 @@ class TestReduction : public QObject
 private slots:
     void everySplitBuildsTheCanonicalTree()
     {
-        for (int chunks = 1; chunks <= 40; ++chunks) {
-            const std::string expected = canonicalTree(chunks);
-            for (int workers = 1; workers <= 16; ++workers) {
-                for (int accum = 1; accum <= 8; ++accum) {
-                    const ReductionPlan plan = ReductionPlan::build(chunks, workers, accum);
-                    const std::string got = replay(plan);
-                    if (got != expected)
-                        QFAIL(qPrintable(QStringLiteral("chunks %1, P %2, K %3: %4 instead of %5")
-                                             .arg(chunks)
-                                             .arg(workers)
-                                             .arg(accum)
-                                             .arg(QString::fromStdString(got), QString::fromStdString(expected))));
+        int plans = 0;
+        for (int batch = 1; batch <= 48; batch += batch < 20 ? 1 : 7) {
+            for (int chunk = 1; chunk <= 7; ++chunk) {
+                const ChunkLayout layout(batch, chunk);
+                const std::string expected = canonicalTree(layout.chunkCount);
+                for (int workers = 1; workers <= 9; ++workers) {
+                    for (int accum = 1; accum <= 4; ++accum) {
+                        for (const int pass : {1, 3, 5, 16, 1000}) {
+                            const ReductionPlan plan = ReductionPlan::build(layout, workers, accum, pass);
+                            std::vector<int> seen(static_cast<std::size_t>(batch), 0);
+                            const std::string got = replay(plan, layout, &seen);
+                            const bool once = std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; });
+                            if (got != expected || !once)
+                                QFAIL(qPrintable(QStringLiteral("batch %1 in chunks of %2, P %3, K %4, passes of %5: "
+                                                                "%6 instead of %7%8")
+                                                     .arg(batch)
+                                                     .arg(chunk)
+                                                     .arg(workers)
+                                                     .arg(accum)
+                                                     .arg(pass)
+                                                     .arg(QString::fromStdString(got), QString::fromStdString(expected),
+                                                         once ? QString() : QStringLiteral(" (a sample not once)"))));
+                            ++plans;
+                        }
+                    }
                 }
             }
         }
+        QVERIFY(plans > 10000);
     }
 
     void workersTakeContiguousBalancedRuns()
     {
-        const ReductionPlan plan = ReductionPlan::build(10, 4, 3);
+        const ReductionPlan plan = ReductionPlan::build(ChunkLayout(10, 1), 4, 3, 256);
         QCOMPARE(plan.workers.size(), std::size_t(4));
         const int sizes[] = {3, 3, 2, 2};
         int next = 0;
@@ -84,20 +143,27 @@ private slots:
             for (const auto& micro : wr.microBatches)
                 covered += micro.size();
             QCOMPARE(covered, wr.chunks.size());
+            // K micro-batches of whole chunks, one pass each (a pass never spans micro-batches)
+            QCOMPARE(static_cast<int>(wr.passes.size()), sizes[w]);
         }
         QCOMPARE(next, 10);
     }
 
-    void chunkSizeDependsOnBatchAndModelOnly()
+    // The automatic chunk rule depends on the batch only; what it promises, for every batch the window offers.
+    void chunkRuleKeepsItsPromises()
     {
-        MlpSpec fashion;
-        fashion.layers = {784, 256, 128, 10};
-        MlpSpec seed;
-        seed.layers = {1, 5, 1};
-        QCOMPARE(defaultChunkSize(256, fashion), 64);
-        QCOMPARE(defaultChunkSize(50, seed), 50); // a tiny model: one chunk
-        QCOMPARE(defaultChunkSize(10, fashion), 10); // never more than the batch
-        QCOMPARE(defaultChunkSize(8192, fashion), 256); // at most 32 chunks
+        for (int batch = 1; batch <= 60000; batch += batch < 4096 ? 1 : 37) {
+            const ChunkLayout layout(batch, defaultChunkSize(batch));
+            const QString where
+                = QStringLiteral("batch %1: %2 chunks of %3").arg(batch).arg(layout.chunkCount).arg(layout.chunkSize);
+            QVERIFY2(layout.chunkCount >= std::min(batch, 32), qPrintable(where)); // every P x K up to 32
+            QVERIFY2(layout.chunkSize >= 8 || batch < 256, qPrintable(where)); // full-speed chunks
+            QVERIFY2(layout.chunkCount >= 1024 || batch < 8192, qPrintable(where)); // 1,024 simulated workers
+            QVERIFY2(layout.chunkCount <= 1152 || batch < 256, qPrintable(where)); // a shallow tree
+        }
+        QCOMPARE(defaultChunkSize(256), 8);
+        QCOMPARE(defaultChunkSize(50), 1); // the parabola: 50 chunks of one sample
+        QCOMPARE(chunkSizeFor(64, 50), 50); // a given chunk is cut to the batch
         const ChunkLayout layout(50, 16);
         QCOMPARE(layout.chunkCount, 4);
         QCOMPARE(layout.samples(3).begin, 48);

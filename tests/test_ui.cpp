@@ -204,33 +204,6 @@ private slots:
         QCOMPARE(shortCounts, (std::vector<std::int64_t> {5, 0, 0, 0}));
     }
 
-    // The window's sync has a chunk for every worker the slider allows (where the batch has that many
-    // samples): on the default preset (batch 50) 32 workers each get one.
-    void windowSyncHasAChunkForEveryWorker()
-    {
-        using sgdscope::MlpSpec;
-        const MlpSpec parabola {{1, 5, 1}, sgdscope::Activation::Tanh, sgdscope::LossKind::MeanSquaredError};
-        const MlpSpec fashion {
-            {784, 256, 128, 10}, sgdscope::Activation::Relu, sgdscope::LossKind::SoftmaxCrossEntropy};
-        const int maxBatch = 60000; // the batch slider goes to the training set (fashion-mnist's 60,000)
-        for (const QString& engine : {QStringLiteral("threads"), QStringLiteral("sim")}) {
-            const int slider = maxWindowWorkers(engine);
-            for (const MlpSpec* spec : {&parabola, &fashion}) {
-                for (int batch = 1; batch <= maxBatch; batch += batch < 2000 ? 1 : 97) {
-                    const int chunk = windowChunkSize(batch, *spec, slider);
-                    const int chunks = (batch + chunk - 1) / chunk;
-                    QVERIFY2(chunks >= std::min(batch, slider),
-                        qPrintable(QStringLiteral("%1: batch %2 in %3 chunks of %4")
-                                       .arg(engine)
-                                       .arg(batch)
-                                       .arg(chunks)
-                                       .arg(chunk)));
-                }
-            }
-        }
-        QCOMPARE(windowChunkSize(50, parabola, 32), 1);
-    }
-
     void slidersChangeTheControllersConfiguration()
     {
         MainWindow w;

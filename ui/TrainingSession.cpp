@@ -21,12 +21,6 @@
 
 namespace sgdscope::ui {
 
-int windowChunkSize(int batch, const MlpSpec& spec, int sliderWorkers)
-{
-    // floor(batch / S) samples a chunk make at least S chunks whenever the batch has S samples.
-    return std::min(defaultChunkSize(batch, spec), std::max(1, batch / std::max(1, sliderWorkers)));
-}
-
 namespace {
 constexpr double sliceSeconds = 0.04; // of each mode's clock, alternating
 constexpr int trainingNice = 10; // the window's thread stays ahead of the workers (weight 1024 against 110)
@@ -58,7 +52,7 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
         t.stragglers.push_back({s.slowWorker, s.slowFactor});
     t.jitter = s.jitter;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
-    t.chunk = windowChunkSize(t.batch, run.problem->spec, maxWindowWorkers(s.engine));
+    t.chunk = 0; // the automatic chunk rule, as headless: a window's run and its headless twin give the same bits
     t.sampleBudget = std::numeric_limits<std::int64_t>::max(); // the window trains until paused or reset
     t.evalEverySamples = std::max<std::int64_t>(n, 200LL * t.batch);
     t.targetAccuracy = run.problem->data->test && run.problem->train().isClassification() ? s.targetAccuracy : -1.0;
@@ -67,9 +61,9 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     return t;
 }
 
-QStringList notesFor(const TrainerSettings& t, const MlpSpec& spec)
+QStringList notesFor(const TrainerSettings& t)
 {
-    const ChunkLayout layout(t.batch, t.chunk);
+    const ChunkLayout layout(t.batch, chunkSizeFor(t.chunk, t.batch));
     QStringList notes;
     notes << QStringLiteral(
         "Sync splits each batch of %1 into %2 chunk%3 of %4 samples (the unit of its exact, fixed-order sum).")
@@ -83,10 +77,6 @@ QStringList notesFor(const TrainerSettings& t, const MlpSpec& spec)
                      .arg(t.batch)
                      .arg(t.workers)
                      .arg(layout.chunkCount);
-    if (const int headless = defaultChunkSize(t.batch, spec); t.chunk < headless)
-        notes << QStringLiteral("Chunks this small (enough for every worker the slider allows) compute below full "
-                                "speed: a headless run uses chunks of %1.")
-                     .arg(headless);
     return notes;
 }
 
@@ -131,7 +121,7 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
         std::lock_guard lock(shared.mutex);
         shared.staging.markers[static_cast<std::size_t>(m)].push_back(
             {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending)});
-        shared.staging.notes = notesFor(settings, run.problem->spec);
+        shared.staging.notes = notesFor(settings);
     }
 }
 } // namespace
@@ -191,7 +181,7 @@ void runTrainingSession(
         std::array<std::int64_t, modeCount> simSliceUpdates {1, 1};
         report([&](MetricsBatch& b) {
             b.ready = true;
-            b.notes = notesFor(initial, run.problem->spec);
+            b.notes = notesFor(initial);
         });
         while (!shared->stop.load()) {
             if (shared->paused.load()) {

@@ -40,10 +40,6 @@ struct SessionShared
 /// The most workers the window offers on an engine: "threads" (its slider's end in the option table), "sim"
 /// (1,024) or "mpi" (processes started by mpirun).
 int maxWindowWorkers(const QString& engine);
-/// The window's sync chunk size: enough chunks for every worker the slider allows (at most `sliderWorkers`),
-/// so that sync does not idle workers by construction where async does not; it depends on the batch, the
-/// model and the engine's slider, never on P or K.
-int windowChunkSize(int batch, const MlpSpec& spec, int sliderWorkers);
 
 /// The training thread's whole life: loads the data (or takes it from the cache), builds both modes'
 /// trainers, then alternates 40 ms slices of sync and async (each on its own clock, so neither takes cores

@@ -1,8 +1,9 @@
 #pragma once
 
+#include "core/common/PortableMath.h"
+
 #include <cmath>
 #include <cstdint>
-#include <numbers>
 #include <utility>
 
 namespace sgdscope {
@@ -72,23 +73,27 @@ public:
         return static_cast<std::uint64_t>(m >> 64);
     }
 
-    /// Standard normal by the Box-Muller transform (one value per call; the pair's second half is kept).
+    /// Standard normal by Marsaglia's polar method (one value per call; the pair's second half is kept). Its
+    /// logarithm is our own (PortableMath.h) and the square root is exactly rounded, so the values are the same
+    /// bits on every CPU (the C library's log, sin and cos are not).
     double normal()
     {
         if (m_hasSpare) {
             m_hasSpare = false;
             return m_spare;
         }
-        double u1 = 0.0;
+        double u = 0.0;
+        double v = 0.0;
+        double s = 0.0;
         do {
-            u1 = uniform();
-        } while (u1 <= 0.0);
-        const double u2 = uniform();
-        const double radius = std::sqrt(-2.0 * std::log(u1));
-        const double angle = 2.0 * std::numbers::pi * u2;
-        m_spare = radius * std::sin(angle);
+            u = 2.0 * uniform() - 1.0;
+            v = 2.0 * uniform() - 1.0;
+            s = u * u + v * v;
+        } while (s >= 1.0 || s == 0.0);
+        const double factor = std::sqrt(-2.0 * portable::log(s) / s);
+        m_spare = v * factor;
         m_hasSpare = true;
-        return radius * std::cos(angle);
+        return u * factor;
     }
 
 private:

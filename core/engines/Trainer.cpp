@@ -36,6 +36,7 @@ Trainer::Trainer(std::shared_ptr<const Problem> problem, TrainerSettings setting
     , m_mode(mode)
     , m_metrics(mode)
     , m_evaluator(*m_problem)
+    , m_passSamples(passSamplesFor(m_problem->spec))
 {
     requireUsable(m_settings, m_problem->train().size());
     m_nextEvalSamples
@@ -65,19 +66,19 @@ bool Trainer::finished() const
 
 int Trainer::chunkSizeFor(int batch) const
 {
-    return sgdscope::chunkSizeFor(m_settings.chunk, batch, m_problem->spec);
+    return sgdscope::chunkSizeFor(m_settings.chunk, batch);
 }
 
-MlpWorkspace<float>& Trainer::workspace(int worker)
+MlpWorkspace& Trainer::workspace(int worker)
 {
-    // Capacity: the largest chunk any batch size up to the current one can ask for.
-    const int capacity = chunkSizeFor(m_settings.batch);
+    // Capacity: the largest pass any batch size up to the current one can ask for.
+    const int capacity = std::min(m_passSamples, m_settings.batch);
     if (capacity > m_workspaceCapacity) {
         m_workspaces.clear();
         m_workspaceCapacity = capacity;
     }
     while (m_workspaces.size() <= static_cast<std::size_t>(worker))
-        m_workspaces.push_back(std::make_unique<MlpWorkspace<float>>(m_problem->spec, m_workspaceCapacity));
+        m_workspaces.push_back(std::make_unique<MlpWorkspace>(m_problem->spec, m_workspaceCapacity));
     return *m_workspaces[static_cast<std::size_t>(worker)];
 }
 

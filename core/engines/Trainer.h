@@ -129,10 +129,12 @@ protected:
     /// Whether the run should stop now (requestStop(), or a cancellation request from a signal).
     bool stopRequestedNow() const;
     /// Creates the worker's workspace if needed (driving thread only, outside parallel regions).
-    MlpWorkspace<float>& workspace(int worker);
+    MlpWorkspace& workspace(int worker);
     /// The worker's existing workspace; safe inside parallel regions (never allocates).
-    MlpWorkspace<float>& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
+    MlpWorkspace& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
     int chunkSizeFor(int batch) const;
+    /// Samples per pass (passSamplesFor the model).
+    int passSamples() const { return m_passSamples; }
     void markDiverged(std::int64_t atUpdate);
     /// The event of the sync update that just ended at `seconds` with this batch loss (versions: the update's
     /// index). A finite loss counts the update and its samples; a non-finite one was not applied and marks
@@ -165,8 +167,9 @@ private:
     bool m_diverged = false;
     std::int64_t m_divergedAt = -1;
     bool m_stopped = false;
-    std::vector<std::unique_ptr<MlpWorkspace<float>>> m_workspaces;
+    std::vector<std::unique_ptr<MlpWorkspace>> m_workspaces;
     int m_workspaceCapacity = 0;
+    int m_passSamples = 0;
 };
 
 } // namespace sgdscope

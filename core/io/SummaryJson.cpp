@@ -1,5 +1,7 @@
 #include "core/io/SummaryJson.h"
 
+#include "core/nn/kernels/Isa.h"
+
 #include <cmath>
 
 namespace sgdscope {
@@ -138,6 +140,9 @@ Json summaryJson(const ModeResult& r)
         j["updates_to_target"] = r.target.reached ? Json(r.target.updates) : Json(nullptr);
     }
     j["params_digest"] = r.paramsDigest;
+    // What the digest depends on besides the source, the data and the settings: the kernels' order of
+    // operations; the path (instruction set) that computed it does not change the bits.
+    j["kernels"] = Json {{"order", kernelOrderVersion}, {"path", r.kernelPath}};
     j["diverged"] = r.diverged;
     j["diverged_at_update"] = r.diverged ? Json(r.divergedAt) : Json(nullptr);
     j["interrupted"] = r.interrupted;

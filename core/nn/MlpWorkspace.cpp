@@ -1,285 +1,276 @@
 #include "core/nn/MlpWorkspace.h"
 
-#include "core/nn/Gemm.h"
-
-#include <Eigen/Core>
+#include "core/common/Error.h"
+#include "core/common/PortableMath.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <type_traits>
 
 namespace sgdscope {
 
 namespace {
 
-template<typename Scalar>
-using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
-template<typename Scalar>
-using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template<typename Scalar>
-using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+/// The deepest tree stack a program can need: a binary tree over at most 2^31 chunks, plus an open chunk.
+constexpr int maxTreeDepth = 34;
+/// Floats after every buffer of rows: a kernel may read one vector (at most 16 floats) past the last row's end.
+constexpr std::size_t slack = 16;
 
-/// Products this small are cheaper coefficient by coefficient than through a blocked GEMM, whose
-/// packing dominates at the seed example's sizes (1-5-1). The choice depends only on the shapes, so it
-/// is the same for every worker.
-constexpr double lazyProductWork = 4096.0;
-
-template<typename Dst, typename Lhs, typename Rhs>
-void multiply(Dst&& dst, const Lhs& lhs, const Rhs& rhs)
+/// Row stride for `columns` floats: narrow rows packed tight (the element-wise functions then touch no padding;
+/// the kernels read whole vectors past a row's end, which the buffers' slack covers), wide ones a multiple of 16
+/// (64 bytes), and an odd multiple, so that successive rows fall on different cache sets when a kernel walks
+/// down a column.
+std::ptrdiff_t rowStride(int columns)
 {
-    const double work
-        = static_cast<double>(lhs.rows()) * static_cast<double>(lhs.cols()) * static_cast<double>(rhs.cols());
-    if (work <= lazyProductWork)
-        dst.noalias() = lhs.lazyProduct(rhs);
-    else
-        dst.noalias() = lhs * rhs;
+    if (columns <= 16)
+        return columns;
+    std::ptrdiff_t ld = (columns + 15) / 16 * 16;
+    if ((ld / 16) % 2 == 0)
+        ld += 16;
+    return ld;
 }
 
-bool useGemm(int m, int n, int k)
-{
-    return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > lazyProductWork;
-}
-
-// Activations and deltas are stored feature-major: a layer's values are a row-major (width x n) block,
-// each feature's n samples contiguous. Small layers then vectorise along the samples; for the large
-// products the same memory is a column-major (n x width) matrix, which is how BLAS sees it below.
-
-/// z (out x n) = W a, W row-major out x in, a in x n.
-template<typename Scalar>
-void linearForward(const Scalar* w, const Scalar* a, Scalar* z, int out, int in, int n)
-{
-    if constexpr (std::is_same_v<Scalar, float>) {
-        if (useGemm(out, n, in)) {
-            // z^T (n x out) = a^T (n x in) * W^T (in x out)
-            gemmColumnMajor(false, false, n, out, in, a, n, w, in, z, n);
-            return;
-        }
-    }
-    Eigen::Map<RowMatrix<Scalar>> zm(z, out, n);
-    multiply(zm, Eigen::Map<const RowMatrix<Scalar>>(w, out, in), Eigen::Map<const RowMatrix<Scalar>>(a, in, n));
-}
-
-/// gw (row-major out x in) = delta a^T, delta out x n, a in x n.
-template<typename Scalar>
-void weightGradient(const Scalar* delta, const Scalar* a, Scalar* gw, int out, int in, int n)
-{
-    if constexpr (std::is_same_v<Scalar, float>) {
-        if (useGemm(in, out, n)) {
-            // gw^T (in x out) = (a^T)^T (in x n) * delta^T (n x out)
-            gemmColumnMajor(true, false, in, out, n, a, n, delta, n, gw, in);
-            return;
-        }
-    }
-    Eigen::Map<RowMatrix<Scalar>> g(gw, out, in);
-    multiply(g, Eigen::Map<const RowMatrix<Scalar>>(delta, out, n),
-        Eigen::Map<const RowMatrix<Scalar>>(a, in, n).transpose());
-}
-
-/// prev (in x n) = W^T delta, W row-major out x in, delta out x n.
-template<typename Scalar>
-void inputGradient(const Scalar* w, const Scalar* delta, Scalar* prev, int out, int in, int n)
-{
-    if constexpr (std::is_same_v<Scalar, float>) {
-        if (useGemm(in, n, out)) {
-            // prev^T (n x in) = delta^T (n x out) * W (out x in), W stored as W^T column-major (ld in)
-            gemmColumnMajor(false, true, n, in, out, delta, n, w, in, prev, n);
-            return;
-        }
-    }
-    Eigen::Map<RowMatrix<Scalar>> p(prev, in, n);
-    multiply(p, Eigen::Map<const RowMatrix<Scalar>>(w, out, in).transpose(),
-        Eigen::Map<const RowMatrix<Scalar>>(delta, out, n));
-}
-
-template<typename Scalar, typename Block>
-void activate(Activation a, Block&& z)
+kernels::ElementFunction elementFunction(Activation a)
 {
     switch (a) {
     case Activation::Tanh:
-        z = z.array().tanh().matrix();
-        break;
+        return kernels::ElementFunction::Tanh;
     case Activation::Relu:
-        z = z.cwiseMax(Scalar(0));
-        break;
+        return kernels::ElementFunction::Relu;
     case Activation::Sigmoid:
-        z = z.array().logistic().matrix();
-        break;
+        return kernels::ElementFunction::Sigmoid;
     case Activation::Identity:
         break;
     }
+    return kernels::ElementFunction::Identity;
 }
 
-/// delta *= f'(z), written in terms of the activation a = f(z).
-template<typename Scalar, typename DeltaBlock, typename ActBlock>
-void multiplyByDerivative(Activation a, DeltaBlock&& delta, const ActBlock& act)
-{
-    switch (a) {
-    case Activation::Tanh:
-        delta.array() *= (Scalar(1) - act.array().square());
-        break;
-    case Activation::Relu:
-        delta.array() *= (act.array() > Scalar(0)).template cast<Scalar>();
-        break;
-    case Activation::Sigmoid:
-        delta.array() *= act.array() * (Scalar(1) - act.array());
-        break;
-    case Activation::Identity:
-        break;
-    }
-}
+const kernels::KernelTable* const allTables[]
+    = {&kernels::scalarKernels, &kernels::scalarFmaKernels, &kernels::avx2Kernels, &kernels::avx512Kernels};
 
 } // namespace
 
-template<typename Scalar>
-MlpWorkspace<Scalar>::MlpWorkspace(const MlpSpec& spec, int capacity)
+MlpWorkspace::MlpWorkspace(const MlpSpec& spec, int capacity)
     : m_spec(spec)
     , m_capacity(capacity)
 {
+    if (capacity < 1)
+        throw SgdError("a workspace needs room for at least one sample");
     const auto cap = static_cast<std::size_t>(capacity);
-    int widest = 0;
+    std::ptrdiff_t widest = 0;
     for (const int width : spec.layers) {
-        m_act.emplace_back(static_cast<std::size_t>(width) * cap, Scalar(0));
-        widest = std::max(widest, width);
+        m_ld.push_back(rowStride(width + 1)); // + the bias column
+        widest = std::max(widest, m_ld.back());
+        m_act.emplace_back(static_cast<std::size_t>(m_ld.back()) * cap + slack, 0.0f);
     }
     for (auto& d : m_delta)
-        d.assign(static_cast<std::size_t>(widest) * cap, Scalar(0));
-    m_targets.assign(static_cast<std::size_t>(spec.outputs()) * cap, Scalar(0));
-    for (auto& r : m_rowTemp)
-        r.assign(cap, Scalar(0));
-    m_labels.assign(cap, 0);
+        d.assign(static_cast<std::size_t>(widest) * cap + slack, 0.0f);
+    // Room for whichever path is active when the workspace is used (tests switch paths).
+    std::size_t pack = 0;
+    std::size_t slots = 0;
+    for (const kernels::KernelTable* table : allTables) {
+        for (int l = 0; l < spec.layerCount(); ++l) {
+            const int in = spec.layers[static_cast<std::size_t>(l)];
+            const int out = spec.layers[static_cast<std::size_t>(l) + 1];
+            pack = std::max({pack, table->packFloats(in, out), table->packFloats(out, in)});
+        }
+        slots = std::max(slots, table->slotFloats(maxTreeDepth));
+    }
+    m_pack.assign(pack, 0.0f);
+    m_slots.assign(slots, 0.0f);
+    m_sampleLoss.assign(cap, 0.0);
+    m_weights.assign(maxTreeDepth, nullptr);
+    m_biases.assign(maxTreeDepth, nullptr);
 }
 
-template<typename Scalar>
-void MlpWorkspace<Scalar>::gather(
-    const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n)
+void MlpWorkspace::gather(const SampleView<float>& data, const std::uint32_t* indices, std::int64_t first, int n)
 {
-    // Transposes the samples' columns into the feature-major input block.
     const int features = data.features;
-    Scalar* input = m_act[0].data();
+    const std::ptrdiff_t ld = m_ld.front();
+    float* input = m_act.front().data();
     for (int t = 0; t < n; ++t) {
         const std::int64_t sample = indices ? indices[t] : first + t;
-        const Scalar* src = data.inputs + sample * features;
-        for (int f = 0; f < features; ++f)
-            input[static_cast<std::size_t>(f) * static_cast<std::size_t>(n) + static_cast<std::size_t>(t)] = src[f];
+        float* row = input + t * ld;
+        const float* source = data.inputs + sample * features;
+        if (features > 16)
+            std::memcpy(row, source, sizeof(float) * static_cast<std::size_t>(features));
+        else
+            for (int f = 0; f < features; ++f) // a call to memcpy costs more than a few floats
+                row[f] = source[f];
+        row[features] = 1.0f;
     }
 }
 
-template<typename Scalar>
-void MlpWorkspace<Scalar>::forward(const ParameterLayout& layout, const Scalar* params, int n)
+void MlpWorkspace::forward(const kernels::KernelTable& k, const ParameterLayout& layout, const float* params, int n)
 {
     const int layers = m_spec.layerCount();
     for (int l = 0; l < layers; ++l) {
-        const int in = m_spec.layers[static_cast<std::size_t>(l)];
-        const int out = m_spec.layers[static_cast<std::size_t>(l) + 1];
-        const Eigen::Map<const Vector<Scalar>> b(params + layout.bias(l).offset, out);
-        Eigen::Map<RowMatrix<Scalar>> z(m_act[static_cast<std::size_t>(l) + 1].data(), out, n);
-        linearForward(
-            params + layout.weight(l).offset, m_act[static_cast<std::size_t>(l)].data(), z.data(), out, in, n);
-        z.colwise() += b;
-        if (l + 1 < layers)
-            activate<Scalar>(m_spec.activation, z);
+        const auto at = static_cast<std::size_t>(l);
+        kernels::LinearForwardArgs args;
+        args.m = n;
+        args.n = m_spec.layers[at + 1];
+        args.k = m_spec.layers[at];
+        args.a = m_act[at].data();
+        args.lda = m_ld[at];
+        args.w = params + layout.weight(l).offset;
+        args.bias = params + layout.bias(l).offset;
+        args.z = m_act[at + 1].data();
+        args.ldz = m_ld[at + 1];
+        args.pack = m_pack.data();
+        k.linearForward(args);
+        if (l + 1 < layers) {
+            float* z = m_act[at + 1].data();
+            k.activate(elementFunction(m_spec.activation), z, static_cast<std::size_t>(n * m_ld[at + 1]));
+            for (int t = 0; t < n; ++t)
+                z[t * m_ld[at + 1] + args.n] = 1.0f;
+        }
     }
 }
 
-template<typename Scalar>
-double MlpWorkspace<Scalar>::lossAndDelta(const SampleView<Scalar>& data, const std::uint32_t* indices,
-    std::int64_t first, int n, Scalar scale, bool wantDelta, std::int64_t* correct)
+void MlpWorkspace::lossAndDelta(const SampleView<float>& data, const std::uint32_t* indices, std::int64_t first, int n,
+    float scale, bool wantDelta, std::int64_t* correct)
 {
+    // Sample by sample, output by output in order: the values do not depend on the path or the pass.
     const int outputs = m_spec.outputs();
-    const Eigen::Map<const RowMatrix<Scalar>> z(m_act.back().data(), outputs, n);
-    Eigen::Map<RowMatrix<Scalar>> delta(m_delta[0].data(), outputs, n);
+    const std::ptrdiff_t ld = m_ld.back();
+    const float* z = m_act.back().data();
+    float* delta = m_delta[0].data();
     auto sample = [&](int t) -> std::int64_t { return indices ? indices[t] : first + t; };
     if (m_spec.loss == LossKind::MeanSquaredError) {
         // loss_i = sum over outputs of (z - y)^2 (the seed example's mean over samples of the summed squares)
-        Eigen::Map<RowMatrix<Scalar>> y(m_targets.data(), outputs, n);
+        const float twiceScale = 2.0f * scale;
         for (int t = 0; t < n; ++t) {
-            const Scalar* src = data.targets + sample(t) * outputs;
-            for (int o = 0; o < outputs; ++o)
-                y(o, t) = src[o];
+            const float* zt = z + t * ld;
+            const float* y = data.targets + sample(t) * outputs;
+            float* dt = delta + t * ld;
+            double loss = 0.0;
+            for (int o = 0; o < outputs; ++o) {
+                const float diff = zt[o] - y[o];
+                loss += static_cast<double>(diff) * static_cast<double>(diff);
+                if (wantDelta)
+                    dt[o] = diff * twiceScale;
+            }
+            m_sampleLoss[static_cast<std::size_t>(t)] = loss;
         }
-        Eigen::Map<RowMatrix<Scalar>> diff(wantDelta ? m_delta[0].data() : m_delta[1].data(), outputs, n);
-        diff = z - y;
-        const double lossSum = static_cast<double>(diff.squaredNorm());
-        if (wantDelta)
-            delta *= Scalar(2) * scale;
-        return lossSum;
+        return;
     }
-    // Softmax cross-entropy, vectorised along the samples: loss_i = logsumexp(z_i) - z_i[label],
-    // gradient softmax(z_i) - onehot(label).
-    Eigen::Map<Eigen::Array<Scalar, 1, Eigen::Dynamic>> peak(m_rowTemp[0].data(), n);
-    Eigen::Map<Eigen::Array<Scalar, 1, Eigen::Dynamic>> sums(m_rowTemp[1].data(), n);
-    Eigen::Map<RowMatrix<Scalar>> e(wantDelta ? m_delta[0].data() : m_delta[1].data(), outputs, n);
-    peak = z.array().colwise().maxCoeff();
-    e.array() = (z.array().rowwise() - peak).exp();
-    sums = e.array().colwise().sum();
-    double lossSum = 0.0;
+    // Softmax cross-entropy: loss_i = log(sum exp(z - peak)) + peak - z[label]; gradient softmax - onehot.
     std::int64_t right = 0;
     for (int t = 0; t < n; ++t) {
+        const float* zt = z + t * ld;
+        float* e = delta + t * ld; // exp(z - peak), the delta's numerators
         const std::int32_t label = data.labels[sample(t)];
-        lossSum += static_cast<double>(std::log(sums(t)) + peak(t) - z(label, t));
-        if (correct) {
-            int best = 0;
-            for (int o = 1; o < outputs; ++o)
-                best = z(o, t) > z(best, t) ? o : best;
-            right += best == label ? 1 : 0;
+        float peak = zt[0];
+        int best = 0;
+        for (int o = 1; o < outputs; ++o) {
+            best = zt[o] > zt[best] ? o : best;
+            peak = zt[o] > peak ? zt[o] : peak;
         }
-    }
-    if (wantDelta) {
-        delta.array().rowwise() *= scale / sums;
-        for (int t = 0; t < n; ++t)
-            delta(data.labels[sample(t)], t) -= scale;
+        float sum = 0.0f;
+        for (int o = 0; o < outputs; ++o) {
+            e[o] = portable::exp(zt[o] - peak);
+            sum = sum + e[o];
+        }
+        m_sampleLoss[static_cast<std::size_t>(t)]
+            = static_cast<double>(portable::log(sum)) + static_cast<double>(peak) - static_cast<double>(zt[label]);
+        right += best == label ? 1 : 0;
+        if (wantDelta) {
+            const float perSum = scale / sum;
+            for (int o = 0; o < outputs; ++o)
+                e[o] = e[o] * perSum;
+            e[label] = e[label] - scale;
+        }
     }
     if (correct)
         *correct += right;
-    return lossSum;
 }
 
-template<typename Scalar>
-double MlpWorkspace<Scalar>::gradient(const ParameterLayout& layout, const Scalar* params,
-    const SampleView<Scalar>& data, const std::uint32_t* indices, int n, Scalar scale, Scalar* grad)
+void MlpWorkspace::pass(const ParameterLayout& layout, const float* params, const SampleView<float>& data,
+    const std::uint32_t* indices, int n, float scale, const kernels::TreeProgram& program, float* const* stack)
 {
+    if (n < 1 || n > m_capacity || program.depth > maxTreeDepth)
+        throw SgdError("a pass of " + std::to_string(n) + " samples (tree depth " + std::to_string(program.depth)
+            + ") does not fit a workspace for " + std::to_string(m_capacity));
+    const kernels::KernelTable& k = kernels::activeKernels();
     gather(data, indices, 0, n);
-    forward(layout, params, n);
-    const double lossSum = lossAndDelta(data, indices, 0, n, scale, true, nullptr);
+    forward(k, layout, params, n);
+    lossAndDelta(data, indices, 0, n, scale, true, nullptr);
 
-    int current = 0; // m_delta[current] holds d(loss)/d(z) of layer l+1
+    int current = 0; // m_delta[current] holds d(loss)/d(z) of layer l + 1's values
     for (int l = m_spec.layerCount() - 1; l >= 0; --l) {
-        const int in = m_spec.layers[static_cast<std::size_t>(l)];
-        const int out = m_spec.layers[static_cast<std::size_t>(l) + 1];
-        const Eigen::Map<const RowMatrix<Scalar>> delta(m_delta[current].data(), out, n);
-        const Eigen::Map<const RowMatrix<Scalar>> a(m_act[static_cast<std::size_t>(l)].data(), in, n);
-        Eigen::Map<Vector<Scalar>> gb(grad + layout.bias(l).offset, out);
-        weightGradient(delta.data(), a.data(), grad + layout.weight(l).offset, out, in, n);
-        gb = delta.rowwise().sum();
+        const auto at = static_cast<std::size_t>(l);
+        const int in = m_spec.layers[at];
+        const int out = m_spec.layers[at + 1];
+        for (int e = 0; e < std::max(program.stackIn, program.stackOut); ++e) {
+            m_weights[static_cast<std::size_t>(e)] = stack[e] + layout.weight(l).offset;
+            m_biases[static_cast<std::size_t>(e)] = stack[e] + layout.bias(l).offset;
+        }
+        kernels::WeightGradientArgs g;
+        g.out = out;
+        g.in = in;
+        g.samples = n;
+        g.d = m_delta[current].data();
+        g.ldd = m_ld[at + 1];
+        g.a = m_act[at].data();
+        g.lda = m_ld[at];
+        g.program = &program;
+        g.weights = m_weights.data();
+        g.biases = m_biases.data();
+        g.tiles = m_slots.data();
+        k.weightGradient(g);
         if (l == 0)
             break; // the input needs no gradient
-        Eigen::Map<RowMatrix<Scalar>> prevDelta(m_delta[1 - current].data(), in, n);
-        inputGradient(params + layout.weight(l).offset, delta.data(), prevDelta.data(), out, in, n);
-        multiplyByDerivative<Scalar>(m_spec.activation, prevDelta, a);
+        kernels::InputGradientArgs p;
+        p.m = n;
+        p.n = in;
+        p.k = out;
+        p.d = m_delta[current].data();
+        p.ldd = m_ld[at + 1];
+        p.w = params + layout.weight(l).offset;
+        p.p = m_delta[1 - current].data();
+        p.ldp = m_ld[at];
+        p.pack = m_pack.data();
+        k.inputGradient(p);
+        k.multiplyByDerivative(
+            elementFunction(m_spec.activation), p.p, m_act[at].data(), static_cast<std::size_t>(n * m_ld[at]));
         current = 1 - current;
     }
+}
+
+double MlpWorkspace::gradient(const ParameterLayout& layout, const float* params, const SampleView<float>& data,
+    const std::uint32_t* indices, int n, float scale, float* grad)
+{
+    const kernels::TreeStep step {.begin = 0, .end = n};
+    const kernels::TreeProgram program {&step, 1, 0, 1, 1};
+    float* const stack[] = {grad};
+    pass(layout, params, data, indices, n, scale, program, stack);
+    double lossSum = 0.0;
+    for (int t = 0; t < n; ++t)
+        lossSum += m_sampleLoss[static_cast<std::size_t>(t)];
     return lossSum;
 }
 
-template<typename Scalar>
-EvalSums MlpWorkspace<Scalar>::evaluate(const ParameterLayout& layout, const Scalar* params,
-    const SampleView<Scalar>& data, std::int64_t first, std::int64_t n)
+EvalSums MlpWorkspace::evaluate(const ParameterLayout& layout, const float* params, const SampleView<float>& data,
+    std::int64_t first, std::int64_t n)
 {
+    const kernels::KernelTable& k = kernels::activeKernels();
     EvalSums sums;
     for (std::int64_t done = 0; done < n;) {
         const int piece = static_cast<int>(std::min<std::int64_t>(m_capacity, n - done));
         const std::int64_t start = first + done;
         gather(data, nullptr, start, piece);
-        forward(layout, params, piece);
-        sums.lossSum += lossAndDelta(data, nullptr, start, piece, Scalar(1), false, &sums.correct);
+        forward(k, layout, params, piece);
+        lossAndDelta(data, nullptr, start, piece, 1.0f, false, &sums.correct);
+        for (int t = 0; t < piece; ++t)
+            sums.lossSum += m_sampleLoss[static_cast<std::size_t>(t)];
         sums.samples += piece;
         done += piece;
     }
     return sums;
 }
 
-template class MlpWorkspace<float>;
-template class MlpWorkspace<double>;
+float MlpWorkspace::output(int sample, int j) const
+{
+    return m_act.back()[static_cast<std::size_t>(sample * m_ld.back() + j)];
+}
 
 } // namespace sgdscope

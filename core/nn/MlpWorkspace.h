@@ -2,6 +2,7 @@
 
 #include "core/data/SampleView.h"
 #include "core/nn/ParameterLayout.h"
+#include "core/nn/kernels/KernelTable.h"
 
 #include <cstdint>
 #include <vector>
@@ -15,13 +16,17 @@ struct EvalSums
     std::int64_t samples = 0;
 };
 
-/// Forward and backward passes of an MLP over a chunk of samples, with all buffers allocated once.
-/// One workspace per worker thread: it is not thread-safe, and it never allocates after construction.
+/// Forward and backward passes of an MLP over up to capacity() samples at once, with all buffers allocated
+/// once. One workspace per worker thread: it is not thread-safe, and it never allocates after construction.
 ///
-/// Determinism: for the same parameters, samples and chunk size, gradient() returns the same bits on any
-/// thread and any workspace (the buffers are equally aligned and Eigen runs single-threaded here), which
-/// is what the sync trainer's fixed reduction tree builds on.
-template<typename Scalar>
+/// Numerics (core/nn/kernels/KernelsImpl.h has the order of every operation): each sample's forward and
+/// backward values depend on that sample and the parameters only, not on which other samples share the pass;
+/// the weight and bias gradients are sums over samples that follow a tree program (ReductionPlan's fixed tree:
+/// a chain in sample order per chunk, then left + right). So a chunk's gradient is the same bits whichever
+/// pass, worker, thread or instruction-set path computes it, which every engine's sync builds on.
+///
+/// Activations are stored sample-major (a sample's features contiguous), each row followed by a 1 (the bias
+/// column of the next product) and padded to a multiple of 16 floats.
 class MlpWorkspace
 {
 public:
@@ -29,37 +34,48 @@ public:
 
     int capacity() const { return m_capacity; }
 
-    /// Gathers samples indices[0..n) from `data`, runs forward and backward and writes
+    /// One pass over samples indices[0..n) (n in 1..capacity()): forward, loss and backward, with every
+    /// per-sample loss gradient scaled by `scale`; the weight and bias gradients are summed as `program` says
+    /// into the stack entries stack[0..max(stackIn, stackOut)) (gradient vectors in the padded layout; the
+    /// program's stackIn entries are read, its stackOut entries written). Each sample's loss is then in
+    /// sampleLoss()[0..n).
+    void pass(const ParameterLayout& layout, const float* params, const SampleView<float>& data,
+        const std::uint32_t* indices, int n, float scale, const kernels::TreeProgram& program, float* const* stack);
+    /// Per-sample losses of the last pass (double; the sum over outputs of the squared errors, or the
+    /// cross-entropy).
+    const double* sampleLoss() const { return m_sampleLoss.data(); }
+
+    /// The gradient of one chunk, samples indices[0..n) summed in order:
     ///   grad = scale * sum over the n samples of d(loss_i)/d(params)
-    /// into `grad` (the padded layout; padding untouched). Returns the sum of the n per-sample losses.
-    /// n must be in 1..capacity().
-    double gradient(const ParameterLayout& layout, const Scalar* params, const SampleView<Scalar>& data,
-        const std::uint32_t* indices, int n, Scalar scale, Scalar* grad);
+    /// into `grad` (the padded layout; padding untouched). Returns the sum of the n per-sample losses (in
+    /// order). n must be in 1..capacity().
+    double gradient(const ParameterLayout& layout, const float* params, const SampleView<float>& data,
+        const std::uint32_t* indices, int n, float scale, float* grad);
 
     /// Loss (and correct predictions) of samples [first, first + n) without a backward pass; any n >= 1
-    /// (processed in pieces of capacity()).
-    EvalSums evaluate(const ParameterLayout& layout, const Scalar* params, const SampleView<Scalar>& data,
+    /// (processed in pieces of capacity()); per-sample losses added in order.
+    EvalSums evaluate(const ParameterLayout& layout, const float* params, const SampleView<float>& data,
         std::int64_t first, std::int64_t n);
 
-    /// The outputs of the last forward pass (row-major outputs x n: feature-major), for tests.
-    const Scalar* outputs() const { return m_act.back().data(); }
+    /// Output j of sample i of the last forward pass.
+    float output(int sample, int j) const;
 
 private:
-    void gather(const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n);
-    void forward(const ParameterLayout& layout, const Scalar* params, int n);
-    double lossAndDelta(const SampleView<Scalar>& data, const std::uint32_t* indices, std::int64_t first, int n,
-        Scalar scale, bool wantDelta, std::int64_t* correct);
+    void gather(const SampleView<float>& data, const std::uint32_t* indices, std::int64_t first, int n);
+    void forward(const kernels::KernelTable& k, const ParameterLayout& layout, const float* params, int n);
+    void lossAndDelta(const SampleView<float>& data, const std::uint32_t* indices, std::int64_t first, int n,
+        float scale, bool wantDelta, std::int64_t* correct);
 
     MlpSpec m_spec;
     int m_capacity = 0;
-    std::vector<AlignedVector<Scalar>> m_act; // m_act[l]: layer l's activations, feature-major (layers[l] x n)
-    AlignedVector<Scalar> m_delta[2];
-    AlignedVector<Scalar> m_targets;
-    AlignedVector<Scalar> m_rowTemp[2];
-    std::vector<std::int32_t> m_labels;
+    std::vector<std::ptrdiff_t> m_ld; // row stride of layer l's values (and of the deltas of its inputs)
+    std::vector<AlignedVector<float>> m_act; // m_act[l]: layer l's activations, capacity x m_ld[l]
+    AlignedVector<float> m_delta[2]; // d(loss)/d(z) of a layer's outputs, capacity x m_ld[l + 1]
+    AlignedVector<float> m_pack; // packed weight panels
+    AlignedVector<float> m_slots; // the tree's stack entries of one tile
+    std::vector<double> m_sampleLoss;
+    std::vector<float*> m_weights; // per stack entry, per call: where the layer's gradient goes
+    std::vector<float*> m_biases;
 };
-
-extern template class MlpWorkspace<float>;
-extern template class MlpWorkspace<double>;
 
 } // namespace sgdscope

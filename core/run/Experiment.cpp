@@ -7,7 +7,9 @@
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/Initialization.h"
+#include "core/nn/kernels/Isa.h"
 #include "core/run/DataSource.h"
+#include "core/run/LocalCalibration.h"
 #include "core/run/MemoryEstimate.h"
 #include "core/run/SettingsCheck.h"
 #include "core/train/ReductionPlan.h"
@@ -25,7 +27,8 @@ constexpr int maxThreadWorkers = 256;
 
 /// The engine of a run: for the simulated cluster, its platform (checked: a platform file is loaded in a
 /// child process, since SimGrid aborts on some errors) and the built-in hosts' speed.
-EngineChoice engineChoiceFor(const RunConfig& config, const Problem& problem, int chunk)
+EngineChoice engineChoiceFor(
+    const RunConfig& config, const std::shared_ptr<const Problem>& problem, const TrainerSettings& settings)
 {
     EngineChoice engine;
     engine.kind = config.engine;
@@ -50,7 +53,8 @@ EngineChoice engineChoiceFor(const RunConfig& config, const Problem& problem, in
                             + (config.runsAsync() ? " and a parameter server" : "") + ")"
                              : ""));
     } else if (config.cluster == ClusterKind::Local) {
-        engine.sim.hostFlops = measureHostFlops(problem, chunk);
+        // the run's sync pattern if it has one (a mode-both run's hosts are the same for both modes)
+        engine.sim.hostFlops = measureLocalHostFlops(problem, settings, config.runsSync() ? Mode::Sync : Mode::Async);
     }
     return engine;
 }
@@ -98,7 +102,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
             + std::to_string(train.size()) + " samples of " + dataName + ")");
     s.accum = config.accum;
     s.chunk = std::min(config.chunk, s.batch);
-    const int chunk = chunkSizeFor(s.chunk, s.batch, problem->spec);
+    const int chunk = chunkSizeFor(s.chunk, s.batch);
     {
         // K micro-batches group whole chunks: with fewer chunks per worker than K, some would be empty and
         // the option would not do what it says.
@@ -158,7 +162,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
         : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
     s.evalEverySamples = evalEvery * s.batch;
     validateSettings(s, *problem);
-    run.engine = engineChoiceFor(config, *problem, chunk);
+    run.engine = engineChoiceFor(config, problem, s);
     run.problem = std::move(problem);
     return run;
 }
@@ -190,7 +194,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.engineChoice = run.engine;
     result.settings = run.settings;
     // Report the chunk size actually used (0 in the settings means "automatic").
-    result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch, run.problem->spec);
+    result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
     result.updates = trainer->updates();
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
@@ -199,6 +203,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.metrics = trainer->metrics();
     result.target = trainer->target();
     result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
+    result.kernelPath = isaName(activeIsa());
     result.parameters = trainer->parameters();
     result.diverged = trainer->diverged();
     result.divergedAt = trainer->divergedAt();

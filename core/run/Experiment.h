@@ -44,6 +44,7 @@ struct ModeResult
     RunMetrics metrics;
     TargetReached target;
     std::string paramsDigest;
+    std::string kernelPath; // the instruction-set path of the kernels that computed it (nn/kernels/Isa.h)
     ParamVector parameters;
     bool diverged = false;
     std::int64_t divergedAt = -1;

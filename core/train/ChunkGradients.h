@@ -14,16 +14,16 @@ namespace sgdscope {
 void addGradient(float* dst, const float* src, std::size_t first, std::size_t last);
 
 /// Computes one worker's part of a batch as its plan says (ReductionPlan): its run of chunks as K
-/// micro-batches in a row, each chunk's gradient, scaled by `scale`, into its leaf buffer, and every tree
-/// node that lies inside the run added right after the chunk that completes it (while it is hot in cache).
+/// micro-batches in a row, in passes, every chunk's gradient (scaled by `scale`) and every tree node inside
+/// the run summed by the kernels; the run's subtrees end in its stack buffers (WorkerReduction::roots).
 /// `batchIndices` are the sample indices of the whole batch the chunks cut. Writes the sum of the per-sample
-/// losses of chunk c to chunkLoss[c]. Returns the number of samples computed.
+/// losses of chunk c (in sample order) to chunkLoss[c]. Returns the number of samples computed.
 ///
-/// Every engine computes gradients through this one function, so a chunk's gradient is the same bits
-/// wherever and whenever it is computed.
-int computeWorkerPart(MlpWorkspace<float>& workspace, const ParameterLayout& layout, const float* params,
-    const SampleView<float>& data, const std::uint32_t* batchIndices, const ChunkLayout& chunks,
-    const WorkerReduction& part, float scale, std::vector<ParamVector>& buffers, double* chunkLoss);
+/// Every engine computes gradients through this one function, so a chunk's gradient is the same bits wherever
+/// and whenever it is computed.
+int computeWorkerPart(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+    const SampleView<float>& data, const std::uint32_t* batchIndices, const WorkerReduction& part, float scale,
+    std::vector<ParamVector>& buffers, double* chunkLoss);
 
 /// What a sync update reduces over for the current settings: the chunk layout, the plan (who computes and
 /// adds which chunks), the gradient buffers and each chunk's loss. Every engine's sync keeps one.
@@ -34,13 +34,14 @@ struct SyncReduction
     std::vector<ParamVector> buffers;
     std::vector<double> chunkLoss;
 
-    /// Rebuilds for a batch, chunk size, worker count and micro-batches (nothing to do if they are the same
-    /// as before); returns whether it rebuilt.
-    bool prepare(int batch, int chunkSize, int workers, int accum, std::size_t parameterCount);
+    /// Rebuilds for a batch, chunk size, worker count, micro-batches and pass size (nothing to do if they are
+    /// the same as before); returns whether it rebuilt.
+    bool prepare(int batch, int chunkSize, int workers, int accum, int passSamples, std::size_t parameterCount);
 
 private:
     int m_workers = 0;
     int m_accum = 0;
+    int m_passSamples = 0;
 };
 
 } // namespace sgdscope

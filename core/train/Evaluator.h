@@ -23,7 +23,7 @@ public:
 
 private:
     const Problem* m_problem;
-    std::vector<std::unique_ptr<MlpWorkspace<float>>> m_workspaces;
+    std::vector<std::unique_ptr<MlpWorkspace>> m_workspaces;
 };
 
 } // namespace sgdscope

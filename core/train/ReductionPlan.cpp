@@ -21,88 +21,155 @@ ChunkLayout::ChunkLayout(int batchSize, int chunk)
 {
 }
 
-int chunkSizeFor(int given, int batch, const MlpSpec& spec)
+int chunkSizeFor(int given, int batch)
 {
-    return given > 0 ? std::min(given, batch) : defaultChunkSize(batch, spec);
+    return given > 0 ? std::min(given, batch) : defaultChunkSize(batch);
 }
 
-int defaultChunkSize(int batch, const MlpSpec& spec)
+int defaultChunkSize(int batch)
 {
-    constexpr int minSamples = 64;
-    constexpr double minMacs = 65536.0;
-    constexpr int maxChunks = 32;
-    const int forWork = static_cast<int>(std::min(1e9, std::ceil(minMacs / std::max(1.0, spec.macsPerSample()))));
-    const int lower = std::max(minSamples, forWork);
-    const int forCount = (batch + maxChunks - 1) / maxChunks;
-    return std::max(1, std::min(batch, std::max(lower, forCount)));
+    constexpr int fullSpeedSamples = 8;
+    constexpr int fewestChunks = 32;
+    constexpr int mostChunks = 1024;
+    const int forCount = std::min(fullSpeedSamples, batch / fewestChunks);
+    const int forMost = batch / mostChunks;
+    return std::max(1, std::max(forCount, forMost));
+}
+
+int passSamplesFor(const MlpSpec& spec)
+{
+    constexpr int mostSamples = 256;
+    constexpr double floatsPerPass = 1 << 20; // 4 MB of activations and deltas
+    double perSample = 0;
+    double widest = 0;
+    for (const int width : spec.layers) {
+        perSample += width + 17; // the bias column and the padding of a row
+        widest = std::max(widest, width + 17.0);
+    }
+    perSample += 2 * widest;
+    return static_cast<int>(std::clamp(std::floor(floatsPerPass / perSample), 1.0, double(mostSamples)));
+}
+
+int WorkerReduction::treeAdditions() const
+{
+    int additions = 0;
+    for (const WorkerPass& pass : passes) {
+        for (const kernels::TreeStep& step : pass.steps)
+            additions += step.merges;
+    }
+    return additions;
 }
 
 namespace {
 
 struct StackEntry
 {
-    int begin = 0;
+    int begin = 0; // chunks [begin, end)
     int end = 0;
-    int buffer = 0;
+    int buffer = -1;
 };
 
-/// Pushes `entry` and adds up, as the fixed tree says, every pair of siblings now complete on top of
-/// the stack. Returns the additions made; freed buffers go to `freed`.
-std::vector<MergeOp> pushAndMerge(
-    std::vector<StackEntry>& stack, StackEntry entry, int chunkCount, std::vector<int>* freed)
+/// Whether the top two entries of the stack are siblings of the fixed tree (their sum is a node).
+bool topAreSiblings(const std::vector<StackEntry>& stack, int chunkCount)
+{
+    if (stack.size() < 2)
+        return false;
+    const StackEntry& right = stack[stack.size() - 1];
+    const StackEntry& left = stack[stack.size() - 2];
+    const int size = left.end - left.begin;
+    const bool leftIsWholeNode = std::has_single_bit(static_cast<unsigned>(size)) && left.begin % (2 * size) == 0;
+    return leftIsWholeNode && right.begin == left.end && right.end == std::min(left.begin + 2 * size, chunkCount);
+}
+
+/// Pushes `entry` and adds up every pair of siblings now complete on top of the stack; returns the additions
+/// (left's buffer += right's).
+std::vector<MergeOp> pushAndMerge(std::vector<StackEntry>& stack, StackEntry entry, int chunkCount)
 {
     std::vector<MergeOp> ops;
     stack.push_back(entry);
-    while (stack.size() >= 2) {
-        const StackEntry right = stack[stack.size() - 1];
-        StackEntry& left = stack[stack.size() - 2];
-        const int size = left.end - left.begin;
-        const bool leftIsWholeNode = std::has_single_bit(static_cast<unsigned>(size)) && left.begin % (2 * size) == 0;
-        if (!leftIsWholeNode || right.begin != left.end || right.end != std::min(left.begin + 2 * size, chunkCount))
-            break;
-        ops.push_back({left.buffer, right.buffer});
-        left.end = right.end;
-        if (freed)
-            freed->push_back(right.buffer);
+    while (topAreSiblings(stack, chunkCount)) {
+        ops.push_back({stack[stack.size() - 2].buffer, stack.back().buffer});
+        stack[stack.size() - 2].end = stack.back().end;
         stack.pop_back();
     }
     return ops;
 }
 
+/// A worker's passes over its run of chunks, as K micro-batches in a row, each cut into passes of at most
+/// passSamples samples; the stack of open tree nodes carries from pass to pass.
+void planPasses(WorkerReduction& wr, const ChunkLayout& layout, int passSamples)
+{
+    std::vector<StackEntry> stack; // the open nodes; a chunk not yet complete is on top, with end = begin
+    std::size_t stored = 0; // stack positions that ever had to wait between passes
+    for (const IndexRange& micro : wr.microBatches) {
+        if (micro.size() == 0)
+            continue;
+        const int first = layout.samples(micro.begin).begin;
+        const int last = layout.samples(micro.end - 1).end;
+        for (int p0 = first; p0 < last; p0 += passSamples) {
+            WorkerPass pass;
+            pass.samples = {p0, std::min(last, p0 + passSamples)};
+            pass.stackIn = static_cast<int>(stack.size());
+            pass.depth = pass.stackIn;
+            const int firstChunk = p0 / layout.chunkSize;
+            for (int c = firstChunk; c < micro.end; ++c) {
+                const IndexRange chunk = layout.samples(c);
+                if (chunk.begin >= pass.samples.end)
+                    break;
+                kernels::TreeStep step;
+                step.begin = std::max(chunk.begin, pass.samples.begin) - p0;
+                step.end = std::min(chunk.end, pass.samples.end) - p0;
+                step.resume = chunk.begin < pass.samples.begin;
+                step.complete = chunk.end <= pass.samples.end;
+                if (step.resume)
+                    stack.pop_back(); // the partial chunk on top continues
+                pass.depth = std::max(pass.depth, static_cast<int>(stack.size()) + 1);
+                if (step.complete) {
+                    step.merges = static_cast<int>(pushAndMerge(stack, {c, c + 1}, layout.chunkCount).size());
+                } else {
+                    stack.push_back({c, c}); // open: resumes in the next pass
+                }
+                pass.steps.push_back(step);
+                pass.stepChunk.push_back(c);
+            }
+            pass.stackOut = static_cast<int>(stack.size());
+            stored
+                = std::max({stored, static_cast<std::size_t>(pass.stackIn), static_cast<std::size_t>(pass.stackOut)});
+            wr.passes.push_back(std::move(pass));
+        }
+    }
+    wr.roots = static_cast<int>(stack.size());
+    wr.stackBuffers.assign(stored, -1);
+}
+
 } // namespace
 
-ReductionPlan ReductionPlan::build(int chunkCount, int workers, int microBatches)
+ReductionPlan ReductionPlan::build(const ChunkLayout& chunks, int workers, int microBatches, int passSamples)
 {
     ReductionPlan plan;
-    plan.chunkCount = chunkCount;
-    std::vector<StackEntry> combined;
+    plan.chunkCount = chunks.chunkCount;
+    std::vector<StackEntry> combined; // every worker's subtrees, in chunk order
     for (int w = 0; w < workers; ++w) {
         WorkerReduction wr;
-        wr.chunks = balancedPart(chunkCount, workers, w);
+        wr.chunks = balancedPart(chunks.chunkCount, workers, w);
         for (int k = 0; k < microBatches; ++k) {
             const IndexRange part = balancedPart(wr.chunks.size(), microBatches, k);
             wr.microBatches.push_back({wr.chunks.begin + part.begin, wr.chunks.begin + part.end});
         }
+        planPasses(wr, chunks, std::max(1, passSamples));
+        for (int& id : wr.stackBuffers)
+            id = plan.bufferCount++;
+        // The subtrees the run leaves, in order: rebuild their chunk ranges by replaying the run's tree.
         std::vector<StackEntry> stack;
-        std::vector<int> freeBuffers;
-        for (int c = wr.chunks.begin; c < wr.chunks.end; ++c) {
-            int buffer = 0;
-            if (!freeBuffers.empty()) {
-                buffer = freeBuffers.back();
-                freeBuffers.pop_back();
-            } else {
-                buffer = plan.bufferCount++;
-                wr.buffers.push_back(buffer);
-            }
-            wr.leafBuffer.push_back(buffer);
-            wr.mergesAfter.push_back(pushAndMerge(stack, {c, c + 1, buffer}, chunkCount, &freeBuffers));
-        }
-        combined.insert(combined.end(), stack.begin(), stack.end());
+        for (int c = wr.chunks.begin; c < wr.chunks.end; ++c)
+            pushAndMerge(stack, {c, c + 1}, chunks.chunkCount);
+        for (std::size_t i = 0; i < stack.size(); ++i)
+            combined.push_back({stack[i].begin, stack[i].end, wr.stackBuffers[i]});
         plan.workers.push_back(std::move(wr));
     }
     std::vector<StackEntry> stack;
     for (const StackEntry& entry : combined) {
-        const auto ops = pushAndMerge(stack, entry, chunkCount, nullptr);
+        const auto ops = pushAndMerge(stack, entry, chunks.chunkCount);
         plan.combine.insert(plan.combine.end(), ops.begin(), ops.end());
     }
     plan.rootBuffer = stack.empty() ? -1 : stack.front().buffer;

@@ -63,14 +63,14 @@ double StragglerModel::slowdown(int worker, std::int64_t step) const
     }
     if (s.jitter > 0) {
         Rng rng(mixSeed(s.seed ^ 0x7177E5ULL, static_cast<std::uint64_t>(worker), static_cast<std::uint64_t>(step)));
-        factor *= std::exp(s.jitter * rng.normal());
+        factor *= portable::exp(s.jitter * rng.normal()); // portable: the simulated clocks are the same everywhere
     }
     if (s.heavyTail > 0) {
         Rng rng(mixSeed(s.seed ^ 0x7A11ULL, static_cast<std::uint64_t>(worker), static_cast<std::uint64_t>(step)));
         const double u = 1.0 - rng.uniform(); // in (0, 1]
         // Pareto, cut at the largest slow-down an option may ask for (its tail is unbounded: a draw near 0
         // would otherwise sleep for years).
-        factor *= std::min(std::pow(u, -1.0 / s.heavyTail), maxStragglerFactor);
+        factor *= std::min(portable::exp(-portable::log(u) / s.heavyTail), maxStragglerFactor);
     }
     return factor > 1.0 ? factor : 1.0;
 }

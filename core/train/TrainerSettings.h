@@ -39,7 +39,7 @@ struct TrainerSettings
     int workers = 1;
     int batch = 1;
     int accum = 1;
-    int chunk = 0; // samples per chunk of the fixed reduction; 0 = defaultChunkSize(batch, model)
+    int chunk = 0; // samples per chunk of the fixed reduction; 0 = defaultChunkSize(batch)
     double learningRate = 0.01;
     double momentum = 0.0;
     std::uint64_t seed = 0;

@@ -187,8 +187,9 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     BatchCursor cursor(order);
     const SampleView<float> view = viewOf(problem->train());
     const IndexRange slice = balancedPart(settings.batch, settings.workers, worker);
-    const int chunk = chunkSizeFor(settings.chunk, settings.batch, problem->spec);
-    MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
+    const int chunk = chunkSizeFor(settings.chunk, settings.batch);
+    const int passSamples = passSamplesFor(problem->spec);
+    MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     std::vector<char> receive(64 + params.size() * sizeof(float));
     StragglerModel stragglers(settings);
@@ -241,14 +242,14 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         const ChunkLayout layout(count, std::min(chunk, static_cast<int>(count)));
         if (layout.batch != chunks.batch || layout.chunkSize != chunks.chunkSize || plan.workers.empty()) {
             chunks = layout;
-            plan = ReductionPlan::build(chunks.chunkCount, 1, settings.accum);
+            plan = ReductionPlan::build(chunks, 1, settings.accum, passSamples);
             while (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
                 buffers.emplace_back(params.size(), 0.0f);
             chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
         }
         const double computeStart = MpiContext::now();
-        computeWorkerPart(workspace, problem->layout, params.data(), view, batch + slice.begin, chunks,
-            plan.workers.front(), static_cast<float>(1.0 / count), buffers, chunkLoss.data());
+        computeWorkerPart(workspace, problem->layout, params.data(), view, batch + slice.begin, plan.workers.front(),
+            static_cast<float>(1.0 / count), buffers, chunkLoss.data());
         double loss = 0.0;
         for (const double l : chunkLoss)
             loss += l;

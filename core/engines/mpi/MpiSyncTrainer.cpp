@@ -20,21 +20,12 @@ constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr std::size_t blockFloats = 4096;
 
-/// The buffers worker w sends rank 0: the roots of its part of the fixed tree that the combine still adds
-/// (or the root itself), in increasing id order.
+/// The buffers worker w sends rank 0: the roots of its part of the fixed tree (which the combine adds up, or
+/// the batch gradient itself), in stack order.
 std::vector<int> outgoingBuffers(const ReductionPlan& plan, int worker)
 {
-    const auto& mine = plan.workers[static_cast<std::size_t>(worker)].buffers;
-    std::set<int> out;
-    for (const MergeOp& op : plan.combine) {
-        for (const int id : {op.dst, op.src}) {
-            if (std::find(mine.begin(), mine.end(), id) != mine.end())
-                out.insert(id);
-        }
-    }
-    if (plan.rootBuffer >= 0 && std::find(mine.begin(), mine.end(), plan.rootBuffer) != mine.end())
-        out.insert(plan.rootBuffer);
-    return {out.begin(), out.end()};
+    const WorkerReduction& mine = plan.workers[static_cast<std::size_t>(worker)];
+    return {mine.stackBuffers.begin(), mine.stackBuffers.begin() + mine.roots};
 }
 
 /// Rank r's spans: on its own clock while measured, converted to rank 0's clock when recorded.
@@ -85,8 +76,8 @@ void MpiSyncTrainer::settingsChanged()
 
 void MpiSyncTrainer::preparePlan()
 {
-    m_reduction.prepare(
-        m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum, m_params.size());
+    m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+        passSamples(), m_params.size());
     workspace(0);
 }
 
@@ -131,9 +122,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const std::uint32_t* indices = m_cursor.next(m_settings.batch);
     const double computeStart = MpiContext::now();
     const WorkerReduction& part = m_reduction.plan.workers.front();
-    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices,
-        m_reduction.chunks, part, static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers,
-        m_reduction.chunkLoss.data());
+    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
+        static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
     const double computed = MpiContext::now();
     mine.add(SpanKind::Compute, computeStart, computed, samples);
     const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
@@ -227,12 +217,13 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     const DataOrder order(problem->train().size(), settings.seed);
     BatchCursor cursor(order);
     const SampleView<float> view = viewOf(problem->train());
-    const int chunk = chunkSizeFor(settings.chunk, settings.batch, problem->spec);
+    const int chunk = chunkSizeFor(settings.chunk, settings.batch);
     const ChunkLayout chunks(settings.batch, chunk);
-    const ReductionPlan plan = ReductionPlan::build(chunks.chunkCount, settings.workers, settings.accum);
+    const int passSamples = passSamplesFor(problem->spec);
+    const ReductionPlan plan = ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples);
     const WorkerReduction& part = plan.workers[static_cast<std::size_t>(rank)];
     const std::vector<int> outgoing = outgoingBuffers(plan, rank);
-    MlpWorkspace<float> workspace(problem->spec, std::max(1, chunk));
+    MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
     std::vector<ParamVector> buffers(
         static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
     std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
@@ -270,7 +261,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         in.getFloats(params.data(), params.size());
         const std::uint32_t* indices = cursor.next(settings.batch);
         const double computeStart = MpiContext::now();
-        const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, chunks, part,
+        const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, part,
             static_cast<float>(1.0 / chunks.batch), buffers, chunkLoss.data());
         const double computed = MpiContext::now();
         spans.add(SpanKind::Compute, computeStart, computed, samples);

@@ -157,7 +157,7 @@ bool SimAsyncTrainer::assignPush(Slice& slice, int w)
     if (chunks.batch != s.chunks.batch || chunks.chunkSize != s.chunks.chunkSize || s.plan.workers.empty()
         || static_cast<int>(s.plan.workers.front().microBatches.size()) != m_settings.accum) {
         s.chunks = chunks;
-        s.plan = ReductionPlan::build(chunks.chunkCount, 1, m_settings.accum);
+        s.plan = ReductionPlan::build(chunks, 1, m_settings.accum, passSamples());
         while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
             s.buffers.emplace_back(m_params.size(), 0.0f);
         s.chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
@@ -183,7 +183,7 @@ void SimAsyncTrainer::computePending(Slice& slice)
         try {
             WorkerState& s = *pending[static_cast<std::size_t>(j)];
             computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, s.snapshot.data(), m_view,
-                s.indices.data(), s.chunks, s.plan.workers.front(), static_cast<float>(1.0 / s.count), s.buffers,
+                s.indices.data(), s.plan.workers.front(), static_cast<float>(1.0 / s.count), s.buffers,
                 s.chunkLoss.data());
             double loss = 0.0;
             for (const double l : s.chunkLoss)
@@ -349,9 +349,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                     const double downloadStart = SimWorld::clock();
                     SimWorld::get().send(serverHost, host, bytes);
                     span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
-                    std::size_t merges = 0;
-                    for (const auto& ops : s.plan.workers.front().mergesAfter)
-                        merges += ops.size();
+                    const auto merges = static_cast<std::size_t>(s.plan.workers.front().treeAdditions());
                     const double compute
                         = (s.count * flopsPerSample + static_cast<double>(merges) * addFlops) / host->get_speed();
                     const double start = SimWorld::clock();

@@ -2,7 +2,6 @@
 
 #include "core/nn/MlpSpec.h"
 #include "core/nn/ParameterLayout.h"
-#include "core/train/Problem.h"
 
 #include <cstdint>
 
@@ -27,10 +26,5 @@ struct SimCost
 private:
     double m_parameters = 0.0;
 };
-
-/// This machine's speed on this model in flop/s per core while every core works (they share caches and
-/// memory bandwidth, as P workers on P cores would): each core times the real gradient of `chunk` samples
-/// for 0.2 s; the median time of each, the mean over the cores. For the `local` cluster.
-double measureHostFlops(const Problem& problem, int chunk);
 
 } // namespace sgdscope

@@ -88,8 +88,8 @@ void SimSyncTrainer::settingsChanged()
 
 void SimSyncTrainer::preparePlan()
 {
-    if (!m_reduction.prepare(
-            m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum, m_params.size()))
+    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+            passSamples(), m_params.size()))
         return;
     for (int t = 0; t < m_mathThreads; ++t)
         workspace(t); // one per thread of the math, allocated outside the parallel region
@@ -107,7 +107,7 @@ double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
     for (int w = 0; w < workers; ++w) {
         try {
             computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
-                m_reduction.chunks, m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers,
+                m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers,
                 m_reduction.chunkLoss.data());
         } catch (...) {
 #pragma omp critical(sgdscope_sim_failure)
@@ -169,9 +169,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         int samples = 0;
         for (int c = part.chunks.begin; c < part.chunks.end; ++c)
             samples += m_reduction.chunks.samples(c).size();
-        std::size_t merges = 0;
-        for (const auto& ops : part.mergesAfter)
-            merges += ops.size();
+        const auto merges = static_cast<std::size_t>(part.treeAdditions());
         const double flops = samples * m_cost.flopsPerSample + static_cast<double>(merges) * m_cost.addFlops;
         slice.baseSeconds.push_back(flops / hosts[static_cast<std::size_t>(w)]->get_speed());
         slice.samples.push_back(samples);

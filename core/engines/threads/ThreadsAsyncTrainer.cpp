@@ -97,7 +97,7 @@ void ThreadsAsyncTrainer::prepareWorkers()
         }
         if (s.slice.size() > 0) {
             s.chunks = ChunkLayout(s.slice.size(), std::min(chunk, s.slice.size()));
-            s.plan = ReductionPlan::build(s.chunks.chunkCount, 1, m_settings.accum);
+            s.plan = ReductionPlan::build(s.chunks, 1, m_settings.accum, passSamples());
             if (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
                 s.buffers.resize(static_cast<std::size_t>(s.plan.bufferCount), ParamVector(m_params.size(), 0.0f));
             s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
@@ -147,12 +147,12 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     if (count != s.chunks.batch) {
         // The run's last push, cut to the samples left in the budget: chunks and tree for that size.
         s.chunks = ChunkLayout(count, std::min(s.chunks.chunkSize, count));
-        s.plan = ReductionPlan::build(s.chunks.chunkCount, 1, m_settings.accum);
+        s.plan = ReductionPlan::build(s.chunks, 1, m_settings.accum, passSamples());
         while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
             s.buffers.emplace_back(m_params.size(), 0.0f);
         s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
     }
-    computeWorkerPart(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices, s.chunks,
+    computeWorkerPart(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices,
         s.plan.workers.front(), static_cast<float>(1.0 / r.samples), s.buffers, s.chunkLoss.data());
     double lossSum = 0.0;
     for (int c = 0; c < s.chunks.chunkCount; ++c)

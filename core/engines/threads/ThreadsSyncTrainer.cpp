@@ -38,8 +38,8 @@ void ThreadsSyncTrainer::settingsChanged()
 
 void ThreadsSyncTrainer::preparePlan()
 {
-    if (!m_reduction.prepare(
-            m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum, m_params.size()))
+    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+            passSamples(), m_params.size()))
         return;
     m_slots.assign(static_cast<std::size_t>(m_settings.workers), WorkerSlot {});
     m_spans.reserve(static_cast<std::size_t>(m_settings.workers) * 6);
@@ -52,8 +52,8 @@ void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices, C
     WorkerSlot& slot = m_slots[static_cast<std::size_t>(worker)];
     slot.start = start;
     slot.samples = computeWorkerPart(workspaceAt(worker), m_problem->layout, m_params.data(), m_view, indices,
-        m_reduction.chunks, m_reduction.plan.workers[static_cast<std::size_t>(worker)],
-        static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
+        m_reduction.plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / m_reduction.chunks.batch),
+        m_reduction.buffers, m_reduction.chunkLoss.data());
     slot.computed = Clock::now();
     const double delay = slot.samples > 0
         ? m_stragglers.delaySeconds(worker, m_updates, secondsBetween(slot.start, slot.computed))
