@@ -4,6 +4,7 @@
 
 #include "core/engines/threads/ThreadsSyncTrainer.h"
 #include "core/io/Safetensors.h"
+#include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"
@@ -47,26 +48,36 @@ class TestSync : public QObject
 {
     Q_OBJECT
 private slots:
+    // Every P and K gives the bits of one worker without micro-batches, on every kernel path this CPU has (and
+    // paths agree with each other: every run is compared with the scalar reference path's P = 1, K = 1).
     void bitwiseAcrossWorkersAndMicroBatches_data()
     {
         QTest::addColumn<int>("batch");
         QTest::addColumn<int>("chunk");
-        QTest::addColumn<bool>("blas");
-        QTest::addRow("B96-C8") << 96 << 8 << false;
-        QTest::addRow("B50-C7-short-last-chunk") << 50 << 7 << false;
-        QTest::addRow("B33-C1") << 33 << 1 << false;
-        // A model whose products go through the GEMM library (OpenBLAS, or Eigen's GEMM without it), as on
-        // the real presets: the small model above stays below the GEMM threshold.
-        QTest::addRow("BLAS-model-B256-C32") << 256 << 32 << true;
-        QTest::addRow("BLAS-model-B200-C48-short-last-chunk") << 200 << 48 << true;
+        QTest::addColumn<bool>("wide");
+        QTest::addColumn<int>("isa");
+        for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+            const std::string name = isaName(isa);
+            const char* path = name.c_str();
+            const int i = static_cast<int>(isa);
+            QTest::addRow("B96-C8, %s", path) << 96 << 8 << false << i;
+            QTest::addRow("B50-C7-short-last-chunk, %s", path) << 50 << 7 << false << i;
+            QTest::addRow("B33-C1, %s", path) << 33 << 1 << false << i;
+            // A model with layers as wide as the presets' (many tiles per product, k-blocks).
+            QTest::addRow("wide-model-B256-C32, %s", path) << 256 << 32 << true << i;
+            QTest::addRow("wide-model-B200-C48-short-last-chunk, %s", path) << 200 << 48 << true << i;
+        }
     }
 
     void bitwiseAcrossWorkersAndMicroBatches()
     {
         QFETCH(int, batch);
         QFETCH(int, chunk);
-        QFETCH(bool, blas);
-        const auto problem = blas ? blobsProblem(1024, Activation::Relu, {8, 192, 128, 10}) : blobsProblem();
+        QFETCH(bool, wide);
+        QFETCH(int, isa);
+        if (!isaSupported(static_cast<Isa>(isa)))
+            QSKIP("this CPU lacks the path's instructions");
+        const auto problem = wide ? blobsProblem(1024, Activation::Relu, {8, 192, 128, 10}) : blobsProblem();
         TrainerSettings s;
         s.batch = batch;
         s.chunk = chunk;
@@ -76,20 +87,24 @@ private slots:
         const std::int64_t updates = 12; // crosses epoch boundaries for every batch size here
         s.workers = 1;
         s.accum = 1;
+        setActiveIsa(Isa::Scalar);
         const ParamVector reference = trainSync(problem, s, updates);
         QVERIFY(!sameBits(reference, problem->initialParameters));
+        setActiveIsa(static_cast<Isa>(isa));
         for (const int p : {1, 2, 3, 4, 5, 8, 16}) {
             for (const int k : {1, 2, 3, 7}) {
                 s.workers = p;
                 s.accum = k;
                 const ParamVector got = trainSync(problem, s, updates);
                 if (!sameBits(got, reference))
-                    QFAIL(qPrintable(QStringLiteral("P=%1 K=%2 differs from P=1 K=1 by up to %3 (relative)")
+                    QFAIL(qPrintable(QStringLiteral("P=%1 K=%2 differs from the scalar path's P=1 K=1 by up to %3 "
+                                                    "(relative)")
                                          .arg(p)
                                          .arg(k)
                                          .arg(maxRelativeDifference(got, reference))));
             }
         }
+        setActiveIsa(fastestIsa());
     }
 
     void equalsSequentialLargeBatchGradientDescent()
@@ -311,7 +326,10 @@ private slots:
     // model multiplies: its delay is 3x its compute at factor 4.
     void measuredSpansCoverTheWallTime()
     {
-        const auto problem = blobsProblem(2000, Activation::Tanh, {8, 64, 64, 3});
+        // Layers wide enough that a worker computes for a few tenths of a millisecond an update: a team's start
+        // and join take tens of microseconds (a futex wake-up under OMP_WAIT_POLICY=passive), and with 64-wide
+        // layers (45 us of compute) they were most of what the straggler measured as waiting.
+        const auto problem = blobsProblem(2000, Activation::Tanh, {8, 256, 256, 3});
         TrainerSettings s;
         s.batch = 256;
         s.chunk = 16;
@@ -342,7 +360,12 @@ private slots:
         QVERIFY2(ratio > 2.95, qPrintable(QStringLiteral("delay/compute %1").arg(ratio)));
         QCOMPARE(m.workers()[0].of(SpanKind::Delay), 0.0);
         // The fast workers wait for the straggler; it waits for nobody.
-        QVERIFY(m.workers()[0].idleFraction() > 2 * slow.idleFraction());
+        QVERIFY2(m.workers()[0].idleFraction() > 2 * slow.idleFraction(),
+            qPrintable(QStringLiteral("worker 0 idles %1, the straggler %2 (compute %3 s and %4 s)")
+                           .arg(m.workers()[0].idleFraction())
+                           .arg(slow.idleFraction())
+                           .arg(m.workers()[0].of(SpanKind::Compute))
+                           .arg(slow.of(SpanKind::Compute))));
         QCOMPARE(m.staleness().max(), std::int64_t(0));
         QCOMPARE(m.updateWaits().count(), std::int64_t(40));
     }
