@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Side by side, in one run: our trainers (bench_trainer) and the PyTorch peer harness (../shared/peers, its
-# OpenBLAS build), alternating, REPS times each; prints one JSON object with the medians and the ratios the
-# issues set as targets. Needs python3-torch and the peers' OpenBLAS (peers/setup_openblas.sh).
+# Side by side, in one run: our trainers (bench_trainer, on every kernel path this CPU has), our kernels
+# (bench_kernels: the square product's Gflop/s, the kernels' own peak here) and the PyTorch peer harness
+# (../shared/peers, its OpenBLAS build), alternating, REPS times each; prints one JSON object with the medians
+# and the ratios the issues set as targets. Needs python3-torch and the peers' OpenBLAS (peers/setup_openblas.sh).
 #   bench/compare_peers.sh [build-dir]      REPS=3 PEERS=../shared/peers SECONDS_PER=3
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,7 +10,9 @@ build=${1:-$here/build}
 PEERS=${PEERS:-$here/../shared/peers}
 REPS=${REPS:-3}
 SECONDS_PER=${SECONDS_PER:-3}
-[ -x "$build/bench/bench_trainer" ] || { echo "compare_peers: build first ($build/bench/bench_trainer missing)" >&2; exit 2; }
+for b in bench_trainer bench_kernels; do
+  [ -x "$build/bench/$b" ] || { echo "compare_peers: build first ($build/bench/$b missing)" >&2; exit 2; }
+done
 [ -f "$PEERS/torch_peer.py" ] || { echo "compare_peers: no PyTorch harness at $PEERS (set PEERS)" >&2; exit 2; }
 blas=$("$PEERS/setup_openblas.sh" 2>/dev/null | tail -1)
 work=$(mktemp -d)
@@ -19,6 +22,7 @@ peer() { LD_LIBRARY_PATH="$blas" timeout 280 /usr/bin/python3 "$PEERS/torch_peer
 for rep in $(seq 1 "$REPS"); do
   echo "compare_peers: round $rep of $REPS" >&2
   "$build/bench/bench_trainer" --seconds "$SECONDS_PER" --reps 1 2>/dev/null > "$work/ours-$rep.json"
+  "$build/bench/bench_kernels" --seconds 1 --reps 1 2>/dev/null > "$work/kernels-$rep.json"
   peer seed --N 50 --mode single --threads 1 --rep "$rep" --tag seed
   peer fashion --mode single --threads 1 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
   peer fashion --mode single --threads 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
@@ -33,7 +37,7 @@ work, reps = sys.argv[1], int(sys.argv[2])
 ours = {}
 for f in sorted(glob.glob(os.path.join(work, "ours-*.json"))):
     for r in json.load(open(f))["results"]:
-        key = (r["workload"], r["mode"], r["workers"], r["accum"], r["gemm"], r.get("chunk", 0), r.get("async_apply", ""))
+        key = (r["workload"], r["mode"], r["workers"], r["accum"], r["kernels"], r.get("chunk", 0), r.get("async_apply", ""))
         ours.setdefault(key, []).append(r)
 peer = {}
 for line in open(os.path.join(work, "peer.jsonl")):
@@ -47,7 +51,7 @@ def med(rs, field):
 
 out = {"benchmark": "sgdscope vs PyTorch peer (OpenBLAS), alternating", "rounds": reps, "ours": [], "peer": [], "ratios": {}}
 for key, rs in sorted(ours.items()):
-    out["ours"].append({"workload": key[0], "mode": key[1], "workers": key[2], "accum": key[3], "gemm": key[4],
+    out["ours"].append({"workload": key[0], "mode": key[1], "workers": key[2], "accum": key[3], "kernels": key[4],
                         "chunk": key[5], "async_apply": key[6] or None,
                         "samples_per_s": med(rs, "samples_per_s"), "updates_per_s": med(rs, "updates_per_s"),
                         "ms_per_update": med(rs, "ms_per_update")})
@@ -60,8 +64,10 @@ for key, rs in sorted(peer.items(), key=str):
         e["updates_per_s"] = med(rs, "steps_per_s")
     out["peer"].append(e)
 
-def ours_med(workload, mode, workers, accum, field="samples_per_s", gemm="openblas", chunk=0, apply=""):
-    rs = ours.get((workload, mode, workers, accum, gemm, chunk, apply)) or ours.get((workload, mode, workers, accum, "eigen", chunk, apply))
+paths = sorted({key[4] for key in ours}, key=["avx512", "avx2", "scalar"].index)
+fastest = paths[0] if paths else None
+def ours_med(workload, mode, workers, accum, field="samples_per_s", path=None, chunk=0, apply=""):
+    rs = ours.get((workload, mode, workers, accum, path or fastest, chunk, apply))
     return statistics.median(r[field] for r in rs) if rs else None
 def peer_med(workload, mode, threads, P, k, field="samples_per_s"):
     rs = peer.get((workload, mode, threads, P, k))
@@ -74,18 +80,39 @@ def ratio(a, b):
 peaks = [r["fashion_gemm_only_samples_per_s_t1"] for r in peer.get(("peak", None, None, None, None), [])]
 gemm_bound = statistics.median(peaks) if peaks else None
 out["gemm_bound_samples_per_s (peak, fashion products alone, 1 thread)"] = round(gemm_bound) if gemm_bound else None
+# The kernels' own peak on this machine, per path: a 1024^3 product through the forward kernel.
+square = {}
+for f in sorted(glob.glob(os.path.join(work, "kernels-*.json"))):
+    for p in json.load(open(f))["paths"]:
+        square.setdefault(p["path"], []).append(p["square_1024"]["forward_gflops"])
+out["square_1024_forward_gflops"] = {p: round(statistics.median(v), 1) for p, v in square.items()}
+# fashion's training step: 2 x 503,552 flops a sample (forward; weight gradients; input gradients below the
+# first layer), as bench_kernels counts them
+flops_per_sample = 2.0 * ((784 * 256 + 256 * 128 + 128 * 10) * 3 - 784 * 256)
+def step_share(path):
+    sps = ours_med("fashion", "sync", 1, 1, path=path)
+    peak = statistics.median(square[path]) if path in square else None
+    return round(sps * flops_per_sample / 1e9 / peak, 3) if sps and peak else None
+
 out["ratios"] = {
+    "kernels_path": fastest,
     "parabola_sync_P1_updates_vs_torch_single (target >= 100)": ratio(ours_med("parabola", "sync", 1, 1, "updates_per_s"), peer_med("seed", "single", 1, 1, 1, "steps_per_s")),
-    "fashion_sync_P1_vs_torch_1_thread (target >= 1.2)": ratio(ours_med("fashion", "sync", 1, 1), peer_med("fashion", "single", 1, 1, 1)),
-    "fashion_sync_P2_vs_torch_2_threads (target >= 1.0)": ratio(ours_med("fashion", "sync", 2, 1), peer_med("fashion", "single", 2, 1, 1)),
+    "fashion_sync_P1_vs_torch_1_thread (target >= 1.6 on avx512)": ratio(ours_med("fashion", "sync", 1, 1), peer_med("fashion", "single", 1, 1, 1)),
+    "fashion_sync_P2_vs_torch_2_threads (target >= 1.5 on avx512)": ratio(ours_med("fashion", "sync", 2, 1), peer_med("fashion", "single", 2, 1, 1)),
+    "fashion_sync_P1_vs_torch_1_thread_avx2 (target >= 1.2)": ratio(ours_med("fashion", "sync", 1, 1, path="avx2"), peer_med("fashion", "single", 1, 1, 1)),
+    "fashion_sync_P2_vs_torch_2_threads_avx2 (target >= 1.2)": ratio(ours_med("fashion", "sync", 2, 1, path="avx2"), peer_med("fashion", "single", 2, 1, 1)),
     "fashion_sync_P1_K3_vs_torch_accum_P1_k3": ratio(ours_med("fashion", "sync", 1, 3), peer_med("fashion", "accum", 1, 1, 3)),
     # Like against like: our lock-free async (Hogwild!) against PyTorch's Hogwild; our lock (parameter
     # server) variant is listed beside it.
     "fashion_async_lockfree_P2_vs_torch_hogwild_P2 (target >= 1.0)": ratio(ours_med("fashion", "async", 2, 1, apply="lockfree"), peer_med("fashion", "hogwild", 1, 2, 1)),
     "fashion_async_lock_P2_vs_torch_hogwild_P2": ratio(ours_med("fashion", "async", 2, 1, apply="lock"), peer_med("fashion", "hogwild", 1, 2, 1)),
-    "parabola_sync_P2_vs_P1_updates_chunk25 (both workers compute)": ratio(ours_med("parabola", "sync", 2, 1, "updates_per_s", chunk=25), ours_med("parabola", "sync", 1, 1, "updates_per_s", chunk=25)),
-    "fashion_sync_P1_share_of_gemm_bound (target >= 0.8)": ratio(ours_med("fashion", "sync", 1, 1), gemm_bound),
-    "fashion_sync_P1_eigen_gemm_vs_torch_1_thread": ratio(ours_med("fashion", "sync", 1, 1, gemm="eigen"), peer_med("fashion", "single", 1, 1, 1)),
+    # The automatic chunks (8 samples at batch 256) against chunks of 64: what the fixed tree costs.
+    "fashion_sync_P1_chunk8_vs_chunk64 (target >= 0.9)": ratio(ours_med("fashion", "sync", 1, 1), ours_med("fashion", "sync", 1, 1, chunk=64)),
+    "fashion_sync_P2_chunk8_vs_chunk64 (target >= 0.9)": ratio(ours_med("fashion", "sync", 2, 1), ours_med("fashion", "sync", 2, 1, chunk=64)),
+    # Gflop/s inside the training step (sync P = 1, the whole trainer) against the kernels' square product.
+    "fashion_sync_P1_step_gflops_share_of_square (target >= 0.75)": step_share(fastest),
+    "fashion_sync_P1_step_gflops_share_of_square_avx2": step_share("avx2"),
+    "fashion_sync_P1_share_of_torch_gemm_bound": ratio(ours_med("fashion", "sync", 1, 1), gemm_bound),
 }
 print(json.dumps(out, indent=2))
 PY

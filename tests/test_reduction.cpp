@@ -4,6 +4,7 @@
 
 #include <QTest>
 
+#include <bit>
 #include <map>
 #include <string>
 
@@ -63,6 +64,23 @@ std::string replay(const ReductionPlan& plan, const ChunkLayout& layout, std::ve
                 }
                 deepest = std::max(deepest, static_cast<int>(stack.size()) + 1);
                 std::string value = std::to_string(c);
+                if (step.leaves > 1) {
+                    // a whole subtree of single-sample chunks, summed by the kernels level by level
+                    const bool whole = std::has_single_bit(static_cast<unsigned>(step.leaves)) && c % step.leaves == 0
+                        && layout.chunkSize == 1 && last - first == step.leaves && step.complete && !step.resume
+                        && step.leaves <= kernels::maxBlockLeaves;
+                    if (!whole)
+                        return "a block step at chunk " + std::to_string(c) + " is no whole subtree";
+                    value = canonical(c, step.leaves, layout.chunkCount);
+                    for (int m = 0; m < step.merges; ++m) {
+                        if (stack.empty())
+                            return "a merge with nothing below";
+                        value = "(" + stack.back() + "+" + value + ")";
+                        stack.pop_back();
+                    }
+                    stack.push_back(value);
+                    continue;
+                }
                 if (!step.complete) {
                     if (step.merges != 0)
                         return "an open chunk merges";

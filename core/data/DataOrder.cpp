@@ -30,11 +30,21 @@ std::shared_ptr<const std::vector<std::uint32_t>> DataOrder::epoch(std::int64_t 
     std::lock_guard lock(m_cacheMutex);
     if (const auto it = m_cache.find(e); it != m_cache.end())
         return it->second;
-    auto perm = std::make_shared<std::vector<std::uint32_t>>();
-    permutation(e, *perm);
-    m_cache.emplace(e, perm);
-    while (m_cache.size() > keptEpochs)
-        m_cache.erase(m_cache.begin()); // the oldest epoch; cursors still on it keep their copy
+    if (m_cache.size() < keptEpochs) {
+        auto perm = std::make_shared<std::vector<std::uint32_t>>();
+        permutation(e, *perm);
+        m_cache.emplace(e, perm);
+        return perm;
+    }
+    // The oldest epoch makes room; if no cursor holds it any more, its node and its vector are reused (a full
+    // batch is an epoch an update: no allocation per update). Cursors still on it keep their copy.
+    auto node = m_cache.extract(m_cache.begin());
+    if (node.mapped().use_count() != 1)
+        node.mapped() = std::make_shared<std::vector<std::uint32_t>>();
+    node.key() = e;
+    permutation(e, *node.mapped());
+    std::shared_ptr<const std::vector<std::uint32_t>> perm = node.mapped();
+    m_cache.insert(std::move(node));
     return perm;
 }
 

@@ -30,7 +30,7 @@ private:
     std::int64_t m_samples;
     std::uint64_t m_seed;
     mutable std::mutex m_cacheMutex;
-    mutable std::map<std::int64_t, std::shared_ptr<const std::vector<std::uint32_t>>> m_cache;
+    mutable std::map<std::int64_t, std::shared_ptr<std::vector<std::uint32_t>>> m_cache;
 };
 
 /// Walks the batches in order, keeping the current epoch's permutation. The batch size may change between

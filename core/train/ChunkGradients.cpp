@@ -27,6 +27,11 @@ int computeWorkerPart(MlpWorkspace& workspace, const ParameterLayout& layout, co
         const double* loss = workspace.sampleLoss();
         for (std::size_t i = 0; i < pass.steps.size(); ++i) {
             const kernels::TreeStep& step = pass.steps[i];
+            if (step.leaves > 1) { // chunks of one sample each
+                for (int t = 0; t < step.leaves; ++t)
+                    chunkLoss[pass.stepChunk[i] + t] = loss[step.begin + t];
+                continue;
+            }
             double& sum = chunkLoss[pass.stepChunk[i]];
             if (!step.resume)
                 sum = 0.0;

@@ -124,6 +124,21 @@ void planPasses(WorkerReduction& wr, const ChunkLayout& layout, int passSamples)
                 if (step.resume)
                     stack.pop_back(); // the partial chunk on top continues
                 pass.depth = std::max(pass.depth, static_cast<int>(stack.size()) + 1);
+                if (step.complete && !step.resume && layout.chunkSize == 1) {
+                    // Chunks of one sample: the largest whole subtree from here inside the pass and the
+                    // micro-batch is one block step (at most maxBlockLeaves leaves).
+                    const int end = std::min({micro.end, pass.samples.end, layout.chunkCount});
+                    int leaves = 1;
+                    while (2 * leaves <= kernels::maxBlockLeaves && c % (2 * leaves) == 0 && c + 2 * leaves <= end)
+                        leaves *= 2;
+                    step.leaves = leaves;
+                    step.end = step.begin + leaves;
+                    step.merges = static_cast<int>(pushAndMerge(stack, {c, c + leaves}, layout.chunkCount).size());
+                    pass.steps.push_back(step);
+                    pass.stepChunk.push_back(c);
+                    c += leaves - 1;
+                    continue;
+                }
                 if (step.complete) {
                     step.merges = static_cast<int>(pushAndMerge(stack, {c, c + 1}, layout.chunkCount).size());
                 } else {

@@ -66,7 +66,7 @@ struct WorkerPass
 {
     IndexRange samples;
     std::vector<kernels::TreeStep> steps; // sample ranges relative to the pass
-    std::vector<int> stepChunk; // the chunk of each step
+    std::vector<int> stepChunk; // the chunk of each step (of a block step: its first)
     int stackIn = 0;
     int stackOut = 0;
     int depth = 0;

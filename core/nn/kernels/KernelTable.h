@@ -14,14 +14,21 @@ namespace sgdscope::kernels {
 /// left + right, as ReductionPlan's tree says). `resume`: the chunk began in an earlier pass; its partial sum
 /// is on top of the stack and the chain goes on from it. `complete`: the chunk ends in this pass (else the
 /// partial sum goes back on the stack for the next pass, and `merges` is 0).
+///
+/// A block step (leaves > 1) is a whole subtree of `leaves` chunks of one sample each, leaves a power of two at
+/// most maxBlockLeaves: its value is their products added pairwise, level by level (the subtree's own order),
+/// then its merges. The seed example's batch of 50 is 50 such chunks; as blocks its tree takes 3 steps, not 50.
 struct TreeStep
 {
     std::int32_t begin = 0;
     std::int32_t end = 0;
     std::int32_t merges = 0;
+    std::int32_t leaves = 1;
     bool resume = false;
     bool complete = true;
 };
+
+inline constexpr int maxBlockLeaves = 64;
 
 /// The steps of one pass and the stack around them: `stackIn` entries are open when the pass starts (read from
 /// stack positions 0..stackIn-1), `stackOut` when it ends (written back to positions 0..stackOut-1); `depth`

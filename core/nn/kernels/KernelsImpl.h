@@ -184,51 +184,62 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, float* c, std
     }
 }
 
-/// Products this small (the seed example's 1-5-1 layers) cost less as plain chains than through packing and
-/// tiles; the same chain in the same order either way. Eight rows at a time, so that eight independent chains
-/// keep the multiply-add units busy.
-constexpr long directWork = 4096;
-constexpr int directRows = 8;
+/// Products whose outputs fit one vector and whose inputs are few (the seed example's 1-5-1 layers): B's rows
+/// stay in registers and each row of C is one vector, one chain per lane; the same chains in the same order
+/// as the tiles, without their packing and per-tile cost.
+constexpr int narrowMostK = 8;
 
-/// C[i][j] = init_j + sum over kk in order of A(i, kk) * B(kk, j), for i in [i0, i0 + Count), scalar chains.
-/// A(i, kk) = a[i * lda + kk]; B(kk, j) = b[kk * bk + j * bj].
-template<int Count>
-void directRowsProduct(int i0, int n, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t bk,
+template<int K>
+void narrowProduct(int m, int n, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t bk,
     std::ptrdiff_t bj, const float* bias, float* c, std::ptrdiff_t ldc)
 {
-    for (int j = 0; j < n; ++j) {
-        float sum[Count];
+    alignas(64) float row[lanes];
+    Vec bv[K];
+    for (int kk = 0; kk < K; ++kk) {
+        for (int j = 0; j < lanes; ++j)
+            row[j] = j < n ? b[kk * bk + j * bj] : 0.0f;
+        bv[kk] = Vec::load(row);
+    }
+    const Vec init = bias ? Vec::loadPartial(bias, n) : Vec::zero();
+    for (int i = 0; i < m; ++i) {
+        const float* ai = a + i * lda;
+        Vec acc = init;
 #pragma GCC unroll 8
-        for (int u = 0; u < Count; ++u)
-            sum[u] = bias ? bias[j] : 0.0f;
-        for (int kk = 0; kk < k; ++kk) {
-            const float w = b[kk * bk + j * bj];
-#pragma GCC unroll 8
-            for (int u = 0; u < Count; ++u)
-                sum[u] = __builtin_fmaf(a[(i0 + u) * lda + kk], w, sum[u]);
-        }
-#pragma GCC unroll 8
-        for (int u = 0; u < Count; ++u)
-            c[(i0 + u) * ldc + j] = sum[u];
+        for (int kk = 0; kk < K; ++kk)
+            acc = Vec::fma(Vec::broadcast(ai + kk), bv[kk], acc);
+        acc.storePartial(c + i * ldc, n);
     }
 }
 
-void directProduct(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t bk,
+/// C = init + A B by narrowProduct when n <= lanes and k <= narrowMostK; false otherwise.
+bool narrow(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t bk,
     std::ptrdiff_t bj, const float* bias, float* c, std::ptrdiff_t ldc)
 {
-    int i0 = 0;
-    for (; i0 + directRows <= m; i0 += directRows)
-        directRowsProduct<directRows>(i0, n, k, a, lda, b, bk, bj, bias, c, ldc);
-    for (; i0 < m; ++i0)
-        directRowsProduct<1>(i0, n, k, a, lda, b, bk, bj, bias, c, ldc);
+    if (n > lanes || k > narrowMostK)
+        return false;
+    switch (k) {
+#define SGDSCOPE_NARROW_CASE(K)                                                                                        \
+    case K:                                                                                                            \
+        narrowProduct<K>(m, n, a, lda, b, bk, bj, bias, c, ldc);                                                       \
+        return true;
+        SGDSCOPE_NARROW_CASE(1)
+        SGDSCOPE_NARROW_CASE(2)
+        SGDSCOPE_NARROW_CASE(3)
+        SGDSCOPE_NARROW_CASE(4)
+        SGDSCOPE_NARROW_CASE(5)
+        SGDSCOPE_NARROW_CASE(6)
+        SGDSCOPE_NARROW_CASE(7)
+        SGDSCOPE_NARROW_CASE(8)
+#undef SGDSCOPE_NARROW_CASE
+    default:
+        return false;
+    }
 }
 
 void linearForward(const LinearForwardArgs& x)
 {
-    if (static_cast<long>(x.m) * x.n * x.k <= directWork) {
-        directProduct(x.m, x.n, x.k, x.a, x.lda, x.w, 1, x.k, x.bias, x.z, x.ldz); // B(kk, j) = w[j][kk]
+    if (narrow(x.m, x.n, x.k, x.a, x.lda, x.w, 1, x.k, x.bias, x.z, x.ldz)) // B(kk, j) = w[j][kk]
         return;
-    }
     // B(kk, j) = w[j][kk]: the weights transposed into the panel (columns beyond n are 0)
     const float* w = x.w;
     const int k = x.k;
@@ -245,10 +256,8 @@ void linearForward(const LinearForwardArgs& x)
 
 void inputGradient(const InputGradientArgs& x)
 {
-    if (static_cast<long>(x.m) * x.n * x.k <= directWork) {
-        directProduct(x.m, x.n, x.k, x.d, x.ldd, x.w, x.n, 1, nullptr, x.p, x.ldp); // B(kk, j) = w[kk][j]
+    if (narrow(x.m, x.n, x.k, x.d, x.ldd, x.w, x.n, 1, nullptr, x.p, x.ldp)) // B(kk, j) = w[kk][j]
         return;
-    }
     // B(kk, j) = w[kk][j]: rows of the weights copied into the panel (columns beyond n are 0)
     const float* w = x.w;
     const int n = x.n;
@@ -294,19 +303,62 @@ void treeTile(
                     acc[r][j] = Vec::zero();
             }
         }
-        const float* dRow = d + static_cast<std::ptrdiff_t>(step.begin) * ldd;
-        const float* aRow = a + static_cast<std::ptrdiff_t>(step.begin) * lda;
-        for (int s = step.begin; s < step.end; ++s, dRow += ldd, aRow += lda) {
-            Vec bv[Vectors];
-#pragma GCC unroll 8
-            for (int j = 0; j < Vectors; ++j)
-                bv[j] = Vec::load(aRow + j * lanes);
+        if (step.leaves > 1) {
+            // A whole subtree of single-sample chunks: the products of pairs of leaves added in registers, then
+            // the levels above, each node left + right, in the scratch entries above the stack.
+            float* scratch = slots + program.depth * slotStride;
+            const float* dRow = d + static_cast<std::ptrdiff_t>(step.begin) * ldd;
+            const float* aRow = a + static_cast<std::ptrdiff_t>(step.begin) * lda;
+            for (int pair = 0; pair < step.leaves / 2; ++pair, dRow += 2 * ldd, aRow += 2 * lda) {
+                float* node = scratch + pair * slotStride;
+#pragma GCC unroll 16
+                for (int j = 0; j < Vectors; ++j) {
+                    const Vec left = Vec::load(aRow + j * lanes);
+                    const Vec right = Vec::load(aRow + lda + j * lanes);
+#pragma GCC unroll 16
+                    for (int r = 0; r < Rows; ++r) {
+                        const Vec l = Vec::fma(Vec::broadcast(dRow + r), left, Vec::zero());
+                        const Vec rr = Vec::fma(Vec::broadcast(dRow + ldd + r), right, Vec::zero());
+                        Vec::add(l, rr).store(node + r * treeWidth + j * lanes);
+                    }
+                }
+            }
+            for (int width = step.leaves / 2; width > 1; width /= 2) {
+                for (int i = 0; i < width / 2; ++i) {
+                    const float* left = scratch + 2 * i * slotStride;
+                    const float* right = left + slotStride;
+                    float* node = scratch + i * slotStride;
+#pragma GCC unroll 16
+                    for (int r = 0; r < Rows; ++r) {
+#pragma GCC unroll 16
+                        for (int j = 0; j < Vectors; ++j)
+                            Vec::add(Vec::load(left + r * treeWidth + j * lanes),
+                                Vec::load(right + r * treeWidth + j * lanes))
+                                .store(node + r * treeWidth + j * lanes);
+                    }
+                }
+            }
 #pragma GCC unroll 16
             for (int r = 0; r < Rows; ++r) {
-                const Vec av = Vec::broadcast(dRow + r);
+#pragma GCC unroll 16
+                for (int j = 0; j < Vectors; ++j)
+                    acc[r][j] = Vec::load(scratch + r * treeWidth + j * lanes);
+            }
+        } else {
+            const float* dRow = d + static_cast<std::ptrdiff_t>(step.begin) * ldd;
+            const float* aRow = a + static_cast<std::ptrdiff_t>(step.begin) * lda;
+            for (int s = step.begin; s < step.end; ++s, dRow += ldd, aRow += lda) {
+                Vec bv[Vectors];
 #pragma GCC unroll 8
                 for (int j = 0; j < Vectors; ++j)
-                    acc[r][j] = Vec::fma(av, bv[j], acc[r][j]);
+                    bv[j] = Vec::load(aRow + j * lanes);
+#pragma GCC unroll 16
+                for (int r = 0; r < Rows; ++r) {
+                    const Vec av = Vec::broadcast(dRow + r);
+#pragma GCC unroll 8
+                    for (int j = 0; j < Vectors; ++j)
+                        acc[r][j] = Vec::fma(av, bv[j], acc[r][j]);
+                }
             }
         }
         for (int m = 0; m < step.merges; ++m) {
@@ -385,7 +437,8 @@ TreeTileFunction treeTileFor(int rows, int vectors)
 
 std::size_t slotFloats(int depth)
 {
-    return static_cast<std::size_t>(depth < 1 ? 1 : depth) * slotStride;
+    // the stack, and the scratch of a block step above it
+    return static_cast<std::size_t>((depth < 1 ? 1 : depth) + maxBlockLeaves / 2) * slotStride;
 }
 
 /// Moves one stack entry of a tile between the slots and a gradient (weights row-major out x in, then the
@@ -485,16 +538,22 @@ void weightGradient(const WeightGradientArgs& x)
 template<typename Op>
 void mapInPlace(float* x, std::size_t count, Op op)
 {
-    for (std::size_t i = 0; i < count; i += lanes) {
-        const int left = count - i >= static_cast<std::size_t>(lanes) ? lanes : static_cast<int>(count - i);
+    std::size_t i = 0;
+    for (; i + lanes <= count; i += lanes)
+        op(Vec::load(x + i)).store(x + i);
+    if (i < count) {
+        const int left = static_cast<int>(count - i);
         op(Vec::loadPartial(x + i, left)).storePartial(x + i, left);
     }
 }
 template<typename Op>
 void mapInPlace(float* x, const float* y, std::size_t count, Op op)
 {
-    for (std::size_t i = 0; i < count; i += lanes) {
-        const int left = count - i >= static_cast<std::size_t>(lanes) ? lanes : static_cast<int>(count - i);
+    std::size_t i = 0;
+    for (; i + lanes <= count; i += lanes)
+        op(Vec::load(x + i), Vec::load(y + i)).store(x + i);
+    if (i < count) {
+        const int left = static_cast<int>(count - i);
         op(Vec::loadPartial(x + i, left), Vec::loadPartial(y + i, left)).storePartial(x + i, left);
     }
 }
