@@ -66,11 +66,12 @@ QStringList notesFor(const TrainerSettings& t)
     const ChunkLayout layout(t.batch, chunkSizeFor(t.chunk, t.batch));
     QStringList notes;
     notes << QStringLiteral(
-        "Sync splits each batch of %1 into %2 chunk%3 of %4 samples (the unit of its exact, fixed-order sum).")
+        "Sync splits each batch of %1 into %2 chunk%3 of %4 sample%5 (the unit of its exact, fixed-order sum).")
                  .arg(t.batch)
                  .arg(layout.chunkCount)
                  .arg(layout.chunkCount == 1 ? QString() : QStringLiteral("s"))
-                 .arg(layout.chunkSize);
+                 .arg(layout.chunkSize)
+                 .arg(layout.chunkSize == 1 ? QString() : QStringLiteral("s"));
     if (t.workers > layout.chunkCount)
         notes << QStringLiteral("The batch of %1 is too small for %2 workers: in sync, workers beyond %3 have no "
                                 "chunk and idle; in async, workers beyond %1 have no samples.")
