@@ -4,8 +4,7 @@
 #   scripts/sanitize.sh thread    ThreadSanitizer (clang), the threaded tests (CTest label "threads")
 # ThreadSanitizer only understands OpenMP's synchronisation when the runtime tells it: the thread build uses
 # LLVM's OpenMP runtime (libomp, from Debian's libomp-dev) with its Archer tool (libarcher.so), which
-# annotates libomp's barriers and locks for TSan, and Eigen's GEMM instead of OpenBLAS (OpenBLAS is built
-# against GCC's libgomp, which must not be mixed with libomp in one process).
+# annotates libomp's barriers and locks for TSan.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 kind=${1:-}

@@ -4,9 +4,11 @@
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/ParameterLayout.h"
+#include "core/nn/kernels/Isa.h"
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
@@ -28,9 +30,11 @@ struct Result
     QString stderrText;
 };
 
-Result runApp(const QStringList& args, int timeoutMs = 120000)
+Result runApp(const QStringList& args, int timeoutMs = 120000,
+    const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(SGDSCOPE_BINARY), args);
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
@@ -207,6 +211,61 @@ private slots:
         const QString help = QString::fromUtf8(p.readAllStandardOutput());
         QVERIFY(help.contains(QStringLiteral("--async-apply A")));
         QVERIFY(help.contains(QStringLiteral("Exit codes")));
+    }
+
+    // SGDSCOPE_ISA forces a kernel path: the run says which in summary.json, with the same bits as the default
+    // path; a path that does not exist, or that this CPU lacks, is refused before anything runs; --version names
+    // the kernels' order and the path in use.
+    void kernelPathIsChosenNamedAndRefused()
+    {
+        const QStringList run {QStringLiteral("--headless"), QStringLiteral("--preset"), QStringLiteral("blobs"),
+            QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"),
+            QStringLiteral("--steps"), QStringLiteral("20")};
+        const QString fastestOut = m_dir.filePath(QStringLiteral("isa-default"));
+        QCOMPARE(runApp(QStringList(run) << QStringLiteral("--out") << fastestOut).exitCode, 0);
+        const Json fastest = readJson(fastestOut + QStringLiteral("/summary.json")).at("runs").front();
+        QCOMPARE(fastest.at("kernels").at("order").get<int>(), kernelOrderVersion);
+        QCOMPARE(QString::fromStdString(fastest.at("kernels").at("path").get<std::string>()),
+            QString::fromStdString(isaName(activeIsa()))); // SGDSCOPE_ISA's, where the environment sets one
+
+        QProcessEnvironment scalar = QProcessEnvironment::systemEnvironment();
+        scalar.insert(QStringLiteral("SGDSCOPE_ISA"), QStringLiteral("scalar"));
+        const QString scalarOut = m_dir.filePath(QStringLiteral("isa-scalar"));
+        QCOMPARE(runApp(QStringList(run) << QStringLiteral("--out") << scalarOut, 120000, scalar).exitCode, 0);
+        const Json reference = readJson(scalarOut + QStringLiteral("/summary.json")).at("runs").front();
+        QCOMPARE(
+            QString::fromStdString(reference.at("kernels").at("path").get<std::string>()), QStringLiteral("scalar"));
+        QCOMPARE(QString::fromStdString(reference.at("params_digest").get<std::string>()),
+            QString::fromStdString(fastest.at("params_digest").get<std::string>()));
+
+        QProcessEnvironment bogus = QProcessEnvironment::systemEnvironment();
+        bogus.insert(QStringLiteral("SGDSCOPE_ISA"), QStringLiteral("neon"));
+        const QString bogusOut = m_dir.filePath(QStringLiteral("isa-bogus"));
+        const Result refused = runApp(QStringList(run) << QStringLiteral("--out") << bogusOut, 120000, bogus);
+        QCOMPARE(refused.exitCode, 2);
+        QVERIFY2(refused.stderrText.contains(QStringLiteral("SGDSCOPE_ISA='neon' is not a kernel path: use scalar, "
+                                                            "avx2 or avx512")),
+            qPrintable(refused.stderrText));
+        QVERIFY(!QFileInfo::exists(bogusOut));
+        for (const Isa isa : {Isa::Avx2, Isa::Avx512}) {
+            if (isaSupported(isa))
+                continue;
+            QProcessEnvironment lacking = QProcessEnvironment::systemEnvironment();
+            lacking.insert(QStringLiteral("SGDSCOPE_ISA"), QString::fromStdString(isaName(isa)));
+            const Result r = runApp(QStringList(run) << QStringLiteral("--out") << bogusOut, 120000, lacking);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.stderrText.contains(QStringLiteral("this CPU lacks")), qPrintable(r.stderrText));
+        }
+
+        QProcess version;
+        version.start(QStringLiteral(SGDSCOPE_BINARY), QStringList {QStringLiteral("--version")});
+        QVERIFY(version.waitForFinished(30000));
+        QCOMPARE(version.exitCode(), 0);
+        const QString text = QString::fromUtf8(version.readAllStandardOutput());
+        QVERIFY2(text.contains(QStringLiteral("kernel order %1, %2 path")
+                                   .arg(kernelOrderVersion)
+                                   .arg(QString::fromStdString(isaName(activeIsa())))),
+            qPrintable(text));
     }
 
     void windowWithoutDisplaySaysSo()

@@ -3,6 +3,7 @@
 // every N; async completes its budget with the staleness its worker count implies; bad input, mismatched
 // processes, a killed or hung rank and SIGTERM each end the job the way DESIGN.md says.
 #include "core/io/Json.h"
+#include "core/nn/kernels/Isa.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -237,6 +238,41 @@ private slots:
             QString::fromStdString((*ra)["params_digest"].get<std::string>()));
         QCOMPARE(b["mpi"]["processes"].get<int>(), processes);
         QCOMPARE(static_cast<int>(b["mpi"]["clock_offsets_seconds"].size()), processes);
+    }
+
+    // Ranks on different kernel paths (as on different CPUs) run one job, with the threads engine's bits: their
+    // configuration check compares the kernels' order of operations, not the instruction set.
+    void ranksOnDifferentKernelPathsGiveTheSameBits()
+    {
+        const QStringList common = blasModel
+            + QStringList {
+                QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("6")};
+        const QString threadsOut = nextOut();
+        QCOMPARE(
+            runThreads(common
+                + QStringList {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--out"), threadsOut})
+                .exitCode,
+            0);
+        const QString out = nextOut();
+        const QStringList rank
+            = QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + common
+            + QStringList {QStringLiteral("--out"), out};
+        // rank 0 on the scalar reference, rank 1 on the fastest path this CPU has
+        QStringList args = QStringList {QStringLiteral("-x"), QStringLiteral("SGDSCOPE_ISA=scalar")} + mpirunArgs(1)
+            + rank
+            + QStringList {QStringLiteral(":"), QStringLiteral("-x"),
+                QStringLiteral("SGDSCOPE_ISA=") + QString::fromStdString(isaName(fastestIsa()))}
+            + mpirunArgs(1).mid(3) + rank;
+        const Result r = mpirun(args);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json threads = readJson(threadsOut + QStringLiteral("/summary.json"));
+        const Json* a = runOf(threads, "sync");
+        const Json b = readJson(out + QStringLiteral("/summary.json"));
+        const Json* rb = runOf(b, "sync");
+        QVERIFY(a && rb);
+        QCOMPARE(QString::fromStdString((*rb)["kernels"]["path"].get<std::string>()), QStringLiteral("scalar"));
+        QCOMPARE(QString::fromStdString((*rb)["params_digest"].get<std::string>()),
+            QString::fromStdString((*a)["params_digest"].get<std::string>()));
     }
 
     // Async with one worker (and the server) is sequential SGD: the same bits as the threads engine's P = 1.

@@ -116,13 +116,13 @@ private slots:
     void everySplitBuildsTheCanonicalTree()
     {
         int plans = 0;
-        for (int batch = 1; batch <= 48; batch += batch < 20 ? 1 : 7) {
+        for (int batch = 1; batch <= 200; batch += batch < 20 ? 1 : (batch < 48 ? 7 : 76)) {
             for (int chunk = 1; chunk <= 7; ++chunk) {
                 const ChunkLayout layout(batch, chunk);
                 const std::string expected = canonicalTree(layout.chunkCount);
                 for (int workers = 1; workers <= 9; ++workers) {
                     for (int accum = 1; accum <= 4; ++accum) {
-                        for (const int pass : {1, 3, 5, 16, 1000}) {
+                        for (const int pass : {1, 3, 5, 16, 100, 1000}) { // 100 and 1000: blocks of 64 leaves
                             const ReductionPlan plan = ReductionPlan::build(layout, workers, accum, pass);
                             std::vector<int> seen(static_cast<std::size_t>(batch), 0);
                             const std::string got = replay(plan, layout, &seen);

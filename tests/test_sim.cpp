@@ -207,9 +207,10 @@ private slots:
     }
 
     // The local cluster answers "what would P cores of this machine do": at P = 2 it agrees with the threads
-    // engine on this machine in the time a worker's step takes (the median compute span: the calibration times
-    // the threads engine's own worker step) and in sync's wait for a 4x straggler. Like with like: wall-clock
-    // throughput and async staleness also measure how the operating system shares two cores with whatever
+    // engine on this machine in the time a worker's step takes (the median compute span; the calibration times
+    // the threads engine's own worker step, so this checks how it measures: the warm-up, the statistic, the
+    // pattern of the run) and, where the model itself is at stake, in sync's wait for a 4x straggler. Like with like:
+    // wall-clock throughput and async staleness also measure how the operating system shares two cores with whatever
     // else runs (on a shared machine, async's pushes split 164 : 136 in one run and 200 : 100 in another), which
     // the model leaves out.
     void localClusterAgreesWithThisMachine_data()
@@ -243,6 +244,8 @@ private slots:
         const bool straggler = args.contains(QStringLiteral("--slow"));
         QStringList pairs;
         bool agreed = false;
+        bool stepAgreedWhileBusy = false;
+        QString busy;
         for (int i = 0; i < 3 && !agreed; ++i) {
             Run runs[2];
             double steps[2] = {0, 0};
@@ -266,12 +269,15 @@ private slots:
             if (straggler) {
                 // A straggler 4x slower than its partner cannot wait for it, unless something else took the cores
                 // (the busy machine of ../shared/tools/as-another-machine): then the wait measures the operating
-                // system, and the model has nothing to be compared with.
+                // system, and the model has nothing to be compared with; only the step is.
                 const double stragglerWait = t.at("workers_detail")[0].at("idle_fraction").get<double>();
-                if (stragglerWait > kLocalIdleTolerance)
-                    QSKIP(qPrintable(QStringLiteral("the 4x straggler waited %1 of its time for a faster worker: "
-                                                    "another process took the cores, no wait to compare")
-                                         .arg(stragglerWait)));
+                if (stragglerWait > kLocalIdleTolerance) {
+                    stepAgreedWhileBusy = stepAgreedWhileBusy || agrees;
+                    busy = QStringLiteral("the 4x straggler waited %1 of its time for a faster worker")
+                               .arg(stragglerWait);
+                    pairs << pair + QStringLiteral(" (another process took the cores)");
+                    continue;
+                }
                 for (std::size_t w = 0; w < 2; ++w) {
                     const double a = t.at("workers_detail")[w].at("idle_fraction").get<double>();
                     const double b = s.at("workers_detail")[w].at("idle_fraction").get<double>();
@@ -282,6 +288,10 @@ private slots:
             pairs << pair;
             agreed = agrees;
         }
+        if (!agreed && stepAgreedWhileBusy)
+            QSKIP(qPrintable(QStringLiteral("the steps agree, but in every pair %1: another process took the cores, "
+                                            "no wait to compare (%2)")
+                                 .arg(busy, pairs.join(QStringLiteral("; ")))));
         QVERIFY2(agreed, qPrintable(QStringLiteral("no pair agrees: ") + pairs.join(QStringLiteral("; "))));
     }
 

@@ -87,6 +87,10 @@ private slots:
         const std::int64_t updates = 12; // crosses epoch boundaries for every batch size here
         s.workers = 1;
         s.accum = 1;
+        struct Restore
+        {
+            ~Restore() { resetActiveIsa(); }
+        } restore;
         setActiveIsa(Isa::Scalar);
         const ParamVector reference = trainSync(problem, s, updates);
         QVERIFY(!sameBits(reference, problem->initialParameters));
@@ -104,7 +108,6 @@ private slots:
                                          .arg(maxRelativeDifference(got, reference))));
             }
         }
-        setActiveIsa(fastestIsa());
     }
 
     void equalsSequentialLargeBatchGradientDescent()

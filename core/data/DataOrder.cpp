@@ -2,6 +2,7 @@
 
 #include "core/common/Rng.h"
 
+#include <atomic>
 #include <numeric>
 #include <utility>
 
@@ -39,7 +40,9 @@ std::shared_ptr<const std::vector<std::uint32_t>> DataOrder::epoch(std::int64_t 
     // The oldest epoch makes room; if no cursor holds it any more, its node and its vector are reused (a full
     // batch is an epoch an update: no allocation per update). Cursors still on it keep their copy.
     auto node = m_cache.extract(m_cache.begin());
-    if (node.mapped().use_count() != 1)
+    if (node.mapped().use_count() == 1)
+        std::atomic_thread_fence(std::memory_order_acquire); // after the last other holder let go of it
+    else
         node.mapped() = std::make_shared<std::vector<std::uint32_t>>();
     node.key() = e;
     permutation(e, *node.mapped());

@@ -2,10 +2,9 @@
 
 #include "core/nn/MlpSpec.h"
 
-#include <Eigen/Core>
-
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -44,8 +43,29 @@ private:
     std::size_t m_count = 0;
 };
 
+/// Storage on 64-byte boundaries (a cache line, an AVX-512 vector), whatever instruction set the build targets
+/// (Eigen's allocator aligns to what the build's flags allow: 16 bytes without -march).
+template<typename T>
+struct CacheLineAllocator
+{
+    using value_type = T;
+    static constexpr std::align_val_t alignment {64};
+    CacheLineAllocator() = default;
+    template<typename U>
+    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept
+    {
+    }
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, alignment); }
+    template<typename U>
+    bool operator==(const CacheLineAllocator<U>&) const noexcept
+    {
+        return true;
+    }
+};
+
 template<typename Scalar>
-using AlignedVector = std::vector<Scalar, Eigen::aligned_allocator<Scalar>>;
+using AlignedVector = std::vector<Scalar, CacheLineAllocator<Scalar>>;
 using ParamVector = AlignedVector<float>;
 
 /// The parameters as contiguous bytes in layout order without padding (little-endian F32): what

@@ -4,6 +4,10 @@
 #include "core/engines/sim/SimCost.h"
 #include "core/metrics/TrainingObserver.h"
 
+#include "core/train/ReductionPlan.h"
+
+#include <omp.h>
+
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -32,6 +36,11 @@ double measureLocalHostFlops(std::shared_ptr<const Problem> problem, const Train
     double seconds, double warmUpSeconds)
 {
     TrainerSettings s = settings;
+    // As many workers as this machine has threads: more would share its cores, and measure that (a simulated
+    // cluster of 1,024 workers models 1,024 hosts, each as fast as a worker here).
+    s.workers = std::max(1, std::min(settings.workers, omp_get_max_threads()));
+    s.accum
+        = std::min(s.accum, std::max(1, ChunkLayout(s.batch, chunkSizeFor(s.chunk, s.batch)).chunkCount / s.workers));
     s.sampleBudget = std::numeric_limits<std::int64_t>::max();
     s.evalEverySamples = 0;
     // No straggler and no jitter: their sleeps leave cores idle, and a core that idles comes back to its working

@@ -1,5 +1,7 @@
 #include "core/run/MemoryEstimate.h"
 
+#include "core/train/ReductionPlan.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -10,10 +12,12 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     double params = 0.0;
     double widths = 0.0;
     double widest = 0.0;
+    double largestLayer = 0.0;
     for (int l = 0; l < spec.layerCount(); ++l) {
         const double in = spec.layers[static_cast<std::size_t>(l)];
         const double out = spec.layers[static_cast<std::size_t>(l) + 1];
         params += in * out + out + 32; // with alignment padding
+        largestLayer = std::max(largestLayer, (in + 64) * (out + 64));
     }
     for (const int w : spec.layers) {
         widths += w;
@@ -24,7 +28,11 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     const double chunks = std::ceil(std::max(1, settings.batch) / chunk);
     const double treeDepth = std::ceil(std::log2(std::max(2.0, chunks))) + 1;
     const double reductionBuffers = std::min(chunks, p * treeDepth) + 1;
-    const double workspace = (widths + 3 * widest) * chunk + (widths + 3 * widest) * 256; // training + evaluation
+    // A workspace holds a pass (at most passSamplesFor the model) of every layer's values and two layers of
+    // deltas, rows padded, and the packed weights of its largest layer; the evaluator's, 256 samples.
+    const double pass = std::min<double>(passSamplesFor(spec), std::max(1, settings.batch));
+    const double perSample = widths + 3 * widest + 17.0 * static_cast<double>(spec.layers.size());
+    const double workspace = perSample * pass + largestLayer + perSample * 256; // training + evaluation
     // Workspaces: one per worker thread here; per machine thread for the simulated cluster (it computes the
     // workers' parts on this machine's cores); one in an MPI process.
     const double computing = shape.engine == EngineKind::Threads ? p

@@ -30,10 +30,11 @@ struct ChunkLayout
     IndexRange samples(int chunk) const { return {chunk * chunkSize, std::min(batch, (chunk + 1) * chunkSize)}; }
 };
 
-/// The chunk size used when none is given, for a batch of B samples: as many chunks as possible, up to 1,024,
-/// while every chunk keeps at least 8 samples (the kernels then sum a chunk at full speed), and never fewer
-/// than 32 chunks (chunks below 8 samples only when the batch is under 256; single samples under 64). Every
-/// P x K up to 32 then gives every worker's micro-batch a chunk, and up to 1,024 workers when B >= 8,192. It
+/// The chunk size used when none is given, for a batch of B samples: as many chunks as possible while every
+/// chunk keeps at least 8 samples (the kernels then sum a chunk at full speed), up to about 1,024 (B / 1,024
+/// rounded down samples a chunk: 1,024 to 1,152 chunks once B reaches 8,192), and never fewer than 32 chunks
+/// (chunks below 8 samples only when the batch is under 256; single samples under 64). Every P x K up to 32
+/// then gives every worker's micro-batch a chunk, and so does every P up to 1,024 once B >= 8,192. It
 /// depends on the batch only, never on the worker count, the micro-batches or the model: that is what makes
 /// sync runs bitwise identical across P and K, and a window's run equal to its headless twin.
 int defaultChunkSize(int batch);

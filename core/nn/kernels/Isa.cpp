@@ -11,6 +11,7 @@ namespace sgdscope {
 namespace {
 
 std::atomic<int> forcedIsa {-1};
+std::atomic<const kernels::KernelTable*> tableForTesting {nullptr};
 
 /// The path SGDSCOPE_ISA names, or the fastest; `problem` gets what is wrong with the setting.
 Isa fromEnvironment(std::string* problem)
@@ -95,6 +96,11 @@ void setActiveIsa(Isa isa)
     forcedIsa.store(static_cast<int>(isa), std::memory_order_release);
 }
 
+void resetActiveIsa()
+{
+    forcedIsa.store(-1, std::memory_order_release);
+}
+
 std::string isaSettingProblem()
 {
     std::string problem;
@@ -109,8 +115,15 @@ std::string kernelDescription()
 
 namespace kernels {
 
+void useKernelTableForTesting(const KernelTable* table)
+{
+    tableForTesting.store(table, std::memory_order_release);
+}
+
 const KernelTable& activeKernels()
 {
+    if (const KernelTable* forced = tableForTesting.load(std::memory_order_acquire))
+        return *forced;
     switch (activeIsa()) {
     case Isa::Avx512:
         return avx512Kernels;

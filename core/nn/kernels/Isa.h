@@ -27,6 +27,15 @@ Isa activeIsa();
 /// Forces a path for the rest of the process (tests that compare paths); throws SgdError if this CPU lacks it.
 /// Not while a trainer runs.
 void setActiveIsa(Isa isa);
+/// Back to SGDSCOPE_ISA's choice (or the fastest path) after setActiveIsa.
+void resetActiveIsa();
+
+namespace kernels {
+struct KernelTable;
+/// Tests only: every kernel call goes to `table` until called with nullptr (e.g. the scalar path built without
+/// FMA instructions, on a CPU that has them). Not while a trainer runs.
+void useKernelTableForTesting(const KernelTable* table);
+} // namespace kernels
 /// Checks SGDSCOPE_ISA without using it: the error activeIsa() would throw, or "" when the setting is usable.
 std::string isaSettingProblem();
 

@@ -55,7 +55,7 @@ struct LinearForwardArgs
     const float* bias = nullptr;
     float* z = nullptr;
     std::ptrdiff_t ldz = 0;
-    float* pack = nullptr; // packFloats(k, n) floats, 64-byte aligned
+    float* pack = nullptr; // packFloats(k, n) floats (best on a 64-byte boundary)
 };
 
 /// p (m x n, row stride ldp) = d (m x k, row stride ldd) * w, w row-major k x n. Every p[i][j] = fma chain over
@@ -70,7 +70,7 @@ struct InputGradientArgs
     const float* w = nullptr;
     float* p = nullptr;
     std::ptrdiff_t ldp = 0;
-    float* pack = nullptr; // packFloats(k, n) floats, 64-byte aligned
+    float* pack = nullptr; // packFloats(k, n) floats (best on a 64-byte boundary)
 };
 
 /// A layer's weight and bias gradients over the samples of a pass, reduced by the tree program:
@@ -90,7 +90,7 @@ struct WeightGradientArgs
     const TreeProgram* program = nullptr;
     float* const* weights = nullptr;
     float* const* biases = nullptr;
-    float* tiles = nullptr; // slotFloats(program->depth) floats, 64-byte aligned: the stack entries of one tile
+    float* tiles = nullptr; // slotFloats(program->depth) floats: the stack entries of one tile, and scratch
 };
 
 enum class ElementFunction

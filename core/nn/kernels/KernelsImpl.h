@@ -240,7 +240,7 @@ void linearForward(const LinearForwardArgs& x)
 {
     if (narrow(x.m, x.n, x.k, x.a, x.lda, x.w, 1, x.k, x.bias, x.z, x.ldz)) // B(kk, j) = w[j][kk]
         return;
-    // B(kk, j) = w[j][kk]: the weights transposed into the panel (columns beyond n are 0)
+    // B(kk, j) = w[j][kk]: the weights transposed into the panel
     const float* w = x.w;
     const int k = x.k;
     gemm(x.m, x.n, x.k, x.a, x.lda, x.z, x.ldz, x.bias, x.pack,
@@ -258,7 +258,7 @@ void inputGradient(const InputGradientArgs& x)
 {
     if (narrow(x.m, x.n, x.k, x.d, x.ldd, x.w, x.n, 1, nullptr, x.p, x.ldp)) // B(kk, j) = w[kk][j]
         return;
-    // B(kk, j) = w[kk][j]: rows of the weights copied into the panel (columns beyond n are 0)
+    // B(kk, j) = w[kk][j]: rows of the weights copied into the panel
     const float* w = x.w;
     const int n = x.n;
     gemm(x.m, x.n, x.k, x.d, x.ldd, x.p, x.ldp, nullptr, x.pack,
