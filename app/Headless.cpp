@@ -294,6 +294,15 @@ int interruptSignal()
     return g_signal.load();
 }
 
+int refuseCommandLine(const std::string& problem)
+{
+    if (MpiContext::environmentRank() <= 0)
+        std::cerr << "sgdscope: " << problem << '\n';
+    else
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    return 2;
+}
+
 int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const ProgressFactory& progress)
 {
     RunConfig config;
@@ -303,10 +312,7 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const
         if (config.out.empty())
             throw SgdError("--out: --headless needs an output folder, e.g. --out results");
     } catch (const SgdError& e) {
-        // Under mpirun every process reads the same command line and finds the same problem: one says it.
-        if (MpiContext::environmentRank() == 0)
-            std::cerr << "sgdscope: " << e.what() << '\n';
-        return 2;
+        return refuseCommandLine(e.what());
     }
     if (config.engine == EngineKind::Mpi)
         return runHeadlessMpi(config, charts, progress);

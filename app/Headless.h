@@ -35,6 +35,11 @@ using ProgressFactory = std::function<std::unique_ptr<ProgressReporter>(Mode mod
 /// the exit code: 0 done, 2 bad input (one line on stderr, nothing written), 3 diverged, 130/143 interrupted.
 int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const ProgressFactory& progress = {});
 
+/// Refuses the command line with exit code 2. Under mpirun every process reads the same command line and
+/// finds the same problem: rank 0 says it, and the other ranks end a second later, since mpirun ends the
+/// whole job at the first non-zero exit and could otherwise end rank 0 before its message is out.
+int refuseCommandLine(const std::string& problem);
+
 /// Installs SIGINT/SIGTERM handlers that ask the run to stop (the second signal ends the process).
 void installInterruptHandlers();
 /// The signal that interrupted the run, or 0.

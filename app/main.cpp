@@ -4,7 +4,6 @@
 #include "app/ProgressStream.h"
 #include "app/SessionChild.h"
 #include "core/common/Error.h"
-#include "core/engines/mpi/MpiContext.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
 #include "ui/MainWindow.h"
@@ -57,10 +56,7 @@ int main(int argc, char** argv)
     try {
         commandLine = parseCommandLine(args);
     } catch (const SgdError& e) {
-        // Under mpirun every process reads the same command line and finds the same problem: one says it.
-        if (MpiContext::environmentRank() == 0)
-            std::cerr << "sgdscope: " << e.what() << '\n';
-        return 2;
+        return refuseCommandLine(e.what());
     }
     // What answers at once needs neither a window nor a display.
     if (commandLine.help) {
@@ -69,9 +65,7 @@ int main(int argc, char** argv)
     }
     // A kernel path forced by SGDSCOPE_ISA that does not exist or that this CPU lacks: said before anything runs.
     if (const std::string isaProblem = isaSettingProblem(); !isaProblem.empty()) {
-        if (MpiContext::environmentRank() == 0)
-            std::cerr << "sgdscope: " << isaProblem << '\n';
-        return 2;
+        return refuseCommandLine(isaProblem);
     }
     if (commandLine.version) {
         std::cout << "sgdscope 0.1.0 (" << kernelDescription() << ")\n";

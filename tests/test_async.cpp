@@ -17,7 +17,13 @@
 
 #include <QElapsedTimer>
 
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <map>
+#include <optional>
 #include <thread>
 
 using namespace sgdscope;
@@ -57,29 +63,89 @@ void addApplyModes()
     QTest::addRow("lockfree") << static_cast<int>(AsyncApply::LockFree);
 }
 
-/// Two workers, worker 0 four times slower, batches of 512 in chunks of 64, `updates` batches' samples.
-TrainerSettings twoWorkersOneStraggler(std::int64_t updates)
+/// Two workers, worker 0 four times slower, batches of `batch` in chunks of 64, `updates` batches' samples.
+TrainerSettings twoWorkersOneStraggler(std::int64_t updates, int batch = 512)
 {
     TrainerSettings s;
     s.workers = 2;
-    s.batch = 512;
+    s.batch = batch;
     s.chunk = 64;
     s.learningRate = 0.02;
-    s.sampleBudget = updates * 512;
+    s.sampleBudget = updates * batch;
     s.stragglers = {{0, 4.0}};
     return s;
 }
 
-/// Every worker's spans, measured by the worker, against its wall time, measured by the driving thread.
-/// Only for teams the machine's cores can hold: with more workers than cores the operating system
-/// deschedules workers between their spans, and that time is (rightly) unaccounted.
-void checkAccounting(const Trainer& t)
+/// The time this process's threads waited for a CPU while runnable (the kernel's run-queue wait, from
+/// /proc/self/task/*/schedstat) since construction: on a busy machine workers lose whole time slices,
+/// between their spans too. Threads that end meanwhile are left out. Where the kernel keeps no such figure:
+/// 0 when the process was never switched out involuntarily, else infinity (unknown).
+class TakenByTheOs
 {
-    if (t.settings().workers > static_cast<int>(std::thread::hardware_concurrency()))
-        return;
+public:
+    TakenByTheOs()
+        : m_start(runQueueWaits())
+        , m_switches(involuntarySwitches())
+    {
+    }
+    double seconds() const
+    {
+        const auto now = runQueueWaits();
+        if (!now || !m_start)
+            return involuntarySwitches() == m_switches ? 0.0 : std::numeric_limits<double>::infinity();
+        double sum = 0;
+        for (const auto& [task, wait] : *now) {
+            const auto before = m_start->find(task);
+            sum += wait - (before == m_start->end() ? 0.0 : before->second);
+        }
+        return sum;
+    }
+
+private:
+    using Waits = std::map<std::string, double>; // by thread id
+    static std::optional<Waits> runQueueWaits()
+    {
+        Waits waits;
+        std::error_code ec;
+        for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+            std::ifstream in(task.path() / "schedstat");
+            unsigned long long onCpu = 0, waiting = 0;
+            if (in >> onCpu >> waiting)
+                waits[task.path().filename().string()] = static_cast<double>(waiting) * 1e-9;
+            else if (std::filesystem::exists(task.path()))
+                return std::nullopt; // no schedstat in this kernel
+        }
+        if (ec)
+            return std::nullopt;
+        return waits;
+    }
+    static long involuntarySwitches()
+    {
+        rusage u {};
+        ::getrusage(RUSAGE_SELF, &u);
+        return u.ru_nivcsw;
+    }
+    std::optional<Waits> m_start;
+    long m_switches;
+};
+
+/// Every worker's spans, measured by the worker, against its wall time, measured by the driving thread.
+/// Spans never add up to more than the wall (nothing counted twice), and cover it but for a small residual
+/// and the time the operating system kept the process's threads waiting for a CPU (`osSeconds`): with more
+/// workers than cores, or on a machine that something else keeps busy, it deschedules workers between
+/// their spans too, and that time is (rightly) unaccounted.
+void checkAccounting(const Trainer& t, double osSeconds)
+{
+    const bool ownCores = t.settings().workers <= static_cast<int>(std::thread::hardware_concurrency());
     for (const WorkerFigures& w : t.metrics().workers()) {
-        QVERIFY2(std::fabs(w.unaccounted()) <= kUnaccountedFraction * w.wallSeconds,
-            qPrintable(QStringLiteral("unaccounted %1 of %2 s").arg(w.unaccounted()).arg(w.wallSeconds)));
+        QVERIFY2(w.unaccounted() >= -kUnaccountedFraction * w.wallSeconds,
+            qPrintable(QStringLiteral("spans exceed the wall by %1 of %2 s").arg(-w.unaccounted()).arg(w.wallSeconds)));
+        if (ownCores)
+            QVERIFY2(w.unaccounted() <= kUnaccountedFraction * w.wallSeconds + osSeconds,
+                qPrintable(QStringLiteral("unaccounted %1 of %2 s (the OS kept threads waiting %3 s)")
+                               .arg(w.unaccounted())
+                               .arg(w.wallSeconds)
+                               .arg(osSeconds)));
         QVERIFY(w.busy() > 0);
         QVERIFY(w.apply() > 0);
     }
@@ -153,7 +219,9 @@ private slots:
         ThreadsAsyncTrainer trainer(problem, s);
         trainer.setSliceSeconds(0.05); // several slices
         PushLog log;
+        const TakenByTheOs taken;
         trainer.run(RunLimits {}, log);
+        const double osSeconds = taken.seconds();
         QCOMPARE(trainer.samples(), s.sampleBudget);
         QCOMPARE(static_cast<std::int64_t>(log.pushes.size()), 60 * workers);
 
@@ -172,22 +240,51 @@ private slots:
         const double mean = trainer.metrics().staleness().mean();
         QVERIFY2(mean > 0.4 * (workers - 1) && mean < 1.6 * (workers - 1),
             qPrintable(QStringLiteral("mean staleness %1 with %2 workers").arg(mean).arg(workers)));
-        checkAccounting(trainer);
+        checkAccounting(trainer, osSeconds);
     }
 
     void syncWaitsForAStraggler()
     {
         const auto problem = mediumProblem();
-        ThreadsSyncTrainer trainer(problem, twoWorkersOneStraggler(60));
+        // Batches of 2,048: the straggler's step (about 6 ms) is long against the team's start, barrier and
+        // join, each a futex wake-up of 50 to 200 us here (OMP_WAIT_POLICY=passive), which the straggler
+        // waits through too. With batches of 512 those wake-ups were 0.21 of its time.
+        ThreadsSyncTrainer trainer(problem, twoWorkersOneStraggler(30, 2048));
         TrainingObserver none;
+        const TakenByTheOs taken;
         trainer.run(RunLimits {}, none);
+        const double osSeconds = taken.seconds();
         const auto& w = trainer.metrics().workers();
         const double slowIdle = w[0].idleFraction();
         const double fastIdle = w[1].idleFraction();
-        // Worker 1 waits 3 of every 4 units of worker 0's time: 0.75 ideally (wide band: a shared machine).
-        QVERIFY2(fastIdle > 0.55 && fastIdle < 0.9, qPrintable(QStringLiteral("fast worker idle %1").arg(fastIdle)));
-        QVERIFY2(slowIdle < 0.2, qPrintable(QStringLiteral("slow worker idle %1").arg(slowIdle)));
-        checkAccounting(trainer);
+        const auto figures = [&](const char* who, const WorkerFigures& f) {
+            return QStringLiteral("%1 worker idle %2 (wall %3 s: compute %4, delay %5, barrier %6, apply %7; "
+                                  "the OS kept threads waiting %8 s)")
+                .arg(QString::fromLatin1(who))
+                .arg(f.idleFraction())
+                .arg(f.wallSeconds)
+                .arg(f.of(SpanKind::Compute))
+                .arg(f.of(SpanKind::Delay))
+                .arg(f.of(SpanKind::WaitBarrier))
+                .arg(f.apply())
+                .arg(osSeconds);
+        };
+        // Worker 1 waits 3 of every 4 units of worker 0's time: 0.75 ideally, where the OS left the team alone
+        // (it took under 2% of the wall from the threads). On a busy machine a preempted worker's lost time
+        // slices (milliseconds) land in either worker's spans, the team's start and join take time slices
+        // too, and the straggler's delay is 3x its own compute however long that took: there, only that the
+        // fast worker waits more; and nothing where the OS took more than half the wall.
+        const double takenShare = osSeconds / w[0].wallSeconds;
+        const QString both = figures("fast", w[1]) + QStringLiteral("; ") + figures("slow", w[0]);
+        if (takenShare < 0.02) {
+            QVERIFY2(fastIdle > 0.55 && fastIdle < 0.9, qPrintable(both));
+            QVERIFY2(slowIdle < 0.2, qPrintable(both));
+        } else if (takenShare < 0.5) {
+            QVERIFY2(fastIdle > slowIdle + 0.3, qPrintable(both));
+        } else {
+            qInfo("a very busy machine: idle fractions not checked (%s)", qPrintable(both));
+        }
+        checkAccounting(trainer, osSeconds);
     }
 
     void asyncDoesNotWaitForAStraggler()
@@ -195,17 +292,38 @@ private slots:
         const auto problem = mediumProblem();
         ThreadsAsyncTrainer trainer(problem, twoWorkersOneStraggler(40));
         PushLog log;
+        const TakenByTheOs taken;
         trainer.run(RunLimits {}, log);
-        // The fast worker pushes about 4 times as often (the sample budget is shared, so it goes on while
-        // the straggler computes).
+        const double osSeconds = taken.seconds();
+        // The fast worker does not wait for the straggler: it goes on pushing (the sample budget is shared)
+        // and is idle only for the lock and the slice's ends.
+        // (On a busy machine it waits for a preempted lock holder and, at the budget's end, for the straggler's
+        // last push, slower still: checked where the OS took under 2% of the wall from the threads.)
+        const double fastIdle = trainer.metrics().workers()[1].idleFraction();
+        if (osSeconds < 0.02 * trainer.metrics().wallSeconds())
+            QVERIFY2(fastIdle < 0.25, qPrintable(QStringLiteral("fast worker idle %1").arg(fastIdle)));
+        // So it pushes more often: about 4 times on a quiet machine. On a busy one about twice: the
+        // straggler sleeps 3x its own compute and so leaves its CPU share to the fast worker's rivals.
         int fast = 0, slow = 0;
         for (const auto& push : log.pushes)
             (push.worker == 0 ? slow : fast) += 1;
-        QVERIFY2(fast > 2 * slow, qPrintable(QStringLiteral("fast %1, slow %2 pushes").arg(fast).arg(slow)));
-        // The slow worker's gradients are stale by the fast worker's pushes in between (about 4).
-        const double slowStaleness = trainer.metrics().staleness().perWorker()[0].mean();
-        QVERIFY2(slowStaleness > 2.0, qPrintable(QStringLiteral("slow worker's mean staleness %1").arg(slowStaleness)));
-        checkAccounting(trainer);
+        QVERIFY2(2 * fast > 3 * slow,
+            qPrintable(QStringLiteral("fast %1, slow %2 pushes (the OS kept threads waiting %3 s)")
+                           .arg(fast)
+                           .arg(slow)
+                           .arg(osSeconds)));
+        // The slow worker's gradients are stale by the fast worker's pushes in between, the fast worker's by
+        // the few of the straggler's (about 4 against 1/4 on a quiet machine).
+        const auto& perWorker = trainer.metrics().staleness().perWorker();
+        const double slowStaleness = perWorker[0].mean();
+        const double fastStaleness = perWorker[1].mean();
+        QVERIFY2(slowStaleness > 1.0 && slowStaleness > 2.0 * fastStaleness,
+            qPrintable(
+                QStringLiteral("mean staleness: slow worker %1, fast worker %2 (the OS kept threads waiting %3 s)")
+                    .arg(slowStaleness)
+                    .arg(fastStaleness)
+                    .arg(osSeconds)));
+        checkAccounting(trainer, osSeconds);
     }
 
     void asyncConvergesOnTheParabola_data()
@@ -319,10 +437,12 @@ private slots:
         ThreadsAsyncTrainer trainer(problem, s);
         trainer.setSliceSeconds(0.05);
         TrainingObserver none;
+        const TakenByTheOs taken;
         trainer.run(RunLimits {}, none);
+        const double osSeconds = taken.seconds();
         const WorkerFigures& w = trainer.metrics().workers().front();
         QVERIFY2(w.idleFraction() < 0.02, qPrintable(QStringLiteral("idle %1").arg(w.idleFraction())));
-        checkAccounting(trainer);
+        checkAccounting(trainer, osSeconds);
     }
 
     // A straggler's sleep ends early when the run is asked to stop, so that a large factor does not hold
@@ -382,7 +502,9 @@ private slots:
             s.learningRate = 0.01;
             s.stragglers = {{3, 2.0}};
             trainer->reconfigure(s);
-            trainer->run(RunLimits {2000, std::numeric_limits<double>::infinity()}, log);
+            // A quarter of a second, not a number of pushes: async's 2,000 tiny pushes took a few milliseconds,
+            // over before a busy machine had given the fourth thread a time slice.
+            trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), 0.25}, log);
             QVERIFY(trainer->samples() > before);
             QCOMPARE(trainer->metrics().workers().size(), std::size_t(4));
             QVERIFY2(trainer->metrics().workers()[3].updates > 0, modeName(mode));

@@ -5,9 +5,11 @@
 #include "core/io/Json.h"
 #include "core/nn/kernels/Isa.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -173,8 +175,11 @@ private:
     /// A run long enough to be interrupted (blobs with a BLAS-sized model, many steps).
     QStringList longRun(const QString& out) const
     {
+        // Evaluations (and so progress lines) every 100 updates: the automatic rate spreads 200 of them over
+        // the million steps, the first after 5,000 updates (18 s here, two minutes on the scalar path).
         return blasModel
-            + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--out"), out};
+            + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--eval-every"),
+                QStringLiteral("100"), QStringLiteral("--out"), out};
     }
     /// Starts a long MPI run and waits until its processes train (rank 0 printed progress).
     bool startLong(QProcess& p, int processes, const QString& out, QElapsedTimer& clock, const QStringList& extra = {})
@@ -459,7 +464,9 @@ private slots:
         const Result r = finish(p, clock, 30000);
         const qint64 ms = sinceTerm.elapsed();
         QVERIFY2(r.exitCode != 0, qPrintable(r.output));
-        QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+        // The job ends promptly: 1.5 s here on a quiet machine, 2.0 s with a spinning process per core; what
+        // is written first is checked below by the files themselves, not by the clock.
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QVERIFY2(summary.is_object(), qPrintable(r.output));
         QCOMPARE(summary["interrupted"].get<bool>(), true);
@@ -470,6 +477,12 @@ private slots:
         // Written first, it says which files were still to come (the trace among them).
         QVERIFY(summary["written_after_this_file"].dump().find("interrupted-trace.json") != std::string::npos);
         QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
+        // And it was: the trace's last write came after the summary's.
+        const QDateTime summaryWritten = QFileInfo(out + QStringLiteral("/summary.json")).lastModified();
+        const QDateTime traceWritten = QFileInfo(trace).lastModified();
+        QVERIFY2(summaryWritten <= traceWritten,
+            qPrintable(summaryWritten.toString(Qt::ISODateWithMs) + QStringLiteral(" > ")
+                + traceWritten.toString(Qt::ISODateWithMs)));
     }
 
     void sigusr1StopsCleanly()

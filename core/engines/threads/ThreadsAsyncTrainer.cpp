@@ -113,6 +113,9 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     PushRecord r;
     r.worker = worker;
     r.samples = count;
+    // The batch's indices are part of the read (a new epoch's order is made once, under the data order's
+    // lock, which another worker may wait for).
+    const Clock::time_point fetchStart = Clock::now();
     const std::uint32_t* batchIndices = s.cursor.next(m_settings.batch);
     const std::uint32_t* indices = batchIndices + s.slice.begin;
     const std::size_t size = m_params.size();
@@ -127,11 +130,12 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         r.versionRead = m_version.load(std::memory_order_acquire);
         for (std::size_t i = 0; i < size; ++i)
             s.snapshot[i] = std::atomic_ref<float>(m_params[i]).load(std::memory_order_relaxed);
-        span(SpanKind::Communicate, readStart, Clock::now());
+        span(SpanKind::Communicate, fetchStart, Clock::now());
     } else {
         std::unique_lock guard(m_lock, std::try_to_lock);
-        Clock::time_point locked = readStart; // an uncontended lock is no wait
+        Clock::time_point locked = fetchStart; // an uncontended lock is no wait
         if (!guard.owns_lock()) {
+            span(SpanKind::Communicate, fetchStart, readStart);
             guard.lock();
             locked = Clock::now();
             span(SpanKind::WaitLock, readStart, locked);
