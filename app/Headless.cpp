@@ -294,11 +294,14 @@ int interruptSignal()
     return g_signal.load();
 }
 
-int refuseCommandLine(const std::string& problem)
+int refuseCommandLine(const std::string& problem, bool sameOnEveryRank)
 {
-    if (MpiContext::environmentRank() <= 0)
+    const int rank = MpiContext::environmentRank();
+    if (!sameOnEveryRank && MpiContext::launchedByMpirun())
+        std::cerr << "sgdscope: rank " << rank << ": " << problem << '\n';
+    else if (rank <= 0)
         std::cerr << "sgdscope: " << problem << '\n';
-    else
+    if (rank > 0)
         std::this_thread::sleep_for(std::chrono::seconds(1));
     return 2;
 }

@@ -37,8 +37,10 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const
 
 /// Refuses the command line with exit code 2. Under mpirun every process reads the same command line and
 /// finds the same problem: rank 0 says it, and the other ranks end a second later, since mpirun ends the
-/// whole job at the first non-zero exit and could otherwise end rank 0 before its message is out.
-int refuseCommandLine(const std::string& problem);
+/// whole job at the first non-zero exit and could otherwise end rank 0 before its message is out. A problem
+/// that depends on the host (`sameOnEveryRank` false: the CPU's instruction sets) is said by every rank
+/// that finds it, with its rank.
+int refuseCommandLine(const std::string& problem, bool sameOnEveryRank = true);
 
 /// Installs SIGINT/SIGTERM handlers that ask the run to stop (the second signal ends the process).
 void installInterruptHandlers();

@@ -65,7 +65,7 @@ int main(int argc, char** argv)
     }
     // A kernel path forced by SGDSCOPE_ISA that does not exist or that this CPU lacks: said before anything runs.
     if (const std::string isaProblem = isaSettingProblem(); !isaProblem.empty()) {
-        return refuseCommandLine(isaProblem);
+        return refuseCommandLine(isaProblem, false); // the CPU's: it may differ from rank to rank
     }
     if (commandLine.version) {
         std::cout << "sgdscope 0.1.0 (" << kernelDescription() << ")\n";

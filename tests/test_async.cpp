@@ -76,29 +76,30 @@ TrainerSettings twoWorkersOneStraggler(std::int64_t updates, int batch = 512)
     return s;
 }
 
-/// The time this process's threads waited for a CPU while runnable (the kernel's run-queue wait, from
-/// /proc/self/task/*/schedstat) since construction: on a busy machine workers lose whole time slices,
-/// between their spans too. Threads that end meanwhile are left out. Where the kernel keeps no such figure:
-/// 0 when the process was never switched out involuntarily, else infinity (unknown).
+/// The longest time any one of this process's threads waited for a CPU while runnable (the kernel's
+/// run-queue wait, from /proc/self/task/*/schedstat) since construction: on a busy machine workers lose
+/// whole time slices, between their spans too. Threads that end meanwhile are left out. Where the kernel
+/// keeps no such figure: 0 (the quiet machine's checks apply), with a warning.
 class TakenByTheOs
 {
 public:
     TakenByTheOs()
         : m_start(runQueueWaits())
-        , m_switches(involuntarySwitches())
     {
     }
     double seconds() const
     {
         const auto now = runQueueWaits();
-        if (!now || !m_start)
-            return involuntarySwitches() == m_switches ? 0.0 : std::numeric_limits<double>::infinity();
-        double sum = 0;
+        if (!now || !m_start) {
+            qWarning("no run-queue figures (/proc/self/task/*/schedstat): timing checked as on a quiet machine");
+            return 0.0;
+        }
+        double longest = 0;
         for (const auto& [task, wait] : *now) {
             const auto before = m_start->find(task);
-            sum += wait - (before == m_start->end() ? 0.0 : before->second);
+            longest = std::max(longest, wait - (before == m_start->end() ? 0.0 : before->second));
         }
-        return sum;
+        return longest;
     }
 
 private:
@@ -119,19 +120,12 @@ private:
             return std::nullopt;
         return waits;
     }
-    static long involuntarySwitches()
-    {
-        rusage u {};
-        ::getrusage(RUSAGE_SELF, &u);
-        return u.ru_nivcsw;
-    }
     std::optional<Waits> m_start;
-    long m_switches;
 };
 
 /// Every worker's spans, measured by the worker, against its wall time, measured by the driving thread.
 /// Spans never add up to more than the wall (nothing counted twice), and cover it but for a small residual
-/// and the time the operating system kept the process's threads waiting for a CPU (`osSeconds`): with more
+/// and the longest time the operating system kept a thread waiting for a CPU (`osSeconds`): with more
 /// workers than cores, or on a machine that something else keeps busy, it deschedules workers between
 /// their spans too, and that time is (rightly) unaccounted.
 void checkAccounting(const Trainer& t, double osSeconds)
@@ -142,7 +136,7 @@ void checkAccounting(const Trainer& t, double osSeconds)
             qPrintable(QStringLiteral("spans exceed the wall by %1 of %2 s").arg(-w.unaccounted()).arg(w.wallSeconds)));
         if (ownCores)
             QVERIFY2(w.unaccounted() <= kUnaccountedFraction * w.wallSeconds + osSeconds,
-                qPrintable(QStringLiteral("unaccounted %1 of %2 s (the OS kept threads waiting %3 s)")
+                qPrintable(QStringLiteral("unaccounted %1 of %2 s (the OS kept a thread waiting %3 s)")
                                .arg(w.unaccounted())
                                .arg(w.wallSeconds)
                                .arg(osSeconds)));
@@ -259,7 +253,7 @@ private slots:
         const double fastIdle = w[1].idleFraction();
         const auto figures = [&](const char* who, const WorkerFigures& f) {
             return QStringLiteral("%1 worker idle %2 (wall %3 s: compute %4, delay %5, barrier %6, apply %7; "
-                                  "the OS kept threads waiting %8 s)")
+                                  "the OS kept a thread waiting %8 s)")
                 .arg(QString::fromLatin1(who))
                 .arg(f.idleFraction())
                 .arg(f.wallSeconds)
@@ -270,16 +264,16 @@ private slots:
                 .arg(osSeconds);
         };
         // Worker 1 waits 3 of every 4 units of worker 0's time: 0.75 ideally, where the OS left the team alone
-        // (it took under 2% of the wall from the threads). On a busy machine a preempted worker's lost time
+        // (it took under 2% of the wall from any thread). On a busy machine a preempted worker's lost time
         // slices (milliseconds) land in either worker's spans, the team's start and join take time slices
         // too, and the straggler's delay is 3x its own compute however long that took: there, only that the
-        // fast worker waits more; and nothing where the OS took more than half the wall.
+        // fast worker waits more; and nothing where the OS took more than a quarter of the wall.
         const double takenShare = osSeconds / w[0].wallSeconds;
         const QString both = figures("fast", w[1]) + QStringLiteral("; ") + figures("slow", w[0]);
         if (takenShare < 0.02) {
             QVERIFY2(fastIdle > 0.55 && fastIdle < 0.9, qPrintable(both));
             QVERIFY2(slowIdle < 0.2, qPrintable(both));
-        } else if (takenShare < 0.5) {
+        } else if (takenShare < 0.25) {
             QVERIFY2(fastIdle > slowIdle + 0.3, qPrintable(both));
         } else {
             qInfo("a very busy machine: idle fractions not checked (%s)", qPrintable(both));
@@ -290,7 +284,7 @@ private slots:
     void asyncDoesNotWaitForAStraggler()
     {
         const auto problem = mediumProblem();
-        ThreadsAsyncTrainer trainer(problem, twoWorkersOneStraggler(40));
+        ThreadsAsyncTrainer trainer(problem, twoWorkersOneStraggler(100));
         PushLog log;
         const TakenByTheOs taken;
         trainer.run(RunLimits {}, log);
@@ -299,16 +293,17 @@ private slots:
         // and is idle only for the lock and the slice's ends.
         // (On a busy machine it waits for a preempted lock holder and, at the budget's end, for the straggler's
         // last push, slower still: checked where the OS took under 2% of the wall from the threads.)
+        const bool quiet = osSeconds < 0.02 * trainer.metrics().wallSeconds();
         const double fastIdle = trainer.metrics().workers()[1].idleFraction();
-        if (osSeconds < 0.02 * trainer.metrics().wallSeconds())
+        if (quiet)
             QVERIFY2(fastIdle < 0.25, qPrintable(QStringLiteral("fast worker idle %1").arg(fastIdle)));
         // So it pushes more often: about 4 times on a quiet machine. On a busy one about twice: the
         // straggler sleeps 3x its own compute and so leaves its CPU share to the fast worker's rivals.
         int fast = 0, slow = 0;
         for (const auto& push : log.pushes)
             (push.worker == 0 ? slow : fast) += 1;
-        QVERIFY2(2 * fast > 3 * slow,
-            qPrintable(QStringLiteral("fast %1, slow %2 pushes (the OS kept threads waiting %3 s)")
+        QVERIFY2(quiet ? fast > 2 * slow : 2 * fast > 3 * slow,
+            qPrintable(QStringLiteral("fast %1, slow %2 pushes (the OS kept a thread waiting %3 s)")
                            .arg(fast)
                            .arg(slow)
                            .arg(osSeconds)));
@@ -317,9 +312,9 @@ private slots:
         const auto& perWorker = trainer.metrics().staleness().perWorker();
         const double slowStaleness = perWorker[0].mean();
         const double fastStaleness = perWorker[1].mean();
-        QVERIFY2(slowStaleness > 1.0 && slowStaleness > 2.0 * fastStaleness,
+        QVERIFY2(slowStaleness > (quiet ? 2.0 : 1.0) && slowStaleness > 2.0 * fastStaleness,
             qPrintable(
-                QStringLiteral("mean staleness: slow worker %1, fast worker %2 (the OS kept threads waiting %3 s)")
+                QStringLiteral("mean staleness: slow worker %1, fast worker %2 (the OS kept a thread waiting %3 s)")
                     .arg(slowStaleness)
                     .arg(fastStaleness)
                     .arg(osSeconds)));

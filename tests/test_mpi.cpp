@@ -5,11 +5,9 @@
 #include "core/io/Json.h"
 #include "core/nn/kernels/Isa.h"
 
-#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
-#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -464,9 +462,8 @@ private slots:
         const Result r = finish(p, clock, 30000);
         const qint64 ms = sinceTerm.elapsed();
         QVERIFY2(r.exitCode != 0, qPrintable(r.output));
-        // The job ends promptly: 1.5 s here on a quiet machine, 2.0 s with a spinning process per core; what
-        // is written first is checked below by the files themselves, not by the clock.
-        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
+        // The job ends promptly: 1.5 s here on a quiet machine, 2.0 s with a spinning process per core.
+        QVERIFY2(ms < 5000, qPrintable(QString::number(ms)));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QVERIFY2(summary.is_object(), qPrintable(r.output));
         QCOMPARE(summary["interrupted"].get<bool>(), true);
@@ -477,12 +474,6 @@ private slots:
         // Written first, it says which files were still to come (the trace among them).
         QVERIFY(summary["written_after_this_file"].dump().find("interrupted-trace.json") != std::string::npos);
         QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
-        // And it was: the trace's last write came after the summary's.
-        const QDateTime summaryWritten = QFileInfo(out + QStringLiteral("/summary.json")).lastModified();
-        const QDateTime traceWritten = QFileInfo(trace).lastModified();
-        QVERIFY2(summaryWritten <= traceWritten,
-            qPrintable(summaryWritten.toString(Qt::ISODateWithMs) + QStringLiteral(" > ")
-                + traceWritten.toString(Qt::ISODateWithMs)));
     }
 
     void sigusr1StopsCleanly()
