@@ -447,7 +447,13 @@ private slots:
         t.start();
         ::kill(static_cast<pid_t>(p.processId()), signal);
         QVERIFY(p.waitForFinished(10000));
-        QVERIFY2(t.elapsed() < 2000, qPrintable(QStringLiteral("took %1 ms to stop").arg(t.elapsed())));
+        // A sanitized build writes the charts and the summary 3 to 10 times slower (2.2 to 2.5 s measured).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        constexpr qint64 bound = 6000;
+#else
+        constexpr qint64 bound = 2000;
+#endif
+        QVERIFY2(t.elapsed() < bound, qPrintable(QStringLiteral("took %1 ms to stop").arg(t.elapsed())));
         QCOMPARE(p.exitCode(), 128 + signal);
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("interrupted").get<bool>(), true);
@@ -490,6 +496,11 @@ private slots:
 
     void fashionMnistPresetReaches088()
     {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        // Instrumented kernels train fashion-mnist's 30 seconds in over 5 minutes; its steps run under the
+        // sanitizer in test_digests' fashion-mnist rows, the accuracy is checked in the normal build.
+        QSKIP("a sanitized build is too slow to train fashion-mnist to 0.88");
+#endif
         if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
             QSKIP("dataset-fashion-mnist is not installed");
         const QString out = m_dir.filePath(QStringLiteral("fashion"));
