@@ -4,15 +4,6 @@
 #define SGDSCOPE_KERNEL_NS scalarfma
 #define SGDSCOPE_KERNEL_NAME "scalar"
 #define SGDSCOPE_KERNEL_TABLE scalarFmaKernels
-#include "core/nn/kernels/VecScalar.h"
-
-namespace sgdscope::kernels::scalarfma {
-using Vec = VecScalar;
-constexpr int gemmRows = 4;
-constexpr int gemmVectors = 4;
-constexpr int treeRows = 4;
-constexpr int treeVectors = 4;
-constexpr int kBlockFloats = 8192;
-} // namespace sgdscope::kernels::scalarfma
+#include "core/nn/kernels/ScalarShape.h"
 
 #include "core/nn/kernels/KernelsImpl.h"
