@@ -34,6 +34,20 @@ std::string canonicalTree(int n)
 /// Replays a plan symbolically, as the kernels run it: each stack entry and buffer holds an expression; a
 /// chunk still being summed is "c<s>" (its samples up to s so far), and must resume exactly there.
 /// Returns the root's expression, or what went wrong.
+/// Pops `merges` entries, each added below `value` ("(below+value)"), then pushes the sum; false when the
+/// stack runs out.
+bool mergeOntoStack(std::vector<std::string>& stack, std::string value, int merges)
+{
+    for (int m = 0; m < merges; ++m) {
+        if (stack.empty())
+            return false;
+        value = "(" + stack.back() + "+" + value + ")";
+        stack.pop_back();
+    }
+    stack.push_back(std::move(value));
+    return true;
+}
+
 std::string replay(const ReductionPlan& plan, const ChunkLayout& layout, std::vector<int>* samplesSeen)
 {
     std::map<int, std::string> buffer;
@@ -72,13 +86,8 @@ std::string replay(const ReductionPlan& plan, const ChunkLayout& layout, std::ve
                     if (!whole)
                         return "a block step at chunk " + std::to_string(c) + " is no whole subtree";
                     value = canonical(c, step.leaves, layout.chunkCount);
-                    for (int m = 0; m < step.merges; ++m) {
-                        if (stack.empty())
-                            return "a merge with nothing below";
-                        value = "(" + stack.back() + "+" + value + ")";
-                        stack.pop_back();
-                    }
-                    stack.push_back(value);
+                    if (!mergeOntoStack(stack, value, step.merges))
+                        return "a merge with nothing below";
                     continue;
                 }
                 if (!step.complete) {
@@ -89,13 +98,8 @@ std::string replay(const ReductionPlan& plan, const ChunkLayout& layout, std::ve
                 }
                 if (last != chunk.end)
                     return "chunk " + std::to_string(c) + " completes at " + std::to_string(last);
-                for (int m = 0; m < step.merges; ++m) {
-                    if (stack.empty())
-                        return "a merge with nothing below";
-                    value = "(" + stack.back() + "+" + value + ")";
-                    stack.pop_back();
-                }
-                stack.push_back(value);
+                if (!mergeOntoStack(stack, value, step.merges))
+                    return "a merge with nothing below";
             }
             if (static_cast<int>(stack.size()) != pass.stackOut || deepest > pass.depth)
                 return "the stack's bookkeeping is wrong";
