@@ -17,6 +17,10 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
     std::set<std::string> seen; // an option given twice would silently lose its first value
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
+        if (!arg.empty() && arg[0] != '-') {
+            cl.paths.push_back(arg); // the window's run folder or data; headless refuses it (buildRunConfig)
+            continue;
+        }
         if (arg.rfind("--", 0) != 0 || arg.size() == 2)
             throw SgdError("'" + arg.substr(0, 80) + "' is not an option; options start with -- (see --help)");
         std::string name = arg.substr(2);
@@ -77,6 +81,9 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
 
 RunConfig buildRunConfig(const CommandLine& cl, const std::string* configText)
 {
+    if (!cl.paths.empty())
+        throw SgdError("'" + cl.paths.front().substr(0, 80) + "' is not an option; options start with -- (see --help); "
+            + "a run folder or data set named alone opens in the window (sgdscope PATH)");
     ConfigBuilder builder;
     Json config;
     const std::string configWhat = "config file '" + cl.configFile + "'";
@@ -124,7 +131,8 @@ RunConfig buildRunConfig(const CommandLine& cl)
 std::string helpText()
 {
     std::string out = "Usage:\n"
-                      "  sgdscope                                 open the window (preset: parabola)\n"
+                      "  sgdscope [options]                       open the window so set (default preset: parabola)\n"
+                      "  sgdscope PATH [options]                  open a run folder, or train on a CSV file or IDX folder\n"
                       "  sgdscope --headless --out DIR [options]  the same run without a window; results in DIR\n"
                       "  mpirun -np N sgdscope --headless --engine mpi --out DIR [options]\n"
                       "                                           the same run on N processes (rank 0 writes DIR)\n\n"

@@ -19,6 +19,9 @@ struct CommandLine
     bool sessionChild = false; // the window's simulated-cluster process (app/SessionChild.h)
     std::string configFile;
     std::vector<std::pair<std::string, std::string>> options; // run options in order, names without dashes
+    /// Arguments that are not options: the window opens a run folder or data set named so (`sgdscope RUN_DIR`);
+    /// a headless run refuses them.
+    std::vector<std::string> paths;
 };
 
 /// Parses arguments (without the program name): "--name value" or "--name=value". Throws SgdError naming

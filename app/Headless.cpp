@@ -31,6 +31,14 @@
 namespace sgdscope {
 
 namespace {
+std::string layersText(const std::vector<int>& layers)
+{
+    std::string text;
+    for (std::size_t i = 0; i < layers.size(); ++i)
+        text += (i ? "-" : "") + std::to_string(layers[i]);
+    return text;
+}
+
 
 std::atomic<int> g_signal {0};
 static_assert(std::atomic<int>::is_always_lock_free);
@@ -333,6 +341,9 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const
         return 2;
     }
     noteIdleWorkers(run, config.workers, config.workers);
+    if (run.config.layers != config.layers)
+        std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
+            layersText(config.layers).c_str(), toString(config.dataset).c_str(), layersText(run.config.layers).c_str());
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
     try {
         for (const Mode mode : modesOf(config)) {

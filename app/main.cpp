@@ -6,7 +6,9 @@
 #include "core/common/Error.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
+#include "core/io/Files.h"
 #include "ui/MainWindow.h"
+#include "ui/WindowOptions.h"
 
 #include <QApplication>
 #include <QIcon>
@@ -14,7 +16,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,9 +96,37 @@ int main(int argc, char** argv)
         // The QApplication for the charts is made only once the run has been checked and trained.
         return runHeadless(commandLine, headlessChartWriter(), progressToStandardOutput());
     }
+    // The window's command line: a run folder to show, or run options (and a data set named alone) to start
+    // from, checked as headless checks them.
+    std::optional<ui::SessionSettings> settings;
+    std::string runFolder;
+    if (commandLine.paths.size() > 1)
+        return refuseCommandLine("'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
+    if (commandLine.paths.size() == 1) {
+        const std::string& path = commandLine.paths.front();
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec))
+            return refuseCommandLine("'" + path + "' does not exist; name a run folder (with summary.json), a CSV file or "
+                "an IDX folder, or give options (see --help)");
+        if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
+            if (!commandLine.options.empty() || !commandLine.configFile.empty())
+                return refuseCommandLine("'" + path + "' is a finished run, shown as it ran: run options apply to new "
+                    "runs, so give them without it");
+            runFolder = path;
+        } else {
+            commandLine.options.insert(commandLine.options.begin(), {"data", path});
+        }
+    }
     if (!commandLine.options.empty() || !commandLine.configFile.empty()) {
-        std::cerr << "sgdscope: run options are for --headless runs; the window has its own controls (see --help)\n";
-        return 2;
+        try {
+            std::string configText;
+            if (!commandLine.configFile.empty())
+                configText = readFile(commandLine.configFile, "--config: file", 16U << 20);
+            settings = ui::windowSettings(
+                commandLine.options, commandLine.configFile.empty() ? nullptr : &configText, commandLine.configFile);
+        } catch (const SgdError& e) {
+            return refuseCommandLine(e.what());
+        }
     }
     const bool platformGiven = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
         || std::find(argv + 1, argv + argc, std::string("-platform")) != argv + argc;
@@ -104,11 +136,20 @@ int main(int argc, char** argv)
         return 2;
     }
 
+    qInstallMessageHandler(quietOffscreenWarnings); // (XDG_RUNTIME_DIR: not the user's business either)
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("sgdscope"));
     QApplication::setOrganizationName(QStringLiteral("sgdscope"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/sgdscope.svg")));
     ui::MainWindow window;
+    if (settings) {
+        if (const QString problem = window.applySettings(*settings); !problem.isEmpty())
+            return refuseCommandLine(problem.toStdString());
+    }
+    if (!runFolder.empty()) {
+        if (const QString problem = window.openRun(QString::fromStdString(runFolder)); !problem.isEmpty())
+            return refuseCommandLine(problem.toStdString());
+    }
     window.show();
     return QApplication::exec();
 }

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "ui/TrainingSession.h"
+#include "ui/WindowOptions.h"
 
 #include <cmath>
 
@@ -81,6 +82,16 @@ QWidget* withValue(QWidget* control, QLabel* value)
     h->addWidget(value);
     return w;
 }
+/// Run options that belong to a preset's model and data: choosing another preset drops them.
+bool belongsToThePreset(const QString& name)
+{
+    static const QStringList names {QStringLiteral("data"), QStringLiteral("dataset"), QStringLiteral("samples"),
+        QStringLiteral("targets"), QStringLiteral("csv-header"), QStringLiteral("layers"), QStringLiteral("activation"),
+        QStringLiteral("loss"), QStringLiteral("weight-init"), QStringLiteral("init"), QStringLiteral("momentum")};
+    return names.contains(name);
+}
+
+const QString dataItem = QStringLiteral("data"); // the preset box's entry for a data set opened in the window
 } // namespace
 
 ControlPanel::ControlPanel(QWidget* parent)
@@ -93,6 +104,17 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_presetSummary = new QLabel;
     m_presetSummary->setWordWrap(true);
     m_presetSummary->setStyleSheet(QStringLiteral("color:#555"));
+    m_options = new QLabel;
+    m_options->setWordWrap(true);
+    m_options->setStyleSheet(QStringLiteral("color:#555"));
+    m_options->setToolTip(tr("Run options from the command line (or File > Open data) that have no control of "
+                             "their own: they stay across Reset, and are part of Run > Copy command line."));
+    m_options->hide();
+    m_perWorker = new QCheckBox(tr("per worker (global batch = workers \u00d7 batch)"));
+    m_perWorker->setToolTip(
+        tr("Weak scaling, as DDP users think of it: each worker takes this many samples, so the update's batch "
+           "grows with the workers and every worker stays busy; the mathematics then changes with P. Off: the "
+           "batch is the update's, split over the workers. Applies live."));
 
     m_engine = new QComboBox;
     m_engine->addItem(tr("this machine (threads)"), QStringLiteral("threads"));
@@ -199,6 +221,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     auto* modelForm = new QFormLayout(model);
     modelForm->addRow(tr("Preset"), m_preset);
     modelForm->addRow(m_presetSummary);
+    modelForm->addRow(m_options);
     modelForm->addRow(tr("Seed"), m_seed);
 
     auto* parallel = new QGroupBox(tr("Parallelism"));
@@ -209,6 +232,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     form->addRow(m_engineNote);
     form->addRow(tr("Workers"), withValue(m_workers, m_workersValue));
     form->addRow(tr("Batch"), withValue(m_batch, m_batchValue));
+    form->addRow(QString(), m_perWorker);
     form->addRow(tr("Micro-batches"), withValue(m_accum, m_accumValue));
     form->addRow(tr("Learning rate"), withValue(m_lr, m_lrValue));
     form->addRow(tr("Async apply"), m_apply);
@@ -249,11 +273,29 @@ ControlPanel::ControlPanel(QWidget* parent)
     layout->addStretch(1);
 
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_updating && m_preset->currentData().toString() != dataItem) {
+            // Another preset: its own model and data replace the opened data set's.
+            m_runOptions.removeIf([](const QPair<QString, QString>& o) { return belongsToThePreset(o.first); });
+            const int dataIndex = m_preset->findData(dataItem);
+            if (dataIndex >= 0) {
+                const bool was = m_updating;
+                m_updating = true;
+                m_preset->removeItem(dataIndex);
+                m_updating = was;
+            }
+            m_basePreset = m_preset->currentText();
+        }
         presetChanged();
+        emitSettings();
+    });
+    connect(m_perWorker, &QCheckBox::toggled, this, [this] {
+        updateLabels();
         emitSettings();
     });
     for (QSlider* s : {m_workers, m_batch, m_accum, m_lr, m_slowFactor, m_jitter})
         connect(s, &QSlider::valueChanged, this, [this] {
+            if (!m_updating)
+                m_exact.remove(qobject_cast<QSlider*>(sender())); // the user's value now: the slider's step
             if (sender() == m_workers)
                 fillSlowWorkers();
             updateLabels();
@@ -296,6 +338,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     connect(m_reset, &QPushButton::clicked, this, &ControlPanel::resetClicked);
 
     m_updating = true;
+    m_basePreset = m_preset->currentText();
     engineChanged();
     m_workers->setValue(2);
     m_accum->setValue(1);
@@ -307,10 +350,38 @@ ControlPanel::ControlPanel(QWidget* parent)
     setState(Controller::State::Idle);
 }
 
+double ControlPanel::exactValue(const QSlider* slider, double fromSlider) const
+{
+    return m_exact.value(slider, fromSlider);
+}
+
+void ControlPanel::setExact(QSlider* slider, double value)
+{
+    m_exact.insert(slider, value);
+}
+
+QString ControlPanel::optionsText() const
+{
+    QStringList parts;
+    for (const auto& [name, value] : m_runOptions) {
+        const bool path = name == QStringLiteral("data") || name == QStringLiteral("init");
+        parts << QStringLiteral("--%1 %2").arg(name, path ? QFileInfo(value).fileName() : value);
+    }
+    return parts.join(QStringLiteral(" \u00b7 "));
+}
+
+QString ControlPanel::summaryText() const
+{
+    return m_presetSummary->text();
+}
+
 void ControlPanel::presetChanged()
 {
-    const Controller::PresetInfo info = Controller::presetInfo(m_preset->currentText());
+    const Controller::PresetInfo info = Controller::presetInfo(m_basePreset, m_runOptions, m_cache);
     m_presetSummary->setText(info.summary);
+    const QString options = optionsText();
+    m_options->setText(tr("Also set: %1").arg(options));
+    m_options->setVisible(!options.isEmpty());
     // Batch sizes: powers of two up to the training set, the preset's own and the whole set.
     const std::int64_t n = info.trainSamples > 0 ? info.trainSamples : std::max(info.batch, 1);
     QList<int> values;
@@ -327,6 +398,7 @@ void ControlPanel::presetChanged()
     m_batch->setRange(0, static_cast<int>(values.size()) - 1);
     m_batch->setValue(std::max(0, static_cast<int>(values.indexOf(info.batch > 0 ? info.batch : values.back()))));
     m_lr->setValue(sliderFromLr(info.learningRate > 0 ? info.learningRate : 0.01));
+    setExact(m_lr, info.learningRate > 0 ? info.learningRate : 0.01);
     m_updating = was;
     updateLabels();
 }
@@ -425,11 +497,17 @@ void ControlPanel::updateLabels()
 {
     m_workersValue->setText(QString::number(workerCount()));
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
-    m_batchValue->setText(m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]));
+    const QString batch
+        = m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]);
+    m_batchValue->setText(m_perWorker->isChecked() ? tr("%1/w").arg(batch) : batch);
+    m_batchValue->setToolTip(m_perWorker->isChecked() && !m_batchValues.isEmpty()
+            ? tr("%1 per worker: %2 samples per update").arg(batch).arg(m_batchValues[batchIndex] * workerCount())
+            : QString());
     m_accumValue->setText(QString::number(m_accum->value()));
-    m_lrValue->setText(QString::number(lrFromSlider(m_lr->value()), 'g', 3));
-    m_slowValue->setText(QStringLiteral("%1\u00d7").arg(m_slowFactor->value() * slowStep, 0, 'g', 3));
-    m_jitterValue->setText(QString::number(m_jitter->value() * jitterStep, 'g', 2));
+    m_lrValue->setText(QString::number(exactValue(m_lr, lrFromSlider(m_lr->value())), 'g', 3));
+    m_slowValue->setText(
+        QStringLiteral("%1\u00d7").arg(exactValue(m_slowFactor, m_slowFactor->value() * slowStep), 0, 'g', 3));
+    m_jitterValue->setText(QString::number(exactValue(m_jitter, m_jitter->value() * jitterStep), 'g', 2));
     m_smoothingValue->setText(QString::number(m_smoothing->value() / 100.0, 'f', 2));
     const int cores = Controller::machineCores();
     const QString engine = m_engine->currentData().toString();
@@ -447,7 +525,9 @@ void ControlPanel::updateLabels()
 SessionSettings ControlPanel::settings() const
 {
     SessionSettings s;
-    s.preset = m_preset->currentText();
+    s.preset = m_basePreset;
+    s.options = m_runOptions;
+    s.batchPerWorker = m_perWorker->isChecked();
     s.workers = workerCount();
     s.engine = m_engine->currentData().toString();
     const QString cluster = m_cluster->currentData().toString();
@@ -458,10 +538,10 @@ SessionSettings ControlPanel::settings() const
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
     s.batch = m_batchValues.isEmpty() ? 0 : m_batchValues[batchIndex];
     s.accum = m_accum->value();
-    s.learningRate = lrFromSlider(m_lr->value());
+    s.learningRate = exactValue(m_lr, lrFromSlider(m_lr->value()));
     s.slowWorker = m_slowWorker->currentIndex() - 1;
-    s.slowFactor = m_slowFactor->value() * slowStep;
-    s.jitter = m_jitter->value() * jitterStep;
+    s.slowFactor = exactValue(m_slowFactor, m_slowFactor->value() * slowStep);
+    s.jitter = exactValue(m_jitter, m_jitter->value() * jitterStep);
     s.seed = static_cast<std::uint64_t>(m_seed->value());
     s.lockFree = m_apply->currentIndex() == 1;
     s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
@@ -472,10 +552,28 @@ SessionSettings ControlPanel::settings() const
 void ControlPanel::setSettings(const SessionSettings& s)
 {
     m_updating = true;
-    const int presetIndex = m_preset->findText(s.preset);
-    if (presetIndex >= 0)
-        m_preset->setCurrentIndex(presetIndex);
+    m_runOptions = s.options;
+    m_basePreset = Controller::presetNames().contains(s.preset) ? s.preset : QStringLiteral("parabola");
+    const QString dataName = sessionDataName(s);
+    int dataIndex = m_preset->findData(dataItem);
+    if (dataName != s.preset) {
+        // A data set of the user's: its own entry in the preset box, "data: NAME".
+        if (dataIndex < 0) {
+            m_preset->addItem(dataName, dataItem);
+            dataIndex = m_preset->count() - 1;
+        }
+        m_preset->setItemText(dataIndex, dataName);
+        m_preset->setItemData(dataIndex, QStringLiteral("%1 (on preset %2)").arg(dataName, m_basePreset), Qt::ToolTipRole);
+        m_preset->setCurrentIndex(dataIndex);
+    } else {
+        if (dataIndex >= 0)
+            m_preset->removeItem(dataIndex);
+        const int presetIndex = m_preset->findText(m_basePreset);
+        if (presetIndex >= 0)
+            m_preset->setCurrentIndex(presetIndex);
+    }
     presetChanged();
+    m_perWorker->setChecked(s.batchPerWorker);
     m_engine->setCurrentIndex(std::max(0, static_cast<int>(m_engine->findData(s.engine))));
     if (!s.platformFile.isEmpty()) {
         const int entry = m_cluster->count() - 1;
@@ -502,14 +600,24 @@ void ControlPanel::setSettings(const SessionSettings& s)
         m_workers->setValue(index + 1);
     }
     fillSlowWorkers();
-    if (s.batch > 0 && m_batchValues.contains(s.batch))
+    if (s.batch > 0 && !m_batchValues.contains(s.batch)) {
+        // A batch of the command line's (--batch 96): a position of its own on the slider.
+        m_batchValues << s.batch;
+        std::sort(m_batchValues.begin(), m_batchValues.end());
+        m_batch->setRange(0, static_cast<int>(m_batchValues.size()) - 1);
+    }
+    if (s.batch > 0)
         m_batch->setValue(static_cast<int>(m_batchValues.indexOf(s.batch)));
     m_accum->setValue(std::clamp(s.accum, 1, m_accum->maximum()));
-    if (s.learningRate > 0)
+    if (s.learningRate > 0) {
         m_lr->setValue(sliderFromLr(s.learningRate));
+        setExact(m_lr, s.learningRate);
+    }
     m_slowWorker->setCurrentIndex(std::clamp(s.slowWorker + 1, 0, m_slowWorker->count() - 1));
     m_slowFactor->setValue(std::clamp(slowSteps(s.slowFactor), m_slowFactor->minimum(), m_slowFactor->maximum()));
+    setExact(m_slowFactor, s.slowFactor);
     m_jitter->setValue(std::clamp(jitterSteps(s.jitter), 0, m_jitter->maximum()));
+    setExact(m_jitter, s.jitter);
     m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, static_cast<std::uint64_t>(m_seed->maximum()))));
     m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
     m_target->setCurrentIndex(s.targetAccuracy >= 0 ? 1 : s.targetLoss >= 0 ? 2 : 0);

@@ -3,6 +3,7 @@
 #include "ui/Controller.h"
 #include "ui/SeriesStore.h"
 
+#include <QHash>
 #include <QWidget>
 
 class QCheckBox;
@@ -25,6 +26,12 @@ public:
 
     SessionSettings settings() const;
     void setSettings(const SessionSettings& settings);
+    /// Data sets loaded already (the controller's), so that a CSV file's size is known to the batch slider.
+    void setDataCache(DataCache* cache) { m_cache = cache; }
+    /// The panel's line of run options without a control of their own (empty if none).
+    QString optionsText() const;
+    /// The model and data line under the preset box.
+    QString summaryText() const;
     void setState(Controller::State state);
     void setNotes(const QStringList& notes);
     void setRestartNeeded(bool needed);
@@ -41,6 +48,7 @@ public:
     QSlider* jitterSlider() const { return m_jitter; }
     QComboBox* slowWorkerBox() const { return m_slowWorker; }
     QComboBox* presetBox() const { return m_preset; }
+    QCheckBox* perWorkerBox() const { return m_perWorker; }
     QComboBox* targetBox() const { return m_target; }
     QDoubleSpinBox* targetValueBox() const { return m_targetValue; }
     QComboBox* engineBox() const { return m_engine; }
@@ -71,7 +79,18 @@ private:
     /// entry's data; `first` is the index of the first such entry.
     void pickFile(QComboBox* box, const QString& title, const QString& filter);
 
+    /// A slider's value as set from outside (the preset's learning rate, a command line's --lr 0.03), kept
+    /// exactly until the user moves that slider: its steps would round it.
+    double exactValue(const QSlider* slider, double fromSlider) const;
+    void setExact(QSlider* slider, double value);
+
     QComboBox* m_preset;
+    QCheckBox* m_perWorker;
+    QLabel* m_options;
+    QList<QPair<QString, QString>> m_runOptions;
+    QString m_basePreset; // the preset under a data set opened in the window ("data: NAME" in the box)
+    QHash<const QSlider*, double> m_exact;
+    DataCache* m_cache = nullptr;
     QComboBox* m_engine;
     QComboBox* m_cluster;
     QComboBox* m_hosts;

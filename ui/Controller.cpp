@@ -3,6 +3,7 @@
 #include "ui/ExternalRun.h"
 #include "ui/ProgressJson.h"
 #include "ui/TrainingSession.h"
+#include "ui/WindowOptions.h"
 
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
@@ -12,9 +13,12 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
+#include <QFileInfo>
 #include <QStandardPaths>
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <unistd.h>
@@ -44,29 +48,131 @@ QStringList Controller::presetNames()
     return names;
 }
 
-Controller::PresetInfo Controller::presetInfo(const QString& name)
+Controller::PresetInfo Controller::presetInfo(
+    const QString& name, const QList<QPair<QString, QString>>& options, DataCache* cache)
 {
     PresetInfo info;
     info.name = name;
     try {
-        ConfigBuilder builder;
-        builder.applyPreset(name.toStdString(), "preset");
-        const RunConfig c = builder.resolve();
+        SessionSettings settings;
+        settings.preset = name;
+        settings.options = options;
+        settings.workers = 1;
+        const RunConfig c = sessionConfig(settings);
+        std::vector<int> widths = c.layers;
         info.trainSamples = trainingSetSize(c);
+        if (cache) {
+            if (const auto data = findCachedData(*cache, c)) {
+                info.trainSamples = data->train.size();
+                const bool presetModel = c.originOf("layers").find("(from preset") != std::string::npos;
+                if (widths.empty() || presetModel) { // the data's widths, as prepareRun chooses them
+                    if (widths.size() < 2)
+                        widths = {data->train.features(), data->train.outputWidth()};
+                    widths.front() = data->train.features();
+                    widths.back() = data->train.outputWidth();
+                }
+            }
+        }
         info.batch = c.batch > 0 ? c.batch : static_cast<int>(info.trainSamples);
         info.learningRate = c.lr;
+        info.classification = c.loss == LossKind::SoftmaxCrossEntropy;
         QString layers;
-        for (std::size_t i = 0; i < c.layers.size(); ++i)
-            layers += (i ? QStringLiteral("-") : QString()) + QString::number(c.layers[i]);
+        for (std::size_t i = 0; i < widths.size(); ++i)
+            layers += (i ? QStringLiteral("-") : QString()) + QString::number(widths[i]);
+        const QString data = c.data.empty() ? QString::fromStdString(toString(c.dataset))
+                                            : QStringLiteral("%1 (%2)").arg(
+                                                  QFileInfo(QString::fromStdString(c.data)).fileName(),
+                                                  QString::fromStdString(toString(c.dataset)));
         info.summary = QStringLiteral("%1: MLP %2 %3, %4, lr %5%6")
-                           .arg(QString::fromStdString(toString(c.dataset)), layers,
+                           .arg(data, layers.isEmpty() ? tr("(widths from the data)") : layers,
                                QString::fromStdString(toString(c.activation)), QString::fromStdString(toString(c.loss)))
                            .arg(c.lr)
                            .arg(c.momentum > 0 ? QStringLiteral(", momentum %1").arg(c.momentum) : QString());
     } catch (const std::exception& e) {
-        info.summary = QString::fromUtf8(e.what());
+        info.problem = QString::fromUtf8(e.what());
+        info.summary = info.problem;
     }
     return info;
+}
+
+void Controller::loadData(const SessionSettings& settings)
+{
+    SessionSettings one = settings;
+    one.workers = 1;
+    one.engine = QStringLiteral("threads");
+    const RunConfig config = sessionConfig(one);
+    (void)cachedData(*m_cache, config);
+}
+
+QString Controller::reproducingCommand(int* liveChanges, std::int64_t* syncUpdates) const
+{
+    if (m_state == State::Idle && m_updates[SyncMode] == 0)
+        return {};
+    if (liveChanges)
+        *liveChanges = m_liveChanges;
+    const std::int64_t updates = m_started.engine == QStringLiteral("mpi") ? 0 : m_updates[SyncMode];
+    if (syncUpdates)
+        *syncUpdates = updates;
+    return headlessCommand(m_started, updates, QStringLiteral("run"), QStringLiteral("sgdscope"));
+}
+
+/// One first look: its thread and, when done, its batch.
+struct Controller::Preview
+{
+    std::mutex mutex;
+    std::optional<MetricsBatch> result;
+};
+
+void Controller::setPreviewEnabled(bool enabled)
+{
+    m_previewEnabled = enabled;
+    m_preview.reset();
+    m_previewKey.clear();
+    if (enabled)
+        preview();
+}
+
+void Controller::preview()
+{
+    if (m_state != State::Idle || !m_previewEnabled)
+        return;
+    SessionSettings s = m_settings;
+    // What the first look depends on: the model, the data and the seed.
+    QString key = s.preset + QLatin1Char('|') + QString::number(s.seed);
+    for (const auto& [name, value] : s.options)
+        key += QLatin1Char('|') + name + QLatin1Char('=') + value;
+    if (key == m_previewKey && m_preview)
+        return;
+    m_previewKey = key;
+    auto preview = std::make_shared<Preview>();
+    m_preview = preview;
+    auto cache = m_cache;
+    std::unique_ptr<QThread> thread(QThread::create([preview, cache, s] {
+        MetricsBatch batch = previewSession(cache, s);
+        std::lock_guard lock(preview->mutex);
+        preview->result = std::move(batch);
+    }));
+    thread->setObjectName(QStringLiteral("sgdscope first look"));
+    thread->start(QThread::LowPriority);
+    m_stopping.push_back(std::move(thread)); // joined like a stopped run's
+}
+
+void Controller::previewDone()
+{
+    if (!m_preview || m_state != State::Idle)
+        return;
+    std::optional<MetricsBatch> result;
+    {
+        std::lock_guard lock(m_preview->mutex);
+        result.swap(m_preview->result);
+    }
+    if (!result)
+        return;
+    if (!result->error.isEmpty()) {
+        emit previewFailed(result->error);
+        return;
+    }
+    emit metricsReady(*result);
 }
 
 int Controller::machineCores()
@@ -103,6 +209,8 @@ void Controller::setSettings(const SessionSettings& settings)
         && (m_state == State::Running || m_state == State::Paused || m_state == State::Loading);
     if (!active) {
         emit restartNeeded(false);
+        if (m_state == State::Idle)
+            preview();
         return;
     }
     if (settings.needsRestartComparedTo(m_running)) {
@@ -111,6 +219,12 @@ void Controller::setSettings(const SessionSettings& settings)
     }
     emit restartNeeded(false);
     SessionSettings live = settings;
+    if (live.workers != m_running.workers || live.globalBatch() != m_running.globalBatch()
+        || live.accum != m_running.accum || live.learningRate != m_running.learningRate
+        || live.slowWorker != m_running.slowWorker || live.slowFactor != m_running.slowFactor
+        || live.jitter != m_running.jitter || live.lockFree != m_running.lockFree
+        || live.batchPerWorker != m_running.batchPerWorker)
+        ++m_liveChanges; // (a target is not part of the training)
     m_running = live;
     if (m_external) {
         Json command = Json::object();
@@ -142,6 +256,12 @@ void Controller::start()
     stopCurrent();
     emit cleared();
     m_running = m_settings;
+    m_started = m_settings;
+    m_liveChanges = 0;
+    m_digests = {};
+    m_updates = {};
+    m_preview.reset();
+    m_previewKey.clear();
     emit restartNeeded(false);
     if (m_settings.external()) {
         startExternal();
@@ -184,7 +304,11 @@ void Controller::reset()
     stopCurrent();
     emit cleared();
     emit restartNeeded(false);
+    m_digests = {};
+    m_updates = {};
     setState(State::Idle);
+    m_previewKey.clear();
+    preview();
 }
 
 void Controller::stopCurrent()
@@ -242,6 +366,7 @@ void Controller::waitForThreads()
 void Controller::drain()
 {
     reapFinishedThreads();
+    previewDone();
     MetricsBatch batch;
     if (m_external) {
         batch = m_external->take();
@@ -271,6 +396,12 @@ void Controller::handleBatch(MetricsBatch& batch)
     }
     if (m_session && m_session->finished && m_state == State::Running)
         setState(State::Finished);
+    for (std::size_t m = 0; m < modeCount; ++m) {
+        if (batch.status[m].valid)
+            m_updates[m] = batch.status[m].updates;
+        if (!batch.digests[m].isEmpty())
+            m_digests[m] = batch.digests[m];
+    }
     if (!batch.empty())
         emit metricsReady(batch);
 }
@@ -302,26 +433,14 @@ void Controller::startExternal()
             QStringLiteral("-np"), QString::number(s.workers)};
         if (!s.hostFile.isEmpty())
             args << QStringLiteral("--hostfile") << s.hostFile;
-        args << program << QStringLiteral("--headless") << QStringLiteral("--engine") << QStringLiteral("mpi")
-             << QStringLiteral("--preset") << s.preset << QStringLiteral("--seed") << QString::number(s.seed)
-             << QStringLiteral("--progress") << QStringLiteral("-") << QStringLiteral("--out") << m_runFolder;
-        if (s.workers < 2)
-            args << QStringLiteral("--mode") << QStringLiteral("sync"); // async needs a server and a worker
-        if (s.batch > 0)
-            args << QStringLiteral("--batch") << QString::number(s.batch);
-        if (s.accum > 1)
-            args << QStringLiteral("--accum") << QString::number(s.accum);
-        if (s.learningRate > 0)
-            args << QStringLiteral("--lr") << QString::number(s.learningRate, 'g', 17);
+        args << program;
+        args += headlessArguments(s, 0, m_runFolder);
+        args << QStringLiteral("--progress") << QStringLiteral("-");
         // The straggler must exist in both modes: async has one worker fewer (the server is rank 0).
         const int asyncWorkers = s.workers < 2 ? s.workers : s.workers - 1;
         const bool straggler = s.slowWorker >= 0 && s.slowFactor > 1.0;
-        if (straggler && s.slowWorker < asyncWorkers)
-            args << QStringLiteral("--slow") << QStringLiteral("%1:%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 17);
-        if (s.jitter > 0)
-            args << QStringLiteral("--jitter") << QString::number(s.jitter, 'g', 17);
         // A target ends each mode of the job when reached (headless runs stop at their target).
-        if (s.targetAccuracy >= 0 && presetInfo(s.preset).summary.contains(QStringLiteral("cross-entropy")))
+        if (s.targetAccuracy >= 0 && presetInfo(s.preset, s.options).classification)
             args << QStringLiteral("--target-accuracy") << QString::number(s.targetAccuracy, 'g', 17);
         else if (s.targetLoss >= 0)
             args << QStringLiteral("--target-loss") << QString::number(s.targetLoss, 'g', 17);

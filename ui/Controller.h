@@ -6,6 +6,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -81,13 +82,34 @@ public:
     struct PresetInfo
     {
         QString name;
-        std::int64_t trainSamples = 0; // 0 if unknown (data set not installed)
+        std::int64_t trainSamples = 0; // 0 if unknown (data set not installed, or a file not loaded yet)
         int batch = 0; // the preset's
         double learningRate = 0.0;
         QString summary; // one line: model, data, optimiser
+        bool classification = false;
+        QString problem; // the session's run options do not resolve: why
     };
     static QStringList presetNames();
-    static PresetInfo presetInfo(const QString& name);
+    /// What a preset with the session's run options trains (`cache`: data loaded already, for its size).
+    static PresetInfo presetInfo(const QString& name, const QList<QPair<QString, QString>>& options = {},
+        DataCache* cache = nullptr);
+    DataCache* dataCache() const { return m_cache.get(); }
+    /// Loads the data a session's settings name into the cache, now (File > Open data checks a file this way
+    /// before it replaces anything). Throws SgdError with the loader's message.
+    void loadData(const SessionSettings& settings);
+
+    /// The headless command that repeats the current session from its start (the settings it started with),
+    /// for the sync updates done so far; `liveChanges` says how many changes made during the run it leaves
+    /// out. Empty before the first Start.
+    QString reproducingCommand(int* liveChanges = nullptr, std::int64_t* syncUpdates = nullptr) const;
+    /// The settings the current session started with (before any live change).
+    const SessionSettings& startedSettings() const { return m_started; }
+    /// Each mode's parameter digest (summary.json's params_digest), as of the last pause; empty if none.
+    QString digest(int mode) const { return m_digests[static_cast<std::size_t>(mode)]; }
+    /// The first look is taken while idle unless the window shows something else (a run folder).
+    void setPreviewEnabled(bool enabled);
+    /// Each mode's updates as of its last status.
+    std::int64_t updates(int mode) const { return m_updates[static_cast<std::size_t>(mode)]; }
 
 signals:
     void metricsReady(const sgdscope::ui::MetricsBatch& batch);
@@ -95,6 +117,8 @@ signals:
     void restartNeeded(bool needed);
     void cleared(); // after reset: views drop their data
     void errorOccurred(const QString& message);
+    /// The first look could not be taken (e.g. the data set is missing): why. Nothing was running.
+    void previewFailed(const QString& message);
 
 private:
     void setState(State state);
@@ -103,6 +127,9 @@ private:
     void startExternal();
     void externalEnded(int exitCode, bool crashed);
     void handleBatch(MetricsBatch& batch);
+    /// The first look: while idle, the initial parameters' losses on the current settings, in the background.
+    void preview();
+    void previewDone();
 
     SessionSettings m_settings;
     SessionSettings m_running;
@@ -117,6 +144,14 @@ private:
     QString m_program;
     QString m_runFolder;
     QTimer m_timer;
+    SessionSettings m_started;
+    int m_liveChanges = 0;
+    std::array<QString, modeCount> m_digests;
+    std::array<std::int64_t, modeCount> m_updates {};
+    struct Preview;
+    std::shared_ptr<Preview> m_preview; // the newest first look (a reset or a new one drops it)
+    QString m_previewKey; // what it was for
+    bool m_previewEnabled = true;
 };
 
 } // namespace sgdscope::ui

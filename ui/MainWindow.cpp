@@ -3,12 +3,22 @@
 #include "ui/ControlPanel.h"
 #include "ui/ModeColumn.h"
 #include "ui/RunFolder.h"
+#include "ui/TrainingSession.h"
+#include "ui/WindowOptions.h"
+
+#include "core/run/Options.h"
 #include "ui/charts/AccuracyChart.h"
 #include "ui/charts/LossChart.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QMimeData>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -114,6 +124,37 @@ MainWindow::MainWindow(QWidget* parent)
             QMessageBox::warning(this, tr("sgdscope"), problem);
     });
     open->setShortcut(QKeySequence::Open);
+    auto openDataWith = [this](const QString& path) {
+        if (path.isEmpty())
+            return;
+        const QString problem = openData(path);
+        if (!problem.isEmpty())
+            QMessageBox::warning(this, tr("Open data"), problem);
+    };
+    file->addAction(tr("Open &data (CSV file)..."), this, [this, openDataWith] {
+        openDataWith(QFileDialog::getOpenFileName(this, tr("Open a CSV file to train on"), QString(),
+            tr("CSV files (*.csv *.txt);;All files (*)")));
+    });
+    file->addAction(tr("Open data (&IDX folder)..."), this, [this, openDataWith] {
+        openDataWith(QFileDialog::getExistingDirectory(
+            this, tr("Open a folder of IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, ...)")));
+    });
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+    QAction* save = file->addAction(tr("&Save run as..."), this, [this] {
+        const QString folder = QFileDialog::getSaveFileName(this, tr("Save the session as a run folder"),
+            QDir(QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString())
+                .filePath(QStringLiteral("run")),
+            QString(), nullptr, QFileDialog::ShowDirsOnly);
+        if (folder.isEmpty())
+            return;
+        const QString problem = saveRun(folder);
+        if (!problem.isEmpty())
+            QMessageBox::warning(this, tr("Save run as"), problem);
+        else
+            statusBar()->showMessage(tr("Saved the run to %1").arg(QDir::toNativeSeparators(folder)), 8000);
+    });
+    save->setShortcut(QKeySequence::SaveAs);
     QAction* exportAction = file->addAction(tr("&Export charts..."), this, &MainWindow::exportWithDialog);
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
@@ -124,6 +165,10 @@ MainWindow::MainWindow(QWidget* parent)
     startPause->setShortcut(QKeySequence(Qt::Key_Space));
     QAction* reset = run->addAction(tr("&Reset"), m_controller, &Controller::reset);
     reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    run->addSeparator();
+    QAction* copy = run->addAction(tr("&Copy command line"), this, [this] { statusBar()->showMessage(copyCommandLine(), 10000); });
+    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    copy->setToolTip(tr("The headless command that repeats this session from its start, on the clipboard."));
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About sgdscope"), this, [this] {
         QMessageBox::about(this, tr("About sgdscope"),
@@ -154,6 +199,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_controller, &Controller::stateChanged, this, [this](Controller::State s) {
         m_panel->setState(s);
         updateStatus();
+        updateStartNote();
+    });
+    connect(m_controller, &Controller::previewFailed, this, [this](const QString& message) {
+        m_panel->setNotes({tr("Start would fail: %1").arg(message)});
     });
     connect(m_controller, &Controller::restartNeeded, m_panel, &ControlPanel::setRestartNeeded);
     connect(m_controller, &Controller::errorOccurred, this, [this](const QString& message) {
@@ -163,15 +212,205 @@ MainWindow::MainWindow(QWidget* parent)
         box->open();
     });
     connect(m_panel, &ControlPanel::settingsChanged, m_controller, &Controller::setSettings);
+    connect(m_panel, &ControlPanel::settingsChanged, this, [this] {
+        updateTitle();
+        updateStartNote();
+    });
     connect(m_panel, &ControlPanel::startClicked, m_controller, &Controller::start);
     connect(m_panel, &ControlPanel::pauseClicked, m_controller, &Controller::togglePause);
     connect(m_panel, &ControlPanel::resetClicked, m_controller, &Controller::reset);
     connect(m_panel, &ControlPanel::chartOptionsChanged, this, &MainWindow::applyChartOptions);
 
+    m_panel->setDataCache(m_controller->dataCache());
+    setAcceptDrops(true);
     restoreSettings();
     m_controller->setSettings(m_panel->settings());
     applyChartOptions();
     updateStatus();
+    updateTitle();
+    updateStartNote();
+}
+
+QString MainWindow::applySettings(const SessionSettings& settings)
+{
+    // The data is loaded and the model built now, as a headless run would before it trains: what cannot work
+    // is said before the window opens (and a CSV file's size is known to the batch slider).
+    const MetricsBatch first
+        = previewSession(std::shared_ptr<DataCache>(m_controller->dataCache(), [](DataCache*) {}), settings);
+    if (!first.error.isEmpty())
+        return first.error;
+    m_panel->setSettings(settings);
+    m_controller->setSettings(m_panel->settings());
+    updateTitle();
+    updateStartNote();
+    return {};
+}
+
+QString MainWindow::openData(const QString& path)
+{
+    SessionSettings s = m_panel->settings();
+    static const QStringList dataOptions {QStringLiteral("data"), QStringLiteral("dataset"), QStringLiteral("samples"),
+        QStringLiteral("targets"), QStringLiteral("csv-header")};
+    s.options.removeIf([](const QPair<QString, QString>& o) { return dataOptions.contains(o.first); });
+    s.options.append({QStringLiteral("data"), QFileInfo(path).absoluteFilePath()});
+    s.batch = 0; // the preset's batch, or the whole set if it is smaller
+    // Loads it and builds the model now, with headless's loaders and checks: a bad file changes nothing.
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const MetricsBatch first = previewSession(std::shared_ptr<DataCache>(m_controller->dataCache(), [](DataCache*) {}), s);
+    QApplication::restoreOverrideCursor();
+    if (!first.error.isEmpty())
+        return tr("Could not open %1 as data: %2").arg(QDir::toNativeSeparators(path), first.error);
+    if (!m_viewing.isEmpty())
+        onCleared(); // a run folder was shown: the new session's first look replaces it
+    m_panel->setSettings(s);
+    m_controller->setSettings(m_panel->settings());
+    addRecent(QFileInfo(path).absoluteFilePath());
+    updateTitle();
+    return {};
+}
+
+QString MainWindow::openPath(const QString& path)
+{
+    const QFileInfo info(path);
+    if (!info.exists())
+        return tr("'%1' does not exist").arg(path);
+    if (info.isDir() && QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json"))))
+        return openRun(path);
+    return openData(path);
+}
+
+QString MainWindow::copyCommandLine()
+{
+    int changes = 0;
+    std::int64_t updates = 0;
+    const QString command = m_controller->reproducingCommand(&changes, &updates);
+    if (command.isEmpty())
+        return tr("Nothing to copy yet: the command line repeats a session, so Start one first.");
+    QGuiApplication::clipboard()->setText(command);
+    QString said = updates > 0 ? tr("Copied the headless command for this session's first %1 sync updates").arg(updates)
+                               : tr("Copied the headless command for this session");
+    if (changes > 0)
+        said += changes == 1 ? tr("; it has the settings the run started with: the 1 live change since is not in it")
+                             : tr("; it has the settings the run started with: the %1 live changes since are not in it")
+                                   .arg(changes);
+    return said + QLatin1Char('.');
+}
+
+QString MainWindow::saveRun(const QString& folder)
+{
+    if (!m_viewingFolder.isEmpty())
+        return tr("The window shows the run folder %1, which is saved already; Save run as... saves a session "
+                  "trained in the window")
+            .arg(QDir::toNativeSeparators(m_viewingFolder));
+    const QFileInfo info(folder);
+    if (info.exists() && !info.isDir())
+        return tr("'%1' is a file; a run is saved as a folder").arg(QDir::toNativeSeparators(folder));
+    if (info.isDir() && !QDir(folder).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot)
+        && !QFileInfo::exists(QDir(folder).filePath(QStringLiteral("summary.json"))))
+        return tr("'%1' holds other files; save the run into a new or empty folder (or over a run folder)")
+            .arg(QDir::toNativeSeparators(folder));
+    try {
+        SessionRecord record;
+        const SessionSettings& s = m_controller->startedSettings();
+        const std::int64_t updates = m_controller->updates(SyncMode);
+        const RunConfig config = headlessConfig(s, s.engine == QStringLiteral("mpi") ? 0 : updates);
+        record.config = configJson(config);
+        record.engine = s.engine;
+        record.workers = s.workers;
+        record.batch = config.batch;
+        record.accum = s.accum;
+        for (int m = 0; m < modeCount; ++m)
+            record.digests[static_cast<std::size_t>(m)] = m_controller->digest(m);
+        record.command = m_controller->reproducingCommand();
+        record.running = m_controller->state() == Controller::State::Running;
+        saveRunFolder(folder, m_series[SyncMode], m_series[AsyncMode], record);
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    addRecent(QFileInfo(folder).absoluteFilePath());
+    return {};
+}
+
+QStringList MainWindow::recentPaths()
+{
+    return QSettings().value(QStringLiteral("recent")).toStringList();
+}
+
+void MainWindow::addRecent(const QString& path)
+{
+    QStringList recent = recentPaths();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > 10)
+        recent.removeLast();
+    QSettings().setValue(QStringLiteral("recent"), recent);
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = recentPaths();
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("(none yet)"))->setEnabled(false);
+    for (const QString& path : recent) {
+        const bool run = QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json")));
+        QAction* a = m_recentMenu->addAction(
+            (run ? tr("run: %1") : tr("data: %1")).arg(QFileInfo(path).fileName()), this, [this, path] {
+                const QString problem = openPath(path);
+                if (!problem.isEmpty())
+                    QMessageBox::warning(this, tr("sgdscope"), problem);
+            });
+        a->setToolTip(QDir::toNativeSeparators(path));
+    }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.front().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    const QString problem = openPath(urls.front().toLocalFile());
+    if (!problem.isEmpty())
+        QMessageBox::warning(this, tr("sgdscope"), problem);
+}
+
+void MainWindow::updateTitle()
+{
+    if (!m_viewingFolder.isEmpty()) {
+        setWindowTitle(tr("sgdscope \u2014 %1 (run folder)").arg(QFileInfo(m_viewingFolder).fileName()));
+        return;
+    }
+    const SessionSettings s = m_panel->settings();
+    QString where = tr("threads");
+    if (s.engine == QStringLiteral("sim"))
+        where = tr("simulated %1").arg(s.platformFile.isEmpty() ? s.cluster : QFileInfo(s.platformFile).fileName());
+    else if (s.engine == QStringLiteral("mpi"))
+        where = s.hostFile.isEmpty() ? tr("MPI") : tr("MPI on %1").arg(QFileInfo(s.hostFile).fileName());
+    const QString workers = s.workers == 1 ? tr("1 worker") : tr("%1 workers").arg(s.workers);
+    setWindowTitle(tr("sgdscope \u2014 %1 \u00b7 %2 \u00b7 %3").arg(sessionDataName(s), workers, where));
+}
+
+void MainWindow::updateStartNote()
+{
+    if (m_controller->state() != Controller::State::Idle || !m_viewing.isEmpty())
+        return;
+    const SessionSettings s = m_panel->settings();
+    const bool one = s.workers == 1;
+    const QString workers = s.engine == QStringLiteral("sim")
+        ? (one ? tr("1 simulated worker") : tr("%1 simulated workers").arg(s.workers))
+        : s.engine == QStringLiteral("mpi") ? (one ? tr("an MPI job of 1 process") : tr("an MPI job of %1 processes").arg(s.workers))
+                                            : (one ? tr("1 worker thread") : tr("%1 worker threads").arg(s.workers));
+    m_panel->setNotes({tr("Start trains sync and async side by side on %1, from the initial weights whose "
+                          "whole-set loss the charts show at 0.")
+                           .arg(workers)});
 }
 
 MainWindow::~MainWindow() = default;
@@ -230,16 +469,26 @@ QString MainWindow::openRun(const QString& folder)
     }
     m_controller->reset();
     onCleared();
+    m_controller->setPreviewEnabled(false); // the folder's charts, not a first look
     m_viewing = loaded.title;
+    m_viewingFolder = QDir(folder).absolutePath();
+    addRecent(m_viewingFolder);
     onMetrics(loaded.batch);
     refreshCharts();
     updateStatus();
+    updateTitle();
     return {};
 }
 
 void MainWindow::onCleared()
 {
+    const bool wasViewing = !m_viewingFolder.isEmpty();
     m_viewing.clear();
+    m_viewingFolder.clear();
+    if (wasViewing) {
+        updateTitle();
+        m_controller->setPreviewEnabled(true);
+    }
     for (auto& s : m_series)
         s.clear();
     m_pendingRefresh.clear();
@@ -271,8 +520,18 @@ void MainWindow::applyChartOptions()
 void MainWindow::updateStatus()
 {
     static const char* names[] = {"Idle", "Loading data...", "Running", "Paused", "Stopped", "Failed"};
-    m_stateLabel->setText(
-        m_viewing.isEmpty() ? tr(names[static_cast<int>(m_controller->state())]) : tr("Viewing %1").arg(m_viewing));
+    QString state = tr(names[static_cast<int>(m_controller->state())]);
+    const auto& firstLook = m_series[SyncMode].evals();
+    if (m_controller->state() == Controller::State::Idle && !firstLook.empty()) {
+        // The first look: the initial weights, before Start.
+        const EvalPoint& e = firstLook.front();
+        state += tr(" \u00b7 initial weights: whole-set loss %1").arg(e.loss, 0, 'g', 4);
+        if (e.accuracy >= 0)
+            state += tr(", accuracy %1").arg(e.accuracy, 0, 'f', 3);
+        if (e.hasTest && e.testAccuracy >= 0)
+            state += tr(", test accuracy %1").arg(e.testAccuracy, 0, 'f', 3);
+    }
+    m_stateLabel->setText(m_viewing.isEmpty() ? state : tr("Viewing %1").arg(m_viewing));
     for (int m = 0; m < modeCount; ++m) {
         const ModeStatus& s = m_series[static_cast<std::size_t>(m)].status();
         QLabel* label = m_statusLabels[static_cast<std::size_t>(m)];

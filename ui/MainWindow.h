@@ -9,6 +9,7 @@
 #include <functional>
 
 class QLabel;
+class QMenu;
 
 namespace sgdscope::ui {
 
@@ -48,9 +49,29 @@ public:
     void acceptMetrics(const MetricsBatch& batch) { onMetrics(batch); }
     /// Shows a finished run's folder (File > Open run...), stopping any run; returns the problem, if any.
     QString openRun(const QString& folder);
+    /// Trains on a CSV file or an IDX folder (File > Open data...): the data is loaded and the model built
+    /// first, with headless's loaders and messages; on a problem nothing changes and the message is returned.
+    /// A running session goes on: the data applies on Reset.
+    QString openData(const QString& path);
+    /// A run folder (it has summary.json) is opened as a run, anything else as data (the command line's
+    /// `sgdscope PATH`, a folder dropped on the window, File > Open recent).
+    QString openPath(const QString& path);
+    /// The window's command line: the settings it gives (ui/WindowOptions.h), shown in the panel. The data is
+    /// loaded and the model built first: returns the problem, if any (and then changes nothing).
+    QString applySettings(const SessionSettings& settings);
+    /// Run > Copy command line: puts the headless command that repeats the current session on the clipboard
+    /// and returns what the status bar says about it.
+    QString copyCommandLine();
+    /// File > Save run as...: writes the current session (or the run folder shown) as a run folder, the files
+    /// a headless --out writes; returns the problem, if any.
+    QString saveRun(const QString& folder);
+    /// The paths File > Open recent lists, newest first.
+    static QStringList recentPaths();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     void onMetrics(const MetricsBatch& batch);
@@ -60,6 +81,10 @@ private:
     void applyChartOptions();
     void exportWithDialog();
     void restoreSettings();
+    void updateTitle();
+    void updateStartNote();
+    static void addRecent(const QString& path);
+    void fillRecentMenu();
     void saveSettings() const;
 
     Controller* m_controller;
@@ -73,6 +98,8 @@ private:
     QLabel* m_stateLabel;
     QString m_lastError;
     QString m_viewing; // the run folder shown (File > Open run), until the next run or Reset
+    QString m_viewingFolder;
+    QMenu* m_recentMenu = nullptr;
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;
     std::uint64_t m_refreshRound = 0;

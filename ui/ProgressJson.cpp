@@ -177,6 +177,8 @@ Json metricsBatchJson(const MetricsBatch& b)
     j["notes"] = std::move(notes);
     j["error"] = b.error.toStdString();
     j["ready"] = b.ready;
+    if (!b.digests[0].isEmpty() || !b.digests[1].isEmpty())
+        j["digests"] = Json::array({b.digests[0].toStdString(), b.digests[1].toStdString()});
     return j;
 }
 
@@ -230,6 +232,10 @@ MetricsBatch metricsBatchFromJson(const Json& j)
         b.notes << QString::fromStdString(n.get<std::string>());
     b.error = QString::fromStdString(field(j, "error").get<std::string>());
     b.ready = field(j, "ready").get<bool>();
+    if (const Json* d = member(j, "digests")) { // only when a session child pauses
+        for (std::size_t m = 0; m < modeCount; ++m)
+            b.digests[m] = QString::fromStdString(arrayAt(*d, m).get<std::string>());
+    }
     return b;
 }
 
@@ -252,6 +258,11 @@ Json sessionSettingsJson(const SessionSettings& s)
     j["cluster"] = s.cluster.toStdString();
     j["platform_file"] = s.platformFile.toStdString();
     j["host_file"] = s.hostFile.toStdString();
+    j["batch_per_worker"] = s.batchPerWorker;
+    Json options = Json::array();
+    for (const auto& [name, value] : s.options)
+        options.push_back(Json::array({name.toStdString(), value.toStdString()}));
+    j["options"] = options;
     return j;
 }
 
@@ -277,6 +288,15 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     s.cluster = text("cluster");
     s.platformFile = text("platform_file");
     s.hostFile = text("host_file");
+    s.batchPerWorker = field(j, "batch_per_worker").get<bool>();
+    const Json& options = field(j, "options");
+    if (!options.is_array())
+        throw SgdError("session settings: \"options\" is not an array");
+    for (const Json& o : options) {
+        if (!o.is_array() || o.size() != 2 || !o[0].is_string() || !o[1].is_string())
+            throw SgdError("session settings: an entry of \"options\" is not a [name, value] pair of strings");
+        s.options.append({QString::fromStdString(o[0].get<std::string>()), QString::fromStdString(o[1].get<std::string>())});
+    }
     return s;
 }
 

@@ -1,13 +1,17 @@
 #include "ui/RunFolder.h"
 
 #include "core/common/Error.h"
+#include "core/io/Files.h"
 #include "core/io/Json.h"
+#include "ui/charts/RunCharts.h"
 
 #include <QDir>
 #include <QFile>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <sstream>
 
 namespace sgdscope::ui {
 
@@ -226,6 +230,139 @@ LoadedRun loadRunFolder(const QString& folder)
                            ? QObject::tr(", interrupted")
                            : QString());
     return loaded;
+}
+
+namespace {
+/// A number for CSV and JSON: shortest exact text; "" for a value that is not there.
+std::string cell(double v)
+{
+    if (!std::isfinite(v))
+        return {};
+    std::ostringstream out;
+    out.precision(17);
+    out << v;
+    return out.str();
+}
+
+Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
+{
+    const ModeStatus& s = series.status();
+    Json j = Json::object();
+    j["mode"] = mode == SyncMode ? "sync" : "async";
+    j["engine"] = r.engine.toStdString();
+    j["workers"] = r.workers;
+    j["batch"] = r.batch;
+    j["accum"] = r.accum;
+    j["updates"] = s.updates;
+    j["samples"] = s.samples;
+    j["final_loss"] = s.lastLoss;
+    if (s.lastTestAccuracy >= 0)
+        j["test_accuracy"] = s.lastTestAccuracy;
+    j["clock"] = s.virtualClock ? "virtual" : "real";
+    j["seconds"] = s.seconds;
+    j["samples_per_second"] = s.seconds > 0 ? static_cast<double>(s.samples) / s.seconds : 0.0;
+    j["idle_fraction"] = s.idleFraction;
+    // The window's worker figures cover the time since the last live change (segment_start_seconds on).
+    j["workers_since_seconds"] = s.segmentStart;
+    Json workers = Json::array();
+    for (std::size_t w = 0; w < s.workers.size(); ++w) {
+        const WorkerTime& t = s.workers[w];
+        Json wj = Json::object();
+        wj["worker"] = static_cast<int>(w);
+        wj["wall_seconds"] = t.wall;
+        wj["busy_seconds"] = t.busy;
+        wj["idle_seconds"] = t.idle;
+        wj["apply_seconds"] = t.apply;
+        wj["communication_seconds"] = t.transfer;
+        wj["unaccounted_seconds"] = t.unaccounted;
+        wj["idle_fraction"] = t.wall > 0 ? t.idle / t.wall : 0.0;
+        wj["updates"] = t.updates;
+        workers.push_back(wj);
+    }
+    j["workers_detail"] = workers;
+    if (mode == AsyncMode) {
+        Json st = Json::object();
+        st["mean"] = s.meanStaleness;
+        st["max"] = s.maxStaleness;
+        Json h = Json::array();
+        for (const auto c : s.stalenessCounts)
+            h.push_back(c);
+        st["histogram"] = h;
+        j["staleness"] = st;
+    } else {
+        Json wait = Json::object();
+        wait["mean_seconds"] = s.meanWait;
+        j["update_wait"] = wait;
+    }
+    if (s.targetAccuracy >= 0 || s.targetLoss >= 0) {
+        Json target = Json::object();
+        if (s.targetAccuracy >= 0)
+            target["test_accuracy"] = s.targetAccuracy;
+        if (s.targetLoss >= 0)
+            target["train_loss"] = s.targetLoss;
+        j["target"] = target;
+        if (s.targetReached) {
+            j["seconds_to_target"] = s.targetSeconds;
+            j["samples_to_target"] = s.targetSamples;
+        }
+    }
+    if (!r.digests[static_cast<std::size_t>(mode)].isEmpty())
+        j["params_digest"] = r.digests[static_cast<std::size_t>(mode)].toStdString();
+    j["diverged"] = s.diverged;
+    j["diverged_at_update"] = s.diverged ? Json(s.divergedAt) : Json();
+    Json changes = Json::array();
+    for (const Marker& m : series.markers())
+        changes.push_back(Json::object({{"update", m.index}, {"samples", m.samples}, {"seconds", m.seconds},
+            {"settings", m.text.toStdString()}}));
+    j["live_changes"] = changes;
+    return j;
+}
+} // namespace
+
+void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record)
+{
+    const std::string dir = folder.toStdString();
+    ensureWritableDirectory(dir, "Save run as: folder");
+    const std::array<const ModeSeries*, modeCount> series {&sync, &async};
+    const bool virtualClock = sync.status().virtualClock || async.status().virtualClock;
+
+    std::string csv = std::string("mode,kind,update,samples,") + (virtualClock ? "virtual_seconds" : "seconds")
+        + ",batch_loss,staleness," + (virtualClock ? "virtual_wait_seconds" : "wait_seconds")
+        + ",worker,train_loss,train_accuracy,test_loss,test_accuracy\n";
+    Json runs = Json::array();
+    for (int m = 0; m < modeCount; ++m) {
+        const ModeSeries& s = *series[static_cast<std::size_t>(m)];
+        if (!s.status().valid && s.points().empty())
+            continue;
+        const std::string name = m == SyncMode ? "sync" : "async";
+        for (const LossPoint& p : s.points())
+            csv += name + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + cell(p.seconds)
+                + "," + cell(p.loss) + "," + std::to_string(p.staleness) + "," + cell(p.waitSeconds) + ",,,,,\n";
+        for (const EvalPoint& e : s.evals())
+            csv += name + ",eval," + std::to_string(e.index) + "," + std::to_string(e.samples) + "," + cell(e.seconds)
+                + ",,,,," + cell(e.loss) + "," + (e.accuracy >= 0 ? cell(e.accuracy) : std::string()) + ","
+                + (e.hasTest ? cell(e.testLoss) : std::string()) + ","
+                + (e.hasTest && e.testAccuracy >= 0 ? cell(e.testAccuracy) : std::string()) + "\n";
+        runs.push_back(runJson(m, s, record));
+    }
+    if (runs.empty())
+        throw SgdError("Save run as: nothing to save yet; start a run first");
+    Json summary = Json::object();
+    summary["version"] = 1;
+    summary["config"] = record.config;
+    summary["runs"] = runs;
+    summary["interrupted"] = false;
+    Json window = Json::object();
+    window["saved_mid_run"] = record.running;
+    window["metrics_rows"] = "the window's evenly thinned curve and every evaluation, not every update";
+    window["command"] = record.command.toStdString();
+    summary["window"] = window;
+    // The charts first, summary.json last: a folder with a summary is a whole run folder.
+    const QStringList problems = writeRunCharts(folder, sync, async);
+    if (!problems.isEmpty())
+        throw SgdError(problems.join(QStringLiteral("; ")).toStdString());
+    writeFileAtomically((std::filesystem::path(dir) / "metrics.csv").string(), csv);
+    writeFileAtomically((std::filesystem::path(dir) / "summary.json").string(), dumpJson(summary, 2) + "\n");
 }
 
 } // namespace sgdscope::ui

@@ -1,6 +1,9 @@
 #pragma once
 
+#include "ui/SeriesStore.h"
 #include "ui/SessionData.h"
+
+#include "core/io/Json.h"
 
 #include <QString>
 
@@ -16,5 +19,24 @@ struct LoadedRun
     QString title; // "fashion-mnist, sim (datacenter), 64 workers"
 };
 LoadedRun loadRunFolder(const QString& folder);
+
+/// What a window session writes into a run folder besides its charts' data (File > Save run as...).
+struct SessionRecord
+{
+    Json config; // the session's run configuration (summary.json's "config", as headless writes it)
+    QString engine; // "threads", "sim", "mpi"
+    int workers = 0;
+    int batch = 0; // samples per update
+    int accum = 1;
+    std::array<QString, modeCount> digests; // as of the last pause (empty: not known)
+    QString command; // the headless command that repeats the session from its start
+    bool running = false; // saved mid-run: the figures are those so far
+};
+
+/// Writes a window session as a run folder: summary.json and metrics.csv in the headless run's format (the
+/// keys and columns loadRunFolder and scripts read; metrics.csv holds the window's evenly thinned curve, which
+/// summary.json says) and the headless run's charts (loss.png, idle.png, staleness.png, comparison.png). Each
+/// file is written atomically; the folder is created if needed. Throws SgdError naming the file.
+void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record);
 
 } // namespace sgdscope::ui

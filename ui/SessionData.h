@@ -3,6 +3,8 @@
 // Value types that the controller hands from the training thread to the GUI (copies). Plain structs: the
 // GUI never sees core's types (ui/PointConversion.h is the one place where core's records become these).
 
+#include <QList>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 
@@ -122,6 +124,8 @@ struct MetricsBatch
     std::array<std::vector<TimeBin>, modeCount> timeline;
     std::array<std::vector<Marker>, modeCount> markers;
     std::array<ModeStatus, modeCount> status;
+    /// SHA-256 of each mode's parameters (summary.json's params_digest), sent when a run pauses; empty otherwise.
+    std::array<QString, modeCount> digests;
     QStringList notes; // e.g. "4 chunks of 64 samples"
     QString error; // the run could not start or failed
     bool ready = false; // data loaded, training begun
@@ -134,7 +138,7 @@ struct MetricsBatch
                 || status[static_cast<std::size_t>(m)].valid)
                 return false;
         }
-        return notes.isEmpty() && error.isEmpty() && !ready;
+        return notes.isEmpty() && error.isEmpty() && !ready && digests[0].isEmpty() && digests[1].isEmpty();
     }
 };
 
@@ -155,6 +159,23 @@ struct SessionSettings
     double jitter = 0.0;
     std::uint64_t seed = 0;
     bool lockFree = false;
+    /// The batch slider counts samples per worker: each update takes workers x batch (weak scaling).
+    bool batchPerWorker = false;
+    /// Run options without a control of their own (from the window's command line or File > Open data), by
+    /// name without dashes, in order: applied after the preset and before the controls (--data, --layers, ...).
+    QList<QPair<QString, QString>> options;
+
+    /// The value of a run option in `options` (empty if not given).
+    QString option(const QString& name) const
+    {
+        for (const auto& [n, v] : options) {
+            if (n == name)
+                return v;
+        }
+        return {};
+    }
+    /// The samples each update takes (0: the preset's batch).
+    int globalBatch() const { return batchPerWorker && batch > 0 ? batch * workers : batch; }
 
     /// Where the workers run: "threads" (this process), "sim" (a simulated cluster, in a child process) or
     /// "mpi" (processes under mpirun).
@@ -170,12 +191,13 @@ struct SessionSettings
     bool needsRestartComparedTo(const SessionSettings& other) const
     {
         if (preset != other.preset || seed != other.seed || engine != other.engine || cluster != other.cluster
-            || platformFile != other.platformFile || hostFile != other.hostFile)
+            || platformFile != other.platformFile || hostFile != other.hostFile || options != other.options)
             return true;
         if (engine == QStringLiteral("mpi"))
             return workers != other.workers || batch != other.batch || accum != other.accum
                 || learningRate != other.learningRate || slowWorker != other.slowWorker
-                || slowFactor != other.slowFactor || jitter != other.jitter || lockFree != other.lockFree;
+                || slowFactor != other.slowFactor || jitter != other.jitter || lockFree != other.lockFree
+                || batchPerWorker != other.batchPerWorker;
         return false;
     }
 };

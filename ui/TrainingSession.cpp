@@ -1,10 +1,12 @@
 #include "ui/TrainingSession.h"
 
+#include "ui/PointConversion.h"
 #include "ui/SliceObserver.h"
 
 #include "core/common/Error.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/engines/sim/SimCluster.h"
+#include "core/io/ParameterDigest.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
 #include "core/run/Experiment.h"
@@ -44,15 +46,19 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     TrainerSettings t = run.settings;
     const auto n = run.problem->train().size();
     t.workers = s.workers;
-    t.batch = s.batch > 0 ? static_cast<int>(std::min<std::int64_t>(s.batch, n)) : run.settings.batch;
+    const std::int64_t batch = s.globalBatch();
+    t.batch = batch > 0 ? static_cast<int>(std::min<std::int64_t>(batch, n)) : run.settings.batch;
     t.accum = s.accum;
     t.learningRate = s.learningRate > 0 ? s.learningRate : run.settings.learningRate;
-    t.stragglers.clear();
+    // Stragglers given as run options (several --slow) stay; the panel's slow worker comes on top.
+    std::erase_if(t.stragglers, [&](const Straggler& g) { return g.worker >= s.workers || g.worker == s.slowWorker; });
     if (s.slowWorker >= 0 && s.slowWorker < s.workers && s.slowFactor > 1.0)
         t.stragglers.push_back({s.slowWorker, s.slowFactor});
     t.jitter = s.jitter;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
-    t.chunk = 0; // the automatic chunk rule, as headless: a window's run and its headless twin give the same bits
+    // The automatic chunk rule unless --chunk was given, as headless: a window's run and its headless twin
+    // give the same bits.
+    t.chunk = run.config.chunk > 0 ? std::min(run.config.chunk, t.batch) : 0;
     t.sampleBudget = std::numeric_limits<std::int64_t>::max(); // the window trains until paused or reset
     t.evalEverySamples = std::max<std::int64_t>(n, 200LL * t.batch);
     t.targetAccuracy = run.problem->data->test && run.problem->train().isClassification() ? s.targetAccuracy : -1.0;
@@ -83,21 +89,11 @@ QStringList notesFor(const TrainerSettings& t)
 
 std::string cacheKey(const RunConfig& c)
 {
+    std::string targets;
+    for (const auto& t : c.targets)
+        targets += t + ",";
     return toString(c.dataset) + "|" + c.data + "|" + std::to_string(c.samples) + "|" + std::to_string(c.seed) + "|"
-        + toString(c.loss);
-}
-
-std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& config)
-{
-    {
-        std::lock_guard lock(cache.mutex);
-        if (auto it = cache.sets.find(cacheKey(config)); it != cache.sets.end())
-            return it->second;
-    }
-    auto data = std::make_shared<DataSplit>(loadData(config));
-    std::lock_guard lock(cache.mutex);
-    cache.sets[cacheKey(config)] = data;
-    return data;
+        + toString(c.loss) + "|" + targets + "|" + std::to_string(static_cast<int>(c.csvHeader));
 }
 
 /// Applies settings changed in the window to both trainers from their next update, and marks the change.
@@ -127,6 +123,66 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
 }
 } // namespace
 
+std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& config)
+{
+    if (auto data = findCachedData(cache, config))
+        return data;
+    auto data = std::make_shared<DataSplit>(loadData(config));
+    std::lock_guard lock(cache.mutex);
+    cache.sets[cacheKey(config)] = data;
+    return data;
+}
+
+std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfig& config)
+{
+    std::lock_guard lock(cache.mutex);
+    const auto it = cache.sets.find(cacheKey(config));
+    return it == cache.sets.end() ? nullptr : it->second;
+}
+
+RunConfig sessionConfig(const SessionSettings& settings)
+{
+    ConfigBuilder builder;
+    builder.applyPreset(settings.preset.toStdString(), "preset");
+    for (const auto& [name, value] : settings.options)
+        builder.applyOption(name.toStdString(), value.toStdString());
+    builder.applyOption("seed", std::to_string(settings.seed));
+    builder.applyOption("workers", std::to_string(settings.workers));
+    if (settings.engine == QStringLiteral("sim")) {
+        builder.applyOption("engine", "sim");
+        if (settings.platformFile.isEmpty())
+            builder.applyOption("cluster", settings.cluster.toStdString());
+        else
+            builder.applyOption("platform", settings.platformFile.toStdString());
+    } else if (settings.engine == QStringLiteral("mpi")) {
+        builder.applyOption("engine", "mpi");
+    }
+    return builder.resolve();
+}
+
+MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings settings)
+{
+    MetricsBatch batch;
+    try {
+        RunConfig config = sessionConfig(settings);
+        // The initial parameters are the same on every engine: the first look needs no cluster or job.
+        config.engine = EngineKind::Threads;
+        config.workers = 1;
+        PreparedRun run = prepareRun(config, cachedData(*cache, config));
+        TrainerSettings t = trainerSettings(run, settings);
+        t.workers = 1;
+        t.stragglers.clear();
+        auto trainer = makeTrainer(run.engine, Mode::Sync, run.problem, t);
+        TrainingObserver nobody;
+        const EvaluationRecord record = trainer->currentEvaluation(nobody);
+        for (int m = 0; m < modeCount; ++m)
+            batch.evals[static_cast<std::size_t>(m)].push_back(evalPoint(record));
+    } catch (const std::exception& e) {
+        batch.error = QString::fromUtf8(e.what());
+    }
+    return batch;
+}
+
 int maxWindowWorkers(const QString& engine)
 {
     if (engine == QStringLiteral("sim"))
@@ -145,22 +201,11 @@ void runTrainingSession(
         fill(shared->staging);
     };
     try {
-        ConfigBuilder builder;
-        builder.applyPreset(settings.preset.toStdString(), "preset");
-        builder.applyOption("seed", std::to_string(settings.seed));
         const bool simulated = settings.engine == QStringLiteral("sim");
-        if (simulated) {
-            builder.applyOption("engine", "sim");
-            if (settings.platformFile.isEmpty())
-                builder.applyOption("cluster", settings.cluster.toStdString());
-            else
-                builder.applyOption("platform", settings.platformFile.toStdString());
-            builder.applyOption("workers", std::to_string(settings.workers));
-        } else if (settings.engine != QStringLiteral("threads")) {
+        if (!simulated && settings.engine != QStringLiteral("threads"))
             throw SgdError("the window runs the " + settings.engine.toStdString()
                 + " engine in other processes, not in a training thread");
-        }
-        const RunConfig config = builder.resolve();
+        const RunConfig config = sessionConfig(settings);
         PreparedRun run = prepareRun(config, cachedData(*cache, config));
         if (simulated && settings.platformFile.isEmpty()) {
             // Hosts for every worker count the slider allows, and a parameter server: live changes need no new
@@ -179,17 +224,33 @@ void runTrainingSession(
             observers[static_cast<std::size_t>(m)]
                 = std::make_unique<SliceObserver>(m, shared->mutex, shared->staging, shared->stop);
         }
+        // Both curves start at the initial weights' whole-set loss (the first look's, before Start).
+        for (int m = 0; m < modeCount && !shared->stop.load(); ++m) {
+            trainers[static_cast<std::size_t>(m)]->currentEvaluation(*observers[static_cast<std::size_t>(m)]);
+            observers[static_cast<std::size_t>(m)]->flush(*trainers[static_cast<std::size_t>(m)]);
+        }
         std::array<std::int64_t, modeCount> simSliceUpdates {1, 1};
         report([&](MetricsBatch& b) {
             b.ready = true;
             b.notes = notesFor(initial);
         });
+        bool digestsSent = false;
         while (!shared->stop.load()) {
             if (shared->paused.load()) {
+                if (!digestsSent) {
+                    // Where each mode stands, as summary.json's params_digest (Run > Copy command line's check).
+                    std::array<QString, modeCount> digests;
+                    for (int m = 0; m < modeCount; ++m)
+                        digests[static_cast<std::size_t>(m)] = QString::fromStdString(parameterDigest(
+                            run.problem->layout, trainers[static_cast<std::size_t>(m)]->parameters().data()));
+                    report([&](MetricsBatch& b) { b.digests = digests; });
+                    digestsSent = true;
+                }
                 std::unique_lock lock(shared->mutex);
                 shared->wake.wait_for(lock, std::chrono::milliseconds(50));
                 continue;
             }
+            digestsSent = false;
             std::optional<SessionSettings> pending;
             {
                 std::lock_guard lock(shared->mutex);

@@ -13,6 +13,7 @@
 
 namespace sgdscope {
 struct DataSplit;
+struct RunConfig;
 }
 
 namespace sgdscope::ui {
@@ -36,6 +37,21 @@ struct SessionShared
     MetricsBatch staging;
     std::optional<SessionSettings> pending;
 };
+
+/// The data set `config` names, loaded once and kept in `cache` (loads it if needed; throws SgdError).
+std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& config);
+/// The same if it is loaded already, else nullptr.
+std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfig& config);
+
+/// The run configuration a window session trains: the preset, then the session's run options, then the
+/// seed, workers and engine. The same ConfigBuilder as headless runs, so the same checks and messages;
+/// throws SgdError naming the option.
+RunConfig sessionConfig(const SessionSettings& settings);
+
+/// The first look before Start: loads the data (or takes it from the cache), draws the initial parameters
+/// and evaluates them on the whole training set (and the test set), as both modes' evaluation at 0. A
+/// problem is the batch's error.
+MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings settings);
 
 /// The most workers the window offers on an engine: "threads" (its slider's end in the option table), "sim"
 /// (1,024) or "mpi" (processes started by mpirun).

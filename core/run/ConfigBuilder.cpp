@@ -117,6 +117,21 @@ RunConfig ConfigBuilder::resolve() const
     if (samples && !samples->fromUser && toString(c.dataset) != m_presetDataset)
         c.samples = 0;
 
+    // --batch-per-worker B: the batch is P x B (it replaces a preset's batch, not the user's).
+    if (const Setting* perWorker = setting("batch-per-worker"); perWorker && c.batchPerWorker > 0) {
+        if (const Setting* batch = setting("batch"); batch && batch->fromUser)
+            throw SgdError(perWorker->origin + ": cannot be combined with " + batch->origin
+                + "; give the batch per worker or the whole batch, not both");
+        const std::int64_t total = static_cast<std::int64_t>(c.batchPerWorker) * c.workers;
+        if (total > (1 << 30))
+            throw SgdError(perWorker->origin + ": " + std::to_string(c.batchPerWorker) + " x "
+                + std::to_string(c.workers) + " workers is a batch of " + std::to_string(total)
+                + ", above the largest allowed (1073741824)");
+        c.batch = static_cast<int>(total);
+        c.origins["batch"] = perWorker->origin + " (" + std::to_string(c.batchPerWorker) + " x "
+            + std::to_string(c.workers) + " workers)";
+    }
+
     // (Under MPI the worker count follows from the processes; the MPI front end checks --slow against it.)
     if (const Setting* slow = setting("slow"); slow && c.engine != EngineKind::Mpi) {
         for (const auto& s : c.slow) {

@@ -83,6 +83,14 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     problem->spec.activation = config.activation;
     problem->spec.loss = config.loss;
     problem->spec.layers = config.layers;
+    // A preset's model belongs to its own data set (as its sample count does): on the user's data it keeps
+    // its hidden layers and takes the data's input and output widths.
+    const bool presetModel = config.originOf("layers").find("(from preset") != std::string::npos;
+    if (presetModel && problem->spec.layers.size() >= 2) {
+        problem->spec.layers.front() = train.features();
+        problem->spec.layers.back() = train.outputWidth();
+        run.config.layers = problem->spec.layers;
+    }
     if (problem->spec.layers.empty())
         problem->spec.layers = {train.features(), train.outputWidth()};
     if (problem->spec.layers.front() != train.features())

@@ -172,6 +172,15 @@ std::vector<OptionSpec> makeTable()
     t.push_back(workers);
     t.push_back(
         integer("batch", "B", 1, 1 << 30, &RunConfig::batch, "samples per update (default: the whole training set)"));
+    OptionSpec perWorker = integer("batch-per-worker", "B", 1, 1 << 30, &RunConfig::batchPerWorker,
+        "samples per worker per update: the batch is P x B (weak scaling, as DDP; not with --batch)");
+    perWorker.load = [](const RunConfig& c) { return c.batchPerWorker > 0 ? Json(c.batchPerWorker) : Json(); };
+    perWorker.whyInapplicable = [](const RunConfig& c) {
+        return c.engine == EngineKind::Mpi ? std::string("an MPI job's sync and async have different worker counts "
+                                                         "(N and N - 1); give the batch with --batch")
+                                           : std::string();
+    };
+    t.push_back(perWorker);
     OptionSpec accum = integer("accum", "K", 1, 4096, &RunConfig::accum,
         "micro-batches per worker per update, 1 to 4096 (default 1); each is a run of whole chunks");
     accum.windowMax = 16;

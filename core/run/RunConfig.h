@@ -52,6 +52,7 @@ struct RunConfig
     RunMode mode = RunMode::Both;
     int workers = 1;
     int batch = 0; // 0: the whole training set
+    int batchPerWorker = 0; // > 0: --batch-per-worker B, and batch is workers x B
     int accum = 1;
     int chunk = 0; // 0: automatic (defaultChunkSize)
     std::int64_t steps = 0; // sync updates; 0: from epochs

@@ -1,0 +1,380 @@
+// The window as the front door (offscreen): run options on its command line set the panel and are refused
+// with the reason where they cannot apply; a run folder named on the command line is shown and titled; File >
+// Open data trains on a CSV file and a bad one changes nothing; Save run as... writes a run folder that Open
+// run reads back; Run > Copy command line gives the window's sync parameters bit for bit; the first look shows
+// the initial loss before Start; a batch per worker grows with the workers.
+#include "ui/ControlPanel.h"
+#include "ui/Controller.h"
+#include "ui/MainWindow.h"
+#include "ui/WindowOptions.h"
+
+#include "core/common/Error.h"
+#include "core/io/Json.h"
+
+#include <QCheckBox>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QGuiApplication>
+#include <QProcess>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace sgdscope;
+using namespace sgdscope::ui;
+
+namespace {
+using Options = std::vector<std::pair<std::string, std::string>>;
+
+QString refusalOf(const Options& options)
+{
+    try {
+        (void)windowSettings(options);
+    } catch (const SgdError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+struct Result
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Result runProgram(const QStringList& args, int timeoutMs = 120000)
+{
+    QProcess p;
+    p.start(QStringLiteral(SGDSCOPE_BINARY), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+        QString::fromUtf8(p.readAllStandardError())};
+}
+
+Json readJson(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return Json();
+    const QByteArray text = f.readAll();
+    return parseJson(std::string_view(text.constData(), static_cast<std::size_t>(text.size())), path.toStdString());
+}
+
+const QString csvFile = QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv");
+} // namespace
+
+class TestWindow : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("sgdscope-tests"));
+        QCoreApplication::setApplicationName(QStringLiteral("test_window"));
+        QSettings().clear();
+        QVERIFY(m_dir.isValid());
+    }
+
+    void commandLineSetsThePanel()
+    {
+        const SessionSettings s = windowSettings({{"data", csvFile.toStdString()}, {"layers", "2,16,1"},
+            {"momentum", "0.5"}, {"workers", "8"}, {"batch", "24"}, {"lr", "0.03"}, {"accum", "2"},
+            {"slow", "1:3"}, {"jitter", "0.3"}, {"seed", "7"}, {"async-apply", "lockfree"}, {"target-loss", "0.5"}});
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        const SessionSettings read = w.panel()->settings();
+        QCOMPARE(read.workers, 8);
+        QCOMPARE(read.batch, 24); // not a power of two: a slider position of its own
+        QCOMPARE(read.learningRate, 0.03); // exactly: the slider's steps would give 0.0316
+        QCOMPARE(read.accum, 2);
+        QCOMPARE(read.slowWorker, 1);
+        QCOMPARE(read.slowFactor, 3.0);
+        QCOMPARE(read.jitter, 0.3);
+        QCOMPARE(read.seed, std::uint64_t {7});
+        QVERIFY(read.lockFree);
+        QCOMPARE(read.targetLoss, 0.5);
+        QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("data: regression.csv"));
+        // Settings without a control of their own are shown, and the model as it will be built.
+        QVERIFY2(w.panel()->optionsText().contains(QStringLiteral("--layers 2,16,1")), qPrintable(w.panel()->optionsText()));
+        QVERIFY(w.panel()->optionsText().contains(QStringLiteral("--momentum 0.5")));
+        QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-16-1 tanh")), qPrintable(w.panel()->summaryText()));
+        QVERIFY(w.windowTitle().contains(QStringLiteral("data: regression.csv \u00b7 8 workers \u00b7 threads")));
+        // ... and kept across Reset, and across a run.
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty(), 20000);
+        w.controller()->reset();
+        QCOMPARE(w.panel()->settings().options, s.options);
+        QCOMPARE(w.controller()->settings().options, s.options);
+        // Another preset from the box brings its own model and data.
+        w.panel()->presetBox()->setCurrentIndex(w.panel()->presetBox()->findText(QStringLiteral("blobs")));
+        QVERIFY(w.panel()->settings().option(QStringLiteral("data")).isEmpty());
+        QVERIFY(w.panel()->settings().option(QStringLiteral("layers")).isEmpty());
+        QCOMPARE(w.panel()->presetBox()->findText(QStringLiteral("data: regression.csv")), -1);
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void simulatedClusterFromTheCommandLine()
+    {
+        const SessionSettings s = windowSettings({{"engine", "sim"}, {"cluster", "wan"}, {"workers", "256"},
+            {"preset", "blobs"}, {"rotating-straggler", "4"}});
+        QCOMPARE(s.engine, QStringLiteral("sim"));
+        QCOMPARE(s.cluster, QStringLiteral("wan"));
+        QCOMPARE(s.workers, 256);
+        QCOMPARE(s.option(QStringLiteral("rotating-straggler")), QStringLiteral("4"));
+        // The simulated engine's slider ends at 1,024 workers; headless goes further.
+        const QString tooMany = refusalOf({{"engine", "sim"}, {"workers", "2048"}});
+        QVERIFY2(tooMany.contains(QStringLiteral("--workers: 2048 is more than the window offers on the sim engine (1024)")),
+            qPrintable(tooMany));
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        QCOMPARE(w.panel()->engineBox()->currentData().toString(), QStringLiteral("sim"));
+        QCOMPARE(w.panel()->clusterBox()->currentData().toString(), QStringLiteral("wan"));
+        QCOMPARE(w.panel()->settings().workers, 256);
+        QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 blobs \u00b7 256 workers \u00b7 simulated wan"));
+    }
+
+    void badOptionsAreRefusedWithTheReason_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("needle");
+        auto row = [](const char* tag, const QStringList& args, const char* needle) {
+            QTest::newRow(tag) << args << QString::fromUtf8(needle);
+        };
+        row("out", {QStringLiteral("--out"), QStringLiteral("x")}, "--out: the window shows its results");
+        row("steps", {QStringLiteral("--steps"), QStringLiteral("5")}, "--steps: the window trains until you pause");
+        row("mode", {QStringLiteral("--mode"), QStringLiteral("sync")}, "--mode: the window runs sync and async");
+        row("progress", {QStringLiteral("--progress"), QStringLiteral("-")}, "--progress: streams a headless run");
+        row("workers", {QStringLiteral("--workers"), QStringLiteral("64")}, "--workers: 64 is more than the window offers");
+        row("lr", {QStringLiteral("--lr"), QStringLiteral("3")}, "--lr: 3 is outside what the window's control offers");
+        row("value", {QStringLiteral("--workers"), QStringLiteral("0")}, "--workers: '0' is not allowed");
+        row("unknown", {QStringLiteral("--speed"), QStringLiteral("9")}, "--speed: unknown option");
+        row("inapplicable", {QStringLiteral("--peer-timeout"), QStringLiteral("9")}, "--peer-timeout: applies to MPI");
+        row("per-worker-and-batch",
+            {QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--batch-per-worker"), QStringLiteral("4")},
+            "--batch-per-worker: cannot be combined with --batch");
+        row("missing-path", {QStringLiteral("/nonexistent/run")}, "'/nonexistent/run' does not exist");
+        row("layers-that-do-not-fit",
+            {csvFile, QStringLiteral("--layers"), QStringLiteral("3,1")}, "--layers: the first width is 3 but csv has 2");
+    }
+
+    void badOptionsAreRefusedWithTheReason()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, needle);
+        // The program, as a user runs it: refused before any window opens (no display needed), exit 2, one line.
+        const Result r = runProgram(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(needle), qPrintable(r.err));
+        QCOMPARE(r.err.trimmed().count(QLatin1Char('\n')), 0);
+    }
+
+    void runFolderOnTheCommandLine()
+    {
+        const QString run = m_dir.filePath(QStringLiteral("parabola-run"));
+        const Result r = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), run, QStringLiteral("--steps"),
+            QStringLiteral("300"), QStringLiteral("--workers"), QStringLiteral("2")});
+        QCOMPARE(r.exitCode, 0);
+        // Options beside a run folder are refused: the folder is shown as it ran.
+        const Result both = runProgram({run, QStringLiteral("--workers"), QStringLiteral("2")});
+        QCOMPARE(both.exitCode, 2);
+        QVERIFY2(both.err.contains(QStringLiteral("is a finished run, shown as it ran")), qPrintable(both.err));
+        // What `sgdscope RUN_DIR` does: the folder is shown and titled.
+        MainWindow w;
+        QCOMPARE(w.openPath(run), QString());
+        QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 parabola-run (run folder)"));
+        QCOMPARE(w.series(SyncMode).status().updates, 300);
+        QVERIFY(!w.series(SyncMode).points().empty());
+        QVERIFY(!w.series(AsyncMode).points().empty());
+        QVERIFY(MainWindow::recentPaths().contains(QDir(run).absolutePath()));
+        // No first look mixes into the folder's charts.
+        const auto evals = w.series(SyncMode).evals().size();
+        QTest::qWait(1500);
+        QCOMPARE(w.series(SyncMode).evals().size(), evals);
+    }
+
+    void openDataTrainsAndABadFileChangesNothing()
+    {
+        MainWindow w;
+        w.controller()->start(); // the parabola
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty(), 20000);
+        const SessionSettings before = w.controller()->settings();
+
+        // A malformed CSV: the loader's message, and the running session goes on as it was.
+        const QString bad = m_dir.filePath(QStringLiteral("bad.csv"));
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("a,b,y\n1,2,3\n4,oops,6\n");
+        }
+        const QString problem = w.openData(bad);
+        QVERIFY2(problem.contains(QStringLiteral("bad.csv")) && problem.contains(QStringLiteral("line 3")),
+            qPrintable(problem));
+        QCOMPARE(w.controller()->state(), Controller::State::Running);
+        QCOMPARE(w.controller()->settings().options, before.options);
+        QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("parabola"));
+        const auto received = w.series(SyncMode).received();
+        QTRY_VERIFY(w.series(SyncMode).received() > received);
+
+        // A good one: the model as headless chooses it (the preset's hidden layer, the data's widths); it
+        // applies on Reset, and then trains.
+        QCOMPARE(w.openData(csvFile), QString());
+        QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("data: regression.csv"));
+        QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-5-1")), qPrintable(w.panel()->summaryText()));
+        w.controller()->reset();
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 50, 20000);
+        QVERIFY(std::isfinite(w.series(SyncMode).status().lastLoss));
+        QCOMPARE(w.series(SyncMode).status().samples / w.series(SyncMode).status().updates, 64); // regression.csv's 64
+        QVERIFY(MainWindow::recentPaths().contains(QFileInfo(csvFile).absoluteFilePath()));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void copiedCommandLineGivesTheWindowsSyncBits()
+    {
+        MainWindow w;
+        SessionSettings s = windowSettings({{"workers", "3"}, {"accum", "2"}, {"lr", "0.02"}, {"slow", "2:2"}});
+        QCOMPARE(w.applySettings(s), QString());
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 200, 30000);
+        // A live change is not in the command line, and it says so.
+        w.panel()->jitterSlider()->setValue(2);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty(), 10000);
+        w.controller()->pause();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
+        const QString said = w.copyCommandLine();
+        QVERIFY2(said.contains(QStringLiteral("1 live change")), qPrintable(said));
+        const QString command = QGuiApplication::clipboard()->text();
+        QVERIFY2(command.startsWith(QStringLiteral("sgdscope --headless --out run --preset parabola")), qPrintable(command));
+        QVERIFY(!command.contains(QStringLiteral("--jitter")));
+
+        // Run it as a user would (the program's path and a folder of ours in place of "sgdscope" and "run").
+        QStringList args = QProcess::splitCommand(command);
+        QCOMPARE(args.takeFirst(), QStringLiteral("sgdscope"));
+        const int out = static_cast<int>(args.indexOf(QStringLiteral("--out")));
+        const QString folder = m_dir.filePath(QStringLiteral("copied"));
+        args[out + 1] = folder;
+        const Result r = runProgram(args);
+        QCOMPARE(r.exitCode, 0);
+        const Json summary = readJson(folder + QStringLiteral("/summary.json"));
+        const Json& sync = summary.at("runs").at(0);
+        QCOMPARE(sync.at("mode").get<std::string>(), std::string("sync"));
+        QCOMPARE(sync.at("updates").get<std::int64_t>(), w.controller()->updates(SyncMode));
+        QCOMPARE(QString::fromStdString(sync.at("params_digest").get<std::string>()), w.controller()->digest(SyncMode));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void saveRunAsRoundTripsThroughOpenRun()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"preset", "parabola"}, {"workers", "2"}})), QString());
+        QVERIFY(!w.saveRun(m_dir.filePath(QStringLiteral("too-early"))).isEmpty()); // nothing trained yet
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.series(SyncMode).evals().size() > 2 && w.series(AsyncMode).evals().size() > 2, 30000);
+        w.controller()->pause();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
+        QTest::qWait(200);
+        const QString folder = m_dir.filePath(QStringLiteral("saved"));
+        QCOMPARE(w.saveRun(folder), QString());
+        for (const char* file : {"summary.json", "metrics.csv", "loss.png", "idle.png", "staleness.png", "comparison.png"})
+            QVERIFY2(QFile::exists(QDir(folder).filePath(QString::fromLatin1(file))), file);
+        const Json summary = readJson(folder + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.at("config").at("workers").get<int>(), 2);
+        QCOMPARE(QString::fromStdString(summary.at("runs").at(0).at("params_digest").get<std::string>()),
+            w.controller()->digest(SyncMode));
+
+        MainWindow other;
+        QCOMPARE(other.openRun(folder), QString());
+        for (const int m : {SyncMode, AsyncMode}) {
+            const auto& saved = w.series(m);
+            const auto& opened = other.series(m);
+            QCOMPARE(opened.points().size(), saved.points().size());
+            QCOMPARE(opened.evals().size(), saved.evals().size());
+            for (std::size_t i = 0; i < saved.points().size(); ++i) {
+                QCOMPARE(opened.points()[i].index, saved.points()[i].index);
+                QCOMPARE(opened.points()[i].samples, saved.points()[i].samples);
+                QCOMPARE(opened.points()[i].loss, saved.points()[i].loss);
+                QCOMPARE(opened.points()[i].seconds, saved.points()[i].seconds);
+                QCOMPARE(opened.points()[i].staleness, saved.points()[i].staleness);
+            }
+            for (std::size_t i = 0; i < saved.evals().size(); ++i) {
+                QCOMPARE(opened.evals()[i].index, saved.evals()[i].index);
+                QCOMPARE(opened.evals()[i].loss, saved.evals()[i].loss);
+            }
+            QCOMPARE(opened.status().updates, saved.status().updates);
+            QCOMPARE(opened.status().samples, saved.status().samples);
+            QCOMPARE(opened.status().workers.size(), saved.status().workers.size());
+        }
+        // A folder that holds other files is not written into.
+        const QString busy = m_dir.filePath(QStringLiteral("busy"));
+        QDir().mkpath(busy);
+        QFile(QDir(busy).filePath(QStringLiteral("mine.txt"))).open(QIODevice::WriteOnly);
+        QVERIFY(w.saveRun(busy).contains(QStringLiteral("holds other files")));
+        QVERIFY(!QFile::exists(QDir(busy).filePath(QStringLiteral("summary.json"))));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void firstLookShowsTheInitialLossBeforeStart()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"preset", "parabola"}, {"seed", "3"}})), QString());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && !w.series(AsyncMode).evals().empty(), 20000);
+        QCOMPARE(w.controller()->state(), Controller::State::Idle);
+        const EvalPoint first = w.series(SyncMode).evals().front();
+        QCOMPARE(first.index, 0);
+        QVERIFY(std::isfinite(first.loss) && first.loss > 0);
+        QCOMPARE(w.series(AsyncMode).evals().front().loss, first.loss);
+        QVERIFY(w.series(SyncMode).points().empty());
+        // It is the run's own state at 0: Start's first evaluation is the same number.
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && w.series(SyncMode).status().valid, 20000);
+        QCOMPARE(w.series(SyncMode).evals().front().index, 0);
+        QCOMPARE(w.series(SyncMode).evals().front().loss, first.loss);
+        // Another seed, another first look.
+        w.controller()->reset();
+        w.panel()->seedBox()->setValue(4);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty(), 20000);
+        QVERIFY(w.series(SyncMode).evals().front().loss != first.loss);
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void batchPerWorkerGrowsWithTheWorkers()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"batch-per-worker", "4"}, {"workers", "3"}})), QString());
+        QVERIFY(w.panel()->perWorkerBox()->isChecked());
+        QCOMPARE(w.panel()->settings().globalBatch(), 12);
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 20000);
+        QCOMPARE(w.series(SyncMode).status().samples, 12 * w.series(SyncMode).status().updates);
+        // More workers, a larger batch: every worker keeps its 4 samples.
+        w.panel()->workersSlider()->setValue(5);
+        QCOMPARE(w.controller()->runningSettings().globalBatch(), 20);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty(), 10000);
+        const Marker change = w.series(SyncMode).markers().front();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > change.index + 20, 20000);
+        const ModeStatus& now = w.series(SyncMode).status();
+        QCOMPARE(now.samples - change.samples, 20 * (now.updates - change.index));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestWindow)
+#include "test_window.moc"
