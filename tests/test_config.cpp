@@ -149,7 +149,7 @@ private slots:
             {"engine", {"sim", {}}}, {"cluster", {"wan", {{"engine", "sim"}}}},
             {"platform", {platform, {{"engine", "sim"}}}}, {"slow-fraction", {"0.25:3", {}}},
             {"rotating-straggler", {"2", {}}}, {"heavy-tail", {"1.5", {}}}, {"workers", {"3", {}}},
-            {"batch", {"17", {}}}, {"accum", {"2", {}}}, {"chunk", {"5", {}}}, {"steps", {"7", {}}},
+            {"batch", {"17", {}}}, {"batch-per-worker", {"5", {{"workers", "3"}}}}, {"accum", {"2", {}}}, {"chunk", {"5", {}}}, {"steps", {"7", {}}},
             {"epochs", {"2.5", {}}}, {"lr", {"0.125", {}}}, {"momentum", {"0.5", {}}}, {"seed", {"42", {}}},
             {"layers", {"1,7,1", {}}}, {"activation", {"relu", {}}}, {"loss", {"cross-entropy", {}}},
             {"weight-init", {"glorot", {}}}, {"dataset", {"blobs", {}}}, {"samples", {"99", {}}},
@@ -180,6 +180,21 @@ private slots:
             QVERIFY2(spec.load(fromCommandLine) == spec.load(fromJson), qPrintable(name));
             QVERIFY2(spec.load(fromCommandLine) != spec.load(defaults), qPrintable(name));
         }
+    }
+
+    void batchPerWorkerIsWorkersTimesB()
+    {
+        // Weak scaling: the batch is P x B, replacing the preset's (fashion-mnist's 256), never the user's.
+        const RunConfig c = build({"--preset", "fashion-mnist", "--workers", "3", "--batch-per-worker", "40"});
+        QCOMPARE(c.batch, 120);
+        QCOMPARE(c.batchPerWorker, 40);
+        QCOMPARE(build({"--workers", "8", "--batch-per-worker", "2"}).batch, 16);
+        QVERIFY(errorOf({"--batch", "8", "--batch-per-worker", "2"})
+                    .contains(QStringLiteral("--batch-per-worker: cannot be combined with --batch")));
+        QVERIFY(errorOf({"--engine", "mpi", "--batch-per-worker", "2"})
+                    .contains(QStringLiteral("--batch-per-worker: an MPI job's sync and async have different worker")));
+        QVERIFY(errorOf({"--workers", "4096", "--batch-per-worker", "1000000"})
+                    .contains(QStringLiteral("is a batch of 4096000000, above the largest allowed")));
     }
 
     void outOfRangeValuesNameTheirOption()

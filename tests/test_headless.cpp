@@ -176,15 +176,6 @@ private slots:
         QVERIFY2(!QFileInfo::exists(out), "the output folder was created for a refused run");
     }
 
-    void runOptionsWithoutHeadlessAreRefused()
-    {
-        QProcess p;
-        p.start(QStringLiteral(SGDSCOPE_BINARY), {QStringLiteral("--workers"), QStringLiteral("4")});
-        QVERIFY(p.waitForFinished(30000));
-        QCOMPARE(p.exitCode(), 2);
-        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("run options are for --headless")));
-    }
-
     void helpNeedsNoDisplay_data()
     {
         QTest::addColumn<QStringList>("args");

@@ -115,6 +115,7 @@ ControlPanel::ControlPanel(QWidget* parent)
         tr("Weak scaling, as DDP users think of it: each worker takes this many samples, so the update's batch "
            "grows with the workers and every worker stays busy; the mathematics then changes with P. Off: the "
            "batch is the update's, split over the workers. Applies live."));
+    m_perWorker->setProperty("tip", m_perWorker->toolTip());
 
     m_engine = new QComboBox;
     m_engine->addItem(tr("this machine (threads)"), QStringLiteral("threads"));
@@ -466,6 +467,11 @@ void ControlPanel::engineChanged()
     };
     showRow(m_cluster, sim);
     showRow(m_hosts, mpi);
+    // An MPI job's sync and async have different worker counts (N and N - 1): its batch is the update's.
+    m_perWorker->setEnabled(!mpi);
+    m_perWorker->setToolTip(mpi ? tr("Not for MPI jobs: sync has N workers and async N - 1, so a batch per worker "
+                                     "would differ between the modes.")
+                                : m_perWorker->property("tip").toString());
     m_workers->setToolTip(sim ? tr("Simulated workers P, one host each (async: and a parameter server). Applies live.")
             : mpi             ? tr("MPI processes: sync on P workers, async on a parameter server and P - 1 workers. "
                                                "Applies on Reset.")
@@ -527,7 +533,7 @@ SessionSettings ControlPanel::settings() const
     SessionSettings s;
     s.preset = m_basePreset;
     s.options = m_runOptions;
-    s.batchPerWorker = m_perWorker->isChecked();
+    s.batchPerWorker = m_perWorker->isChecked() && m_perWorker->isEnabled();
     s.workers = workerCount();
     s.engine = m_engine->currentData().toString();
     const QString cluster = m_cluster->currentData().toString();

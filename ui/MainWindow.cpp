@@ -634,6 +634,7 @@ void MainWindow::restoreSettings()
     s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
+    s.batchPerWorker = settings.value(QStringLiteral("batchPerWorker"), false).toBool();
     s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
     s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
     s.engine = settings.value(QStringLiteral("engine"), s.engine).toString();
@@ -658,6 +659,7 @@ void MainWindow::saveSettings() const
     settings.setValue(QStringLiteral("jitter"), s.jitter);
     settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
+    settings.setValue(QStringLiteral("batchPerWorker"), s.batchPerWorker);
     settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
     settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);
     settings.setValue(QStringLiteral("engine"), s.engine);
