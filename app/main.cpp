@@ -8,6 +8,7 @@
 #include "core/run/ConfigBuilder.h"
 #include "core/io/Files.h"
 #include "ui/MainWindow.h"
+#include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
 #include <QApplication>
@@ -128,6 +129,14 @@ int main(int argc, char** argv)
             return refuseCommandLine(e.what());
         }
     }
+    // The data is loaded and the model built before any window opens, as a headless run would before it
+    // trains: what cannot work is refused now, with headless's message (the window keeps the data).
+    auto dataCache = std::make_shared<ui::DataCache>();
+    if (settings) {
+        const ui::MetricsBatch first = ui::previewSession(dataCache, *settings);
+        if (!first.error.isEmpty())
+            return refuseCommandLine(first.error.toStdString());
+    }
     const bool platformGiven = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
         || std::find(argv + 1, argv + argc, std::string("-platform")) != argv + argc;
     if (!platformGiven && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
@@ -142,6 +151,7 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("sgdscope"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/sgdscope.svg")));
     ui::MainWindow window;
+    window.adoptDataCache(dataCache);
     if (settings) {
         if (const QString problem = window.applySettings(*settings); !problem.isEmpty())
             return refuseCommandLine(problem.toStdString());

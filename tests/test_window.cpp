@@ -126,7 +126,7 @@ private slots:
     void simulatedClusterFromTheCommandLine()
     {
         const SessionSettings s = windowSettings({{"engine", "sim"}, {"cluster", "wan"}, {"workers", "256"},
-            {"preset", "blobs"}, {"rotating-straggler", "4"}});
+            {"preset", "blobs"}, {"rotating-straggler", "4"}, {"slow", "1:2"}, {"slow", "200:3"}});
         QCOMPARE(s.engine, QStringLiteral("sim"));
         QCOMPARE(s.cluster, QStringLiteral("wan"));
         QCOMPARE(s.workers, 256);
@@ -140,7 +140,49 @@ private slots:
         QCOMPARE(w.panel()->engineBox()->currentData().toString(), QStringLiteral("sim"));
         QCOMPARE(w.panel()->clusterBox()->currentData().toString(), QStringLiteral("wan"));
         QCOMPARE(w.panel()->settings().workers, 256);
+        // Two stragglers: no control takes both, so both are run options, and the model line is the preset's.
+        QCOMPARE(w.panel()->optionsText(), QStringLiteral("--rotating-straggler 4 \u00b7 --slow 1:2 \u00b7 --slow 200:3"));
+        QVERIFY2(w.panel()->summaryText().startsWith(QStringLiteral("blobs: MLP 64-256-256-10")),
+            qPrintable(w.panel()->summaryText()));
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 blobs \u00b7 256 workers \u00b7 simulated wan"));
+    }
+
+    void configFileAsOnTheCommandLine()
+    {
+        // A list is one option's items ("layers": [2, 16, 1] is --layers 2,16,1), a repeatable option's list
+        // is the option given once per item; the command line overrides the file.
+        const std::string config = "{\"data\": \"" + csvFile.toStdString()
+            + "\", \"layers\": [2, 16, 1], \"slow\": [\"0:2\", \"1:3\"], \"workers\": 4, \"lr\": 0.5}";
+        const SessionSettings s = windowSettings({{"lr", "0.02"}}, &config, "c.json");
+        QCOMPARE(s.option(QStringLiteral("layers")), QStringLiteral("2,16,1"));
+        QCOMPARE(s.workers, 4);
+        QCOMPARE(s.learningRate, 0.02);
+        int slow = 0;
+        for (const auto& [name, value] : s.options)
+            slow += name == QStringLiteral("slow") ? 1 : 0;
+        QCOMPARE(slow, 2);
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-16-1")), qPrintable(w.panel()->summaryText()));
+        // The copied command of such a session is a valid headless command (its --slow twice, --layers once).
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
+        w.controller()->pause();
+        QStringList args = QProcess::splitCommand(w.controller()->reproducingCommand());
+        args.removeFirst();
+        args[args.indexOf(QStringLiteral("--out")) + 1] = m_dir.filePath(QStringLiteral("from-config"));
+        const Result r = runProgram(args);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+        // A field that cannot apply to a window is named as the file's.
+        const std::string out = "{\"out\": \"x\"}";
+        try {
+            (void)windowSettings({}, &out, "c.json");
+            QFAIL("--out in a config file was taken");
+        } catch (const SgdError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("field \"out\" of config file 'c.json'")), e.what());
+        }
     }
 
     void badOptionsAreRefusedWithTheReason_data()
@@ -165,6 +207,16 @@ private slots:
         row("missing-path", {QStringLiteral("/nonexistent/run")}, "'/nonexistent/run' does not exist");
         row("layers-that-do-not-fit",
             {csvFile, QStringLiteral("--layers"), QStringLiteral("3,1")}, "--layers: the first width is 3 but csv has 2");
+        row("batch-larger-than-the-data", {csvFile, QStringLiteral("--batch"), QStringLiteral("100")},
+            "--batch: 100 is larger than the training set (64 samples of csv)");
+        row("per-worker-batch-larger-than-the-data",
+            {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--batch-per-worker"), QStringLiteral("30")},
+            "--batch-per-worker 30 x 2 workers: 60 is larger than the training set (50 samples of parabola)");
+        row("accum-beyond-the-chunks",
+            {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--batch"), QStringLiteral("24"),
+                QStringLiteral("--accum"), QStringLiteral("16")},
+            "--accum: 16 micro-batches per worker need at least 16 chunks per worker");
+        row("two-paths", {csvFile, csvFile}, "the window opens one run folder or data set at a time");
     }
 
     void badOptionsAreRefusedWithTheReason()
@@ -188,6 +240,26 @@ private slots:
         const Result both = runProgram({run, QStringLiteral("--workers"), QStringLiteral("2")});
         QCOMPARE(both.exitCode, 2);
         QVERIFY2(both.err.contains(QStringLiteral("is a finished run, shown as it ran")), qPrintable(both.err));
+        // `sgdscope RUN_DIR` on a folder whose summary is broken: the loader's message, exit 2.
+        const QString broken = m_dir.filePath(QStringLiteral("broken-run"));
+        QDir().mkpath(broken);
+        {
+            QFile f(QDir(broken).filePath(QStringLiteral("summary.json")));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("{\"runs\": 3}");
+        }
+        const Result bad = runProgram({broken});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral("no \"runs\" (is this an sgdscope run folder?)")), qPrintable(bad.err));
+        // ... and on a good one the window opens (and stays open until closed).
+        {
+            QProcess p;
+            p.start(QStringLiteral(SGDSCOPE_BINARY), {run});
+            QVERIFY(p.waitForStarted());
+            QVERIFY2(!p.waitForFinished(3000), qPrintable(QString::fromUtf8(p.readAllStandardError())));
+            p.kill();
+            p.waitForFinished();
+        }
         // What `sgdscope RUN_DIR` does: the folder is shown and titled.
         MainWindow w;
         QCOMPARE(w.openPath(run), QString());
@@ -196,10 +268,14 @@ private slots:
         QVERIFY(!w.series(SyncMode).points().empty());
         QVERIFY(!w.series(AsyncMode).points().empty());
         QVERIFY(MainWindow::recentPaths().contains(QDir(run).absolutePath()));
-        // No first look mixes into the folder's charts.
+        // No first look mixes into the folder's charts (one would start 250 ms after a settings change).
         const auto evals = w.series(SyncMode).evals().size();
-        QTest::qWait(1500);
+        w.panel()->seedBox()->setValue(5);
+        QTest::qWait(600);
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+        QTest::qWait(100);
         QCOMPARE(w.series(SyncMode).evals().size(), evals);
+        QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 parabola-run (run folder)"));
     }
 
     void openDataTrainsAndABadFileChangesNothing()
@@ -223,7 +299,7 @@ private slots:
         QCOMPARE(w.controller()->settings().options, before.options);
         QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("parabola"));
         const auto received = w.series(SyncMode).received();
-        QTRY_VERIFY(w.series(SyncMode).received() > received);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).received() > received, 20000);
 
         // A good one: the model as headless chooses it (the preset's hidden layer, the data's widths); it
         // applies on Reset, and then trains.
@@ -246,7 +322,7 @@ private slots:
         SessionSettings s = windowSettings({{"workers", "3"}, {"accum", "2"}, {"lr", "0.02"}, {"slow", "2:2"}});
         QCOMPARE(w.applySettings(s), QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 200, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 30, 60000);
         // A live change is not in the command line, and it says so.
         w.panel()->jitterSlider()->setValue(2);
         QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty(), 10000);
@@ -275,6 +351,36 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
+    void copiedCommandLineOfASimulatedClusterToo()
+    {
+        // The simulated cluster runs in a child process; its copied command names the cluster, and its sync run
+        // ends on the child's sync parameters.
+        MainWindow w;
+        w.controller()->setProgram(QStringLiteral(SGDSCOPE_BINARY));
+        QCOMPARE(w.applySettings(windowSettings({{"engine", "sim"}, {"cluster", "datacenter"}, {"workers", "6"},
+                     {"preset", "parabola"}, {"rotating-straggler", "3"}})),
+            QString());
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 60000);
+        w.controller()->pause();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 20000);
+        const QString command = w.controller()->reproducingCommand();
+        QVERIFY2(command.contains(QStringLiteral("--rotating-straggler 3 --engine sim --cluster datacenter --workers 6")),
+            qPrintable(command));
+        QStringList args = QProcess::splitCommand(command);
+        args.removeFirst();
+        const QString folder = m_dir.filePath(QStringLiteral("copied-sim"));
+        args[args.indexOf(QStringLiteral("--out")) + 1] = folder;
+        const Result r = runProgram(args);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json summary = readJson(folder + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.at("runs").at(0).at("updates").get<std::int64_t>(), w.controller()->updates(SyncMode));
+        QCOMPARE(QString::fromStdString(summary.at("runs").at(0).at("params_digest").get<std::string>()),
+            w.controller()->digest(SyncMode));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
     void saveRunAsRoundTripsThroughOpenRun()
     {
         MainWindow w;
@@ -282,7 +388,7 @@ private slots:
         QVERIFY(!w.saveRun(m_dir.filePath(QStringLiteral("too-early"))).isEmpty()); // nothing trained yet
         w.controller()->start();
         QTRY_VERIFY_WITH_TIMEOUT(
-            w.series(SyncMode).evals().size() > 2 && w.series(AsyncMode).evals().size() > 2, 30000);
+            w.series(SyncMode).evals().size() > 1 && w.series(AsyncMode).evals().size() > 1, 60000);
         w.controller()->pause();
         QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
         QTest::qWait(200);
@@ -321,8 +427,11 @@ private slots:
         const QString busy = m_dir.filePath(QStringLiteral("busy"));
         QDir().mkpath(busy);
         QFile(QDir(busy).filePath(QStringLiteral("mine.txt"))).open(QIODevice::WriteOnly);
-        QVERIFY(w.saveRun(busy).contains(QStringLiteral("holds other files")));
+        QVERIFY(w.saveRun(busy).contains(QStringLiteral("exists; save into a new or empty folder")));
         QVERIFY(!QFile::exists(QDir(busy).filePath(QStringLiteral("summary.json"))));
+        QVERIFY(w.saveRun(folder).contains(QStringLiteral("exists"))); // not over a run either
+        // Nothing of a save is left beside the folders (it is written beside them, then renamed).
+        QCOMPARE(QDir(m_dir.path()).entryList({QStringLiteral(".*saving*")}, QDir::AllEntries | QDir::Hidden).size(), 0);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -343,11 +452,20 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && w.series(SyncMode).status().valid, 20000);
         QCOMPARE(w.series(SyncMode).evals().front().index, 0);
         QCOMPARE(w.series(SyncMode).evals().front().loss, first.loss);
-        // Another seed, another first look.
+        // Another seed, another first look, which replaces the one before (typing 4, then 45, is one look).
         w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.series(SyncMode).evals().size(), std::size_t {1}, 20000);
         w.panel()->seedBox()->setValue(4);
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty(), 20000);
+        w.panel()->seedBox()->setValue(45);
+        QTest::qWait(600);
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+        QTest::qWait(100);
+        QCOMPARE(w.series(SyncMode).evals().size(), std::size_t {1});
         QVERIFY(w.series(SyncMode).evals().front().loss != first.loss);
+        // A first look that fails says why Start would fail, and keeps no old points.
+        w.panel()->accumSlider()->setValue(4);
+        w.panel()->batchSlider()->setValue(0); // a batch of 1 is one chunk: not 4 micro-batches
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).evals().empty(), 20000);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 

@@ -378,7 +378,7 @@ QString ControlPanel::summaryText() const
 
 void ControlPanel::presetChanged()
 {
-    const Controller::PresetInfo info = Controller::presetInfo(m_basePreset, m_runOptions, m_cache);
+    const Controller::PresetInfo info = Controller::presetInfo(m_basePreset, m_runOptions, m_cache.get());
     m_presetSummary->setText(info.summary);
     const QString options = optionsText();
     m_options->setText(tr("Also set: %1").arg(options));

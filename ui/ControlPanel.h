@@ -27,7 +27,7 @@ public:
     SessionSettings settings() const;
     void setSettings(const SessionSettings& settings);
     /// Data sets loaded already (the controller's), so that a CSV file's size is known to the batch slider.
-    void setDataCache(DataCache* cache) { m_cache = cache; }
+    void setDataCache(std::shared_ptr<DataCache> cache) { m_cache = std::move(cache); }
     /// The panel's line of run options without a control of their own (empty if none).
     QString optionsText() const;
     /// The model and data line under the preset box.
@@ -90,7 +90,7 @@ private:
     QList<QPair<QString, QString>> m_runOptions;
     QString m_basePreset; // the preset under a data set opened in the window ("data: NAME" in the box)
     QHash<const QSlider*, double> m_exact;
-    DataCache* m_cache = nullptr;
+    std::shared_ptr<DataCache> m_cache;
     QComboBox* m_engine;
     QComboBox* m_cluster;
     QComboBox* m_hosts;

@@ -25,6 +25,13 @@
 
 namespace sgdscope::ui {
 
+/// One first look: when done, its batch.
+struct Controller::Preview
+{
+    std::mutex mutex;
+    std::optional<MetricsBatch> result;
+};
+
 Controller::Controller(QObject* parent)
     : QObject(parent)
     , m_cache(std::make_shared<DataCache>())
@@ -32,6 +39,24 @@ Controller::Controller(QObject* parent)
     m_timer.setInterval(33);
     connect(&m_timer, &QTimer::timeout, this, &Controller::drain);
     m_timer.start();
+    m_previewTimer.setSingleShot(true);
+    m_previewTimer.setInterval(250);
+    connect(&m_previewTimer, &QTimer::timeout, this, [this] {
+        if (m_state != State::Idle || !m_previewEnabled)
+            return;
+        auto preview = std::make_shared<Preview>();
+        m_preview = preview;
+        auto cache = m_cache;
+        const SessionSettings s = m_settings;
+        std::unique_ptr<QThread> thread(QThread::create([preview, cache, s] {
+            MetricsBatch batch = previewSession(cache, s);
+            std::lock_guard lock(preview->mutex);
+            preview->result = std::move(batch);
+        }));
+        thread->setObjectName(QStringLiteral("sgdscope first look"));
+        thread->start(QThread::LowPriority);
+        m_stopping.push_back(std::move(thread)); // joined like a stopped run's
+    });
 }
 
 Controller::~Controller()
@@ -57,7 +82,8 @@ Controller::PresetInfo Controller::presetInfo(
         SessionSettings settings;
         settings.preset = name;
         settings.options = options;
-        settings.workers = 1;
+        settings.options.removeIf([](const QPair<QString, QString>& o) { return o.first == QStringLiteral("slow"); });
+        settings.workers = 1; // (the model and data do not depend on the workers)
         const RunConfig c = sessionConfig(settings);
         std::vector<int> widths = c.layers;
         info.trainSamples = trainingSetSize(c);
@@ -95,15 +121,6 @@ Controller::PresetInfo Controller::presetInfo(
     return info;
 }
 
-void Controller::loadData(const SessionSettings& settings)
-{
-    SessionSettings one = settings;
-    one.workers = 1;
-    one.engine = QStringLiteral("threads");
-    const RunConfig config = sessionConfig(one);
-    (void)cachedData(*m_cache, config);
-}
-
 QString Controller::reproducingCommand(int* liveChanges, std::int64_t* syncUpdates) const
 {
     if (m_state == State::Idle && m_updates[SyncMode] == 0)
@@ -113,21 +130,20 @@ QString Controller::reproducingCommand(int* liveChanges, std::int64_t* syncUpdat
     const std::int64_t updates = m_started.engine == QStringLiteral("mpi") ? 0 : m_updates[SyncMode];
     if (syncUpdates)
         *syncUpdates = updates;
-    return headlessCommand(m_started, updates, QStringLiteral("run"), QStringLiteral("sgdscope"));
+    // The program by name if the shell finds it, else where this one is (e.g. build/app/sgdscope).
+    QString program = QStringLiteral("sgdscope");
+    if (QStandardPaths::findExecutable(program).isEmpty() && QCoreApplication::applicationName() == program)
+        program = QCoreApplication::applicationFilePath();
+    return headlessCommand(m_started, updates, QStringLiteral("run"), program);
 }
 
-/// One first look: its thread and, when done, its batch.
-struct Controller::Preview
-{
-    std::mutex mutex;
-    std::optional<MetricsBatch> result;
-};
 
 void Controller::setPreviewEnabled(bool enabled)
 {
     m_previewEnabled = enabled;
     m_preview.reset();
     m_previewKey.clear();
+    m_previewTimer.stop();
     if (enabled)
         preview();
 }
@@ -138,23 +154,16 @@ void Controller::preview()
         return;
     SessionSettings s = m_settings;
     // What the first look depends on: the model, the data and the seed.
-    QString key = s.preset + QLatin1Char('|') + QString::number(s.seed);
+    // (The batch and micro-batches too: the first look checks them, as Start would.)
+    QString key = s.preset + QLatin1Char('|') + QString::number(s.seed) + QLatin1Char('|') + QString::number(s.workers)
+        + QLatin1Char('|') + QString::number(s.globalBatch()) + QLatin1Char('|') + QString::number(s.accum);
     for (const auto& [name, value] : s.options)
         key += QLatin1Char('|') + name + QLatin1Char('=') + value;
-    if (key == m_previewKey && m_preview)
+    if (key == m_previewKey)
         return;
     m_previewKey = key;
-    auto preview = std::make_shared<Preview>();
-    m_preview = preview;
-    auto cache = m_cache;
-    std::unique_ptr<QThread> thread(QThread::create([preview, cache, s] {
-        MetricsBatch batch = previewSession(cache, s);
-        std::lock_guard lock(preview->mutex);
-        preview->result = std::move(batch);
-    }));
-    thread->setObjectName(QStringLiteral("sgdscope first look"));
-    thread->start(QThread::LowPriority);
-    m_stopping.push_back(std::move(thread)); // joined like a stopped run's
+    m_preview.reset(); // an older one's result is not shown
+    m_previewTimer.start();
 }
 
 void Controller::previewDone()
@@ -168,6 +177,8 @@ void Controller::previewDone()
     }
     if (!result)
         return;
+    m_preview.reset();
+    emit cleared(); // the previous first look's points go
     if (!result->error.isEmpty()) {
         emit previewFailed(result->error);
         return;
@@ -242,6 +253,7 @@ void Controller::setSettings(const SessionSettings& settings)
 void Controller::start()
 {
     if (m_state == State::Paused) {
+        m_digests = {}; // they are the pause's: training goes on
         if (m_external) {
             m_external->send("{\"pause\": false}");
         } else {
@@ -262,6 +274,7 @@ void Controller::start()
     m_updates = {};
     m_preview.reset();
     m_previewKey.clear();
+    m_previewTimer.stop();
     emit restartNeeded(false);
     if (m_settings.external()) {
         startExternal();

@@ -93,10 +93,9 @@ public:
     /// What a preset with the session's run options trains (`cache`: data loaded already, for its size).
     static PresetInfo presetInfo(const QString& name, const QList<QPair<QString, QString>>& options = {},
         DataCache* cache = nullptr);
-    DataCache* dataCache() const { return m_cache.get(); }
-    /// Loads the data a session's settings name into the cache, now (File > Open data checks a file this way
-    /// before it replaces anything). Throws SgdError with the loader's message.
-    void loadData(const SessionSettings& settings);
+    const std::shared_ptr<DataCache>& dataCache() const { return m_cache; }
+    /// Takes data sets loaded already (the command line's, checked before the window opened).
+    void adoptDataCache(std::shared_ptr<DataCache> cache) { m_cache = std::move(cache); }
 
     /// The headless command that repeats the current session from its start (the settings it started with),
     /// for the sync updates done so far; `liveChanges` says how many changes made during the run it leaves
@@ -151,6 +150,7 @@ private:
     struct Preview;
     std::shared_ptr<Preview> m_preview; // the newest first look (a reset or a new one drops it)
     QString m_previewKey; // what it was for
+    QTimer m_previewTimer; // a first look waits for the settings to rest (typing a seed is one first look)
     bool m_previewEnabled = true;
 };
 

@@ -24,6 +24,10 @@ void mergeBatch(MetricsBatch& into, MetricsBatch&& next)
     if (!next.error.isEmpty())
         into.error = next.error;
     into.ready = into.ready || next.ready;
+    for (std::size_t m = 0; m < modeCount; ++m) {
+        if (!next.digests[m].isEmpty())
+            into.digests[m] = next.digests[m];
+    }
 }
 
 ExternalRun::ExternalRun(Kind kind, QObject* parent)

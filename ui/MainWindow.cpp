@@ -6,6 +6,7 @@
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
+#include "core/data/Dataset.h"
 #include "core/run/Options.h"
 #include "ui/charts/AccuracyChart.h"
 #include "ui/charts/LossChart.h"
@@ -202,7 +203,8 @@ MainWindow::MainWindow(QWidget* parent)
         updateStartNote();
     });
     connect(m_controller, &Controller::previewFailed, this, [this](const QString& message) {
-        m_panel->setNotes({tr("Start would fail: %1").arg(message)});
+        m_previewProblem = message;
+        updateStartNote();
     });
     connect(m_controller, &Controller::restartNeeded, m_panel, &ControlPanel::setRestartNeeded);
     connect(m_controller, &Controller::errorOccurred, this, [this](const QString& message) {
@@ -235,8 +237,7 @@ QString MainWindow::applySettings(const SessionSettings& settings)
 {
     // The data is loaded and the model built now, as a headless run would before it trains: what cannot work
     // is said before the window opens (and a CSV file's size is known to the batch slider).
-    const MetricsBatch first
-        = previewSession(std::shared_ptr<DataCache>(m_controller->dataCache(), [](DataCache*) {}), settings);
+    const MetricsBatch first = previewSession(m_controller->dataCache(), settings);
     if (!first.error.isEmpty())
         return first.error;
     m_panel->setSettings(settings);
@@ -253,11 +254,23 @@ QString MainWindow::openData(const QString& path)
         QStringLiteral("targets"), QStringLiteral("csv-header")};
     s.options.removeIf([](const QPair<QString, QString>& o) { return dataOptions.contains(o.first); });
     s.options.append({QStringLiteral("data"), QFileInfo(path).absoluteFilePath()});
-    s.batch = 0; // the preset's batch, or the whole set if it is smaller
+    s.batch = 0; // the preset's batch ...
     // Loads it and builds the model now, with headless's loaders and checks: a bad file changes nothing.
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const MetricsBatch first = previewSession(std::shared_ptr<DataCache>(m_controller->dataCache(), [](DataCache*) {}), s);
+    MetricsBatch first;
+    try {
+        (void)cachedData(*m_controller->dataCache(), sessionConfig(s));
+        // ... or the whole set, if the preset's batch (fashion-mnist's 256) is larger than the data.
+        const Controller::PresetInfo info = Controller::presetInfo(s.preset, s.options, m_controller->dataCache().get());
+        if (info.trainSamples > 0 && info.batch > info.trainSamples)
+            s.batch = static_cast<int>(info.trainSamples);
+        first = previewSession(m_controller->dataCache(), s);
+    } catch (const std::exception& e) {
+        first.error = QString::fromUtf8(e.what());
+    }
     QApplication::restoreOverrideCursor();
+    if (!first.error.isEmpty() && !s.option(QStringLiteral("layers")).isEmpty())
+        first.error += tr(" (--layers %1 is the command line's: it stays for new data)").arg(s.option(QStringLiteral("layers")));
     if (!first.error.isEmpty())
         return tr("Could not open %1 as data: %2").arg(QDir::toNativeSeparators(path), first.error);
     if (!m_viewing.isEmpty())
@@ -267,6 +280,12 @@ QString MainWindow::openData(const QString& path)
     addRecent(QFileInfo(path).absoluteFilePath());
     updateTitle();
     return {};
+}
+
+void MainWindow::adoptDataCache(std::shared_ptr<DataCache> cache)
+{
+    m_controller->adoptDataCache(cache);
+    m_panel->setDataCache(std::move(cache));
 }
 
 QString MainWindow::openPath(const QString& path)
@@ -302,19 +321,27 @@ QString MainWindow::saveRun(const QString& folder)
         return tr("The window shows the run folder %1, which is saved already; Save run as... saves a session "
                   "trained in the window")
             .arg(QDir::toNativeSeparators(m_viewingFolder));
-    const QFileInfo info(folder);
-    if (info.exists() && !info.isDir())
-        return tr("'%1' is a file; a run is saved as a folder").arg(QDir::toNativeSeparators(folder));
-    if (info.isDir() && !QDir(folder).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot)
-        && !QFileInfo::exists(QDir(folder).filePath(QStringLiteral("summary.json"))))
-        return tr("'%1' holds other files; save the run into a new or empty folder (or over a run folder)")
-            .arg(QDir::toNativeSeparators(folder));
     try {
         SessionRecord record;
         const SessionSettings& s = m_controller->startedSettings();
         const std::int64_t updates = m_controller->updates(SyncMode);
         const RunConfig config = headlessConfig(s, s.engine == QStringLiteral("mpi") ? 0 : updates);
         record.config = configJson(config);
+        const auto loaded = cachedData(*m_controller->dataCache(), config);
+        record.dataset = Json::object();
+        record.dataset["name"] = toString(config.dataset);
+        record.dataset["train_samples"] = loaded->train.size();
+        if (loaded->test)
+            record.dataset["test_samples"] = loaded->test->size();
+        std::int64_t parameters = 0;
+        std::vector<int> widths = config.layers;
+        if (widths.size() < 2)
+            widths = {loaded->train.features(), loaded->train.outputWidth()};
+        widths.front() = loaded->train.features(); // as the run built it (a preset's model on other data)
+        widths.back() = loaded->train.outputWidth();
+        for (std::size_t i = 0; i + 1 < widths.size(); ++i)
+            parameters += static_cast<std::int64_t>(widths[i] + 1) * widths[i + 1];
+        record.dataset["parameters"] = parameters;
         record.engine = s.engine;
         record.workers = s.workers;
         record.batch = config.batch;
@@ -356,12 +383,26 @@ void MainWindow::fillRecentMenu()
         const bool run = QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json")));
         QAction* a = m_recentMenu->addAction(
             (run ? tr("run: %1") : tr("data: %1")).arg(QFileInfo(path).fileName()), this, [this, path] {
+                if (!mayReplaceTheRun(path))
+                    return;
                 const QString problem = openPath(path);
                 if (!problem.isEmpty())
                     QMessageBox::warning(this, tr("sgdscope"), problem);
             });
         a->setToolTip(QDir::toNativeSeparators(path));
     }
+}
+
+bool MainWindow::mayReplaceTheRun(const QString& path)
+{
+    const bool runFolder = QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json")));
+    const auto state = m_controller->state();
+    if (!runFolder || (state != Controller::State::Running && state != Controller::State::Paused))
+        return true; // data applies on Reset; nothing is lost
+    return QMessageBox::question(this, tr("sgdscope"),
+               tr("Showing %1 ends the run in progress (save it first with File > Save run as...). Go on?")
+                   .arg(QDir::toNativeSeparators(path)))
+        == QMessageBox::Yes;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)
@@ -377,6 +418,8 @@ void MainWindow::dropEvent(QDropEvent* event)
     if (urls.isEmpty() || !urls.front().isLocalFile())
         return;
     event->acceptProposedAction();
+    if (!mayReplaceTheRun(urls.front().toLocalFile()))
+        return;
     const QString problem = openPath(urls.front().toLocalFile());
     if (!problem.isEmpty())
         QMessageBox::warning(this, tr("sgdscope"), problem);
@@ -408,15 +451,25 @@ void MainWindow::updateStartNote()
         ? (one ? tr("1 simulated worker") : tr("%1 simulated workers").arg(s.workers))
         : s.engine == QStringLiteral("mpi") ? (one ? tr("an MPI job of 1 process") : tr("an MPI job of %1 processes").arg(s.workers))
                                             : (one ? tr("1 worker thread") : tr("%1 worker threads").arg(s.workers));
-    m_panel->setNotes({tr("Start trains sync and async side by side on %1, from the initial weights whose "
-                          "whole-set loss the charts show at 0.")
-                           .arg(workers)});
+    const bool syncOnly = s.engine == QStringLiteral("mpi") && s.workers < 2; // async needs a server and a worker
+    QStringList notes {(syncOnly ? tr("Start trains sync on %1 (async needs at least 2 processes), from the initial "
+                                      "weights whose whole-set loss the charts show at 0.")
+                                 : tr("Start trains sync and async side by side on %1, from the initial weights whose "
+                                      "whole-set loss the charts show at 0."))
+                           .arg(workers)};
+    if (!m_previewProblem.isEmpty())
+        notes.prepend(tr("Start would fail: %1").arg(m_previewProblem));
+    m_panel->setNotes(notes);
 }
 
 MainWindow::~MainWindow() = default;
 
 void MainWindow::onMetrics(const MetricsBatch& batch)
 {
+    if (!m_previewProblem.isEmpty() && (batch.ready || !batch.evals[SyncMode].empty())) {
+        m_previewProblem.clear(); // a first look (or a run) that worked
+        updateStartNote();
+    }
     for (int m = 0; m < modeCount; ++m)
         m_series[static_cast<std::size_t>(m)].add(batch, m);
     if (!batch.notes.isEmpty())

@@ -62,6 +62,8 @@ public:
     /// Run > Copy command line: puts the headless command that repeats the current session on the clipboard
     /// and returns what the status bar says about it.
     QString copyCommandLine();
+    /// Takes data sets loaded already (app/main.cpp checks the command line's before the window opens).
+    void adoptDataCache(std::shared_ptr<DataCache> cache);
     /// File > Save run as...: writes the current session (or the run folder shown) as a run folder, the files
     /// a headless --out writes; returns the problem, if any.
     QString saveRun(const QString& folder);
@@ -85,6 +87,8 @@ private:
     void updateStartNote();
     static void addRecent(const QString& path);
     void fillRecentMenu();
+    /// Opening a run folder ends a run in progress: asks first (drops and Open recent).
+    bool mayReplaceTheRun(const QString& path);
     void saveSettings() const;
 
     Controller* m_controller;
@@ -99,6 +103,7 @@ private:
     QString m_lastError;
     QString m_viewing; // the run folder shown (File > Open run), until the next run or Reset
     QString m_viewingFolder;
+    QString m_previewProblem; // why Start would fail (the last first look's error), until one works
     QMenu* m_recentMenu = nullptr;
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;

@@ -5,7 +5,9 @@
 #include "core/io/Json.h"
 #include "ui/charts/RunCharts.h"
 
+#include <QDateTime>
 #include <QDir>
+#include <QFileInfo>
 #include <QFile>
 
 #include <cmath>
@@ -282,8 +284,26 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
     j["workers_detail"] = workers;
     if (mode == AsyncMode) {
         Json st = Json::object();
+        std::int64_t count = 0;
+        for (const auto c : s.stalenessCounts)
+            count += c;
+        st["count"] = count;
         st["mean"] = s.meanStaleness;
         st["max"] = s.maxStaleness;
+        // Percentiles from the histogram; one that falls in its folded last bar ("s or more") is left out.
+        auto percentile = [&](double q) -> Json {
+            std::int64_t seen = 0;
+            for (std::size_t i = 0; i < s.stalenessCounts.size(); ++i) {
+                seen += s.stalenessCounts[i];
+                if (static_cast<double>(seen) >= q * static_cast<double>(count))
+                    return s.stalenessTailFolded && i + 1 == s.stalenessCounts.size() ? Json() : Json(i);
+            }
+            return Json();
+        };
+        if (count > 0) {
+            st["p50"] = percentile(0.5);
+            st["p99"] = percentile(0.99);
+        }
         Json h = Json::array();
         for (const auto c : s.stalenessCounts)
             h.push_back(c);
@@ -321,8 +341,25 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
 
 void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record)
 {
-    const std::string dir = folder.toStdString();
+    const QFileInfo target(folder);
+    if (target.exists() && !(target.isDir() && QDir(folder).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot)))
+        throw SgdError("Save run as: '" + folder.toStdString() + "' exists; save into a new or empty folder");
+    // Everything goes into a new folder beside it, which takes the name once it is complete.
+    const QString staging = QDir(target.absolutePath())
+                                .filePath(QStringLiteral(".%1.saving-%2")
+                                              .arg(target.fileName())
+                                              .arg(QDateTime::currentMSecsSinceEpoch()));
+    const std::string dir = staging.toStdString();
     ensureWritableDirectory(dir, "Save run as: folder");
+    struct Cleanup
+    {
+        QString path;
+        ~Cleanup()
+        {
+            if (!path.isEmpty())
+                QDir(path).removeRecursively();
+        }
+    } cleanup {staging};
     const std::array<const ModeSeries*, modeCount> series {&sync, &async};
     const bool virtualClock = sync.status().virtualClock || async.status().virtualClock;
 
@@ -348,8 +385,9 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
     if (runs.empty())
         throw SgdError("Save run as: nothing to save yet; start a run first");
     Json summary = Json::object();
-    summary["version"] = 1;
+    summary["version"] = "sgdscope 0.1";
     summary["config"] = record.config;
+    summary["dataset"] = record.dataset;
     summary["runs"] = runs;
     summary["interrupted"] = false;
     Json window = Json::object();
@@ -358,11 +396,16 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
     window["command"] = record.command.toStdString();
     summary["window"] = window;
     // The charts first, summary.json last: a folder with a summary is a whole run folder.
-    const QStringList problems = writeRunCharts(folder, sync, async);
+    const QStringList problems = writeRunCharts(staging, sync, async);
     if (!problems.isEmpty())
         throw SgdError(problems.join(QStringLiteral("; ")).toStdString());
     writeFileAtomically((std::filesystem::path(dir) / "metrics.csv").string(), csv);
     writeFileAtomically((std::filesystem::path(dir) / "summary.json").string(), dumpJson(summary, 2) + "\n");
+    if (target.exists() && !QDir().rmdir(target.absoluteFilePath()))
+        throw SgdError("Save run as: '" + folder.toStdString() + "' could not be replaced");
+    if (!QDir().rename(staging, target.absoluteFilePath()))
+        throw SgdError("Save run as: '" + staging.toStdString() + "' could not be renamed to '" + folder.toStdString() + "'");
+    cleanup.path.clear();
 }
 
 } // namespace sgdscope::ui

@@ -24,6 +24,7 @@ LoadedRun loadRunFolder(const QString& folder);
 struct SessionRecord
 {
     Json config; // the session's run configuration (summary.json's "config", as headless writes it)
+    Json dataset; // summary.json's "dataset": name, train_samples, test_samples, parameters
     QString engine; // "threads", "sim", "mpi"
     int workers = 0;
     int batch = 0; // samples per update
@@ -35,8 +36,9 @@ struct SessionRecord
 
 /// Writes a window session as a run folder: summary.json and metrics.csv in the headless run's format (the
 /// keys and columns loadRunFolder and scripts read; metrics.csv holds the window's evenly thinned curve, which
-/// summary.json says) and the headless run's charts (loss.png, idle.png, staleness.png, comparison.png). Each
-/// file is written atomically; the folder is created if needed. Throws SgdError naming the file.
+/// summary.json says) and the headless run's charts (loss.png, idle.png, staleness.png, comparison.png). The
+/// folder must not exist or be empty: everything is written into a new folder beside it, which then takes its
+/// name, so a failure leaves nothing half-written. Throws SgdError naming the file.
 void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record);
 
 } // namespace sgdscope::ui

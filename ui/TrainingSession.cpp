@@ -46,8 +46,10 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     TrainerSettings t = run.settings;
     const auto n = run.problem->train().size();
     t.workers = s.workers;
+    // Not cut to the training set: a batch larger than it is refused (validateSettings), as headless does.
     const std::int64_t batch = s.globalBatch();
-    t.batch = batch > 0 ? static_cast<int>(std::min<std::int64_t>(batch, n)) : run.settings.batch;
+    t.batch = batch > 0 ? static_cast<int>(std::min<std::int64_t>(batch, std::numeric_limits<int>::max()))
+                        : run.settings.batch;
     t.accum = s.accum;
     t.learningRate = s.learningRate > 0 ? s.learningRate : run.settings.learningRate;
     // Stragglers given as run options (several --slow) stay; the panel's slow worker comes on top.
@@ -92,8 +94,10 @@ std::string cacheKey(const RunConfig& c)
     std::string targets;
     for (const auto& t : c.targets)
         targets += t + ",";
-    return toString(c.dataset) + "|" + c.data + "|" + std::to_string(c.samples) + "|" + std::to_string(c.seed) + "|"
-        + toString(c.loss) + "|" + targets + "|" + std::to_string(static_cast<int>(c.csvHeader));
+    // Only generated data depends on the seed.
+    const std::string seed = isGenerated(c.dataset) ? std::to_string(c.seed) : std::string();
+    return toString(c.dataset) + "|" + c.data + "|" + std::to_string(c.samples) + "|" + seed + "|" + toString(c.loss)
+        + "|" + targets + "|" + std::to_string(static_cast<int>(c.csvHeader));
 }
 
 /// Applies settings changed in the window to both trainers from their next update, and marks the change.
@@ -129,6 +133,9 @@ std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& c
         return data;
     auto data = std::make_shared<DataSplit>(loadData(config));
     std::lock_guard lock(cache.mutex);
+    // One data set at a time (Fashion-MNIST is 220 MB): runs and first looks that still use another keep
+    // their own reference.
+    cache.sets.clear();
     cache.sets[cacheKey(config)] = data;
     return data;
 }
@@ -165,11 +172,19 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
     MetricsBatch batch;
     try {
         RunConfig config = sessionConfig(settings);
-        // The initial parameters are the same on every engine: the first look needs no cluster or job.
+        // The initial parameters are the same on every engine: the first look needs no cluster or job. The
+        // session's batch and micro-batches are checked as headless checks them (prepareRun).
         config.engine = EngineKind::Threads;
-        config.workers = 1;
+        if (settings.globalBatch() > 0) {
+            config.batch = settings.globalBatch();
+            config.origins["batch"] = settings.batchPerWorker ? "--batch-per-worker " + std::to_string(settings.batch)
+                    + " x " + std::to_string(settings.workers) + " workers"
+                                                              : std::string("--batch");
+        }
+        config.accum = settings.accum;
         PreparedRun run = prepareRun(config, cachedData(*cache, config));
         TrainerSettings t = trainerSettings(run, settings);
+        validateSettings(t, *run.problem); // what Start checks
         t.workers = 1;
         t.stragglers.clear();
         auto trainer = makeTrainer(run.engine, Mode::Sync, run.problem, t);

@@ -37,18 +37,24 @@ std::string windowRefusal(const std::string& name)
     return it == refusals.end() ? std::string() : it->second;
 }
 
-/// A --config file's value as command-line text (the option table parses both the same way).
-std::vector<std::string> asTexts(const Json& value)
+/// A --config file's value as command-line text (the option table parses both the same way): a list is its
+/// items joined by commas ("layers": [2, 16, 1] is --layers 2,16,1), except for a repeatable option, whose
+/// items are given one by one ("slow": ["0:2", "1:3"] is --slow 0:2 --slow 1:3).
+std::vector<std::string> asTexts(const std::string& name, const Json& value)
 {
-    if (value.is_string())
-        return {value.get<std::string>()};
-    if (value.is_array()) {
-        std::vector<std::string> items;
-        for (const Json& item : value)
-            items.push_back(item.is_string() ? item.get<std::string>() : dumpJson(item, -1));
+    auto text = [](const Json& item) { return item.is_string() ? item.get<std::string>() : dumpJson(item, -1); };
+    if (!value.is_array())
+        return {text(value)};
+    std::vector<std::string> items;
+    for (const Json& item : value)
+        items.push_back(text(item));
+    const OptionSpec* spec = findOption(name);
+    if (spec && spec->repeatable)
         return items;
-    }
-    return {dumpJson(value, -1)};
+    std::string joined;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        joined += (i ? "," : "") + items[i];
+    return {joined};
 }
 
 QString absolutePath(const std::string& path)
@@ -91,7 +97,7 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
         if (!config.is_object())
             throw SgdError(configWhat + ": expected a JSON object of options, got " + typeName(config));
         for (const auto& [key, value] : config.items()) {
-            for (const std::string& text : asTexts(value))
+            for (const std::string& text : asTexts(key, value))
                 given.push_back({key, text, "field \"" + key + "\" of " + configWhat});
         }
     }
