@@ -109,10 +109,10 @@ Controller::PresetInfo Controller::presetInfo(
                                             : QStringLiteral("%1 (%2)").arg(
                                                   QFileInfo(QString::fromStdString(c.data)).fileName(),
                                                   QString::fromStdString(toString(c.dataset)));
-        info.summary = QStringLiteral("%1: MLP %2 %3, %4, lr %5%6")
+        // (The learning rate has a slider of its own: the preset's would contradict it.)
+        info.summary = QStringLiteral("%1: MLP %2 %3, %4%5")
                            .arg(data, layers.isEmpty() ? tr("(widths from the data)") : layers,
                                QString::fromStdString(toString(c.activation)), QString::fromStdString(toString(c.loss)))
-                           .arg(c.lr)
                            .arg(c.momentum > 0 ? QStringLiteral(", momentum %1").arg(c.momentum) : QString());
     } catch (const std::exception& e) {
         info.problem = QString::fromUtf8(e.what());
