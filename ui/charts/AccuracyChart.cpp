@@ -122,6 +122,7 @@ void AccuracyChart::refresh()
         s.dots->replace(thinned(maxDots));
         target = std::max(target, s.curve.series->status().targetAccuracy);
     }
+    const bool allAtZero = xMax <= 0; // nothing yet, or only the first look's evaluation at 0
     if (xMax <= 0)
         xMax = 1;
     // The target is a test accuracy: drawn only against test-set curves.
@@ -138,6 +139,8 @@ void AccuracyChart::refresh()
     if (m_y->min() != lo || m_y->max() != 1.0)
         m_y->setRange(lo, 1.0);
     setRoundTicks(m_x, xMax);
+    if (allAtZero)
+        m_x->setMin(-0.04 * m_x->max()); // a dot at 0 drawn whole, not half hidden by the axis
 }
 
 QList<QPointF> AccuracyChart::linePoints(int curve) const

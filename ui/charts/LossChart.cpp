@@ -146,6 +146,7 @@ void LossChart::refresh()
         if (!evals.empty())
             xMax = std::max(xMax, xOf(evals.back(), m_xAxis));
     }
+    const bool allAtZero = xMax <= 0; // nothing yet, or only the first look's evaluation at 0
     if (xMax <= 0)
         xMax = 1;
     const int columns = plotColumns();
@@ -205,6 +206,8 @@ void LossChart::refresh()
     if (m_y->min() != lo || m_y->max() != hi)
         m_y->setRange(lo, hi);
     setRoundTicks(m_x, xMax);
+    if (allAtZero)
+        m_x->setMin(-0.04 * m_x->max()); // a dot at 0 drawn whole, not half hidden by the axis
 
     // Configuration changes: the latest few of every curve, as vertical lines.
     QList<double> markerXs;
