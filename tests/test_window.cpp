@@ -226,6 +226,10 @@ private slots:
                 QStringLiteral("--accum"), QStringLiteral("16")},
             "--accum: 16 micro-batches per worker need at least 16 chunks per worker");
         row("two-paths", {csvFile, csvFile}, "the window opens one run folder or data set at a time");
+        row("platform-too-small",
+            {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--platform"),
+                QStringLiteral(SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"), QStringLiteral("--workers"), QStringLiteral("8")},
+            "--platform: it has 4 hosts, and this run needs 9");
     }
 
     void badOptionsAreRefusedWithTheReason()

@@ -172,6 +172,13 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
     MetricsBatch batch;
     try {
         RunConfig config = sessionConfig(settings);
+        if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
+            // A platform file is read by the simulation's child at Start: its problems are said now.
+            const std::string why = checkPlatformFile(settings.platformFile.toStdString(), settings.workers + 1,
+                routesNeeded(settings.workers, true, true));
+            if (!why.empty())
+                throw SgdError("--platform: " + why);
+        }
         // The initial parameters are the same on every engine: the first look needs no cluster or job. The
         // session's batch and micro-batches are checked as headless checks them (prepareRun).
         config.engine = EngineKind::Threads;
