@@ -8,6 +8,7 @@
 #include "core/run/ConfigBuilder.h"
 #include "core/io/Files.h"
 #include "ui/MainWindow.h"
+#include "ui/RunFolder.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
@@ -129,20 +130,28 @@ int main(int argc, char** argv)
             return refuseCommandLine(e.what());
         }
     }
-    // The data is loaded and the model built before any window opens, as a headless run would before it
-    // trains: what cannot work is refused now, with headless's message (the window keeps the data).
-    auto dataCache = std::make_shared<ui::DataCache>();
-    if (settings) {
-        const ui::MetricsBatch first = ui::previewSession(dataCache, *settings);
-        if (!first.error.isEmpty())
-            return refuseCommandLine(first.error.toStdString());
-    }
     const bool platformGiven = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
         || std::find(argv + 1, argv + argc, std::string("-platform")) != argv + argc;
     if (!platformGiven && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
         std::cerr << "sgdscope: no display to open the window on (DISPLAY is not set); run it under xvfb-run "
                      "(xvfb-run -a sgdscope), or train without a window: sgdscope --headless --out DIR\n";
         return 2;
+    }
+    // The data is loaded and the model built (or the run folder read) before any window opens, as a headless
+    // run would before it trains: what cannot work is refused now, with headless's message (the window keeps
+    // the data).
+    auto dataCache = std::make_shared<ui::DataCache>();
+    if (settings) {
+        const ui::MetricsBatch first = ui::previewSession(dataCache, *settings);
+        if (!first.error.isEmpty())
+            return refuseCommandLine(first.error.toStdString());
+    }
+    if (!runFolder.empty()) {
+        try {
+            (void)ui::loadRunFolder(QString::fromStdString(runFolder));
+        } catch (const std::exception& e) {
+            return refuseCommandLine(e.what());
+        }
     }
 
     qInstallMessageHandler(quietOffscreenWarnings); // (XDG_RUNTIME_DIR: not the user's business either)

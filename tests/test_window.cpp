@@ -331,6 +331,28 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
+    void aPresetsBatchLargerThanTheDataIsNotInTheWay()
+    {
+        // blobs' batch is 256; classes.csv has 40 rows. The command line's batch is what Start uses ...
+        const QString classes = QStringLiteral(SGDSCOPE_TEST_DATA "/classes.csv");
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"preset", "blobs"}, {"data", classes.toStdString()}, {"batch", "32"}})),
+            QString());
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
+        QCOMPARE(w.series(SyncMode).status().samples, 32 * w.series(SyncMode).status().updates);
+        QCOMPARE(w.controller()->state(), Controller::State::Running);
+        w.controller()->reset();
+        // ... and File > Open data under that preset takes the whole set.
+        QCOMPARE(w.openData(classes), QString());
+        QCOMPARE(w.panel()->settings().batch, 40);
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
+        QCOMPARE(w.series(SyncMode).status().samples, 40 * w.series(SyncMode).status().updates);
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
     void copiedCommandLineGivesTheWindowsSyncBits()
     {
         SKIP_IF_FORK_UNDER_TSAN();
@@ -495,6 +517,12 @@ private slots:
         w.controller()->start();
         QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 20000);
         QCOMPARE(w.series(SyncMode).status().samples, 12 * w.series(SyncMode).status().updates);
+        // The slider offers per-worker batches up to each worker's share of the data (50 / 3 = 16).
+        QCOMPARE(w.panel()->batchSlider()->maximum() + 1, 5); // 1, 2, 4, 8, 16
+        w.panel()->batchSlider()->setValue(w.panel()->batchSlider()->maximum());
+        QCOMPARE(w.panel()->settings().batch, 16);
+        w.panel()->batchSlider()->setValue(2);
+        QCOMPARE(w.panel()->settings().batch, 4);
         // More workers, a larger batch: every worker keeps its 4 samples.
         w.panel()->workersSlider()->setValue(5);
         QCOMPARE(w.controller()->runningSettings().globalBatch(), 20);
@@ -503,6 +531,11 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > change.index + 20, 20000);
         const ModeStatus& now = w.series(SyncMode).status();
         QCOMPARE(now.samples - change.samples, 20 * (now.updates - change.index));
+        // At 16 workers each worker's share is 50 / 16 = 3 samples: the batch per worker becomes 3, the largest
+        // allowed, on the slider for the user to see (not cut silently inside the run).
+        w.panel()->workersSlider()->setValue(16);
+        QCOMPARE(w.panel()->settings().batch, 3);
+        QCOMPARE(w.controller()->runningSettings().globalBatch(), 48);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }

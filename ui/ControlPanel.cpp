@@ -290,6 +290,7 @@ ControlPanel::ControlPanel(QWidget* parent)
         emitSettings();
     });
     connect(m_perWorker, &QCheckBox::toggled, this, [this] {
+        rebuildBatchValues(batchValue());
         updateLabels();
         emitSettings();
     });
@@ -297,8 +298,11 @@ ControlPanel::ControlPanel(QWidget* parent)
         connect(s, &QSlider::valueChanged, this, [this] {
             if (!m_updating)
                 m_exact.remove(qobject_cast<QSlider*>(sender())); // the user's value now: the slider's step
-            if (sender() == m_workers)
+            if (sender() == m_workers) {
                 fillSlowWorkers();
+                if (m_perWorker->isChecked())
+                    rebuildBatchValues(batchValue()); // each worker's share of the data is smaller now
+            }
             updateLabels();
             emitSettings();
         });
@@ -383,25 +387,56 @@ void ControlPanel::presetChanged()
     const QString options = optionsText();
     m_options->setText(tr("Also set: %1").arg(options));
     m_options->setVisible(!options.isEmpty());
-    // Batch sizes: powers of two up to the training set, the preset's own and the whole set.
-    const std::int64_t n = info.trainSamples > 0 ? info.trainSamples : std::max(info.batch, 1);
-    QList<int> values;
-    for (std::int64_t b = 1; b < n && b <= 65536; b *= 2)
-        values << static_cast<int>(b);
-    if (n <= 65536)
-        values << static_cast<int>(n);
-    if (info.batch > 0 && !values.contains(info.batch))
-        values << info.batch;
-    std::sort(values.begin(), values.end());
-    m_batchValues = values;
+    m_trainSamples = info.trainSamples;
+    m_presetBatch = info.batch;
     const bool was = m_updating;
     m_updating = true;
-    m_batch->setRange(0, static_cast<int>(values.size()) - 1);
-    m_batch->setValue(std::max(0, static_cast<int>(values.indexOf(info.batch > 0 ? info.batch : values.back()))));
+    rebuildBatchValues(info.batch);
     m_lr->setValue(sliderFromLr(info.learningRate > 0 ? info.learningRate : 0.01));
     setExact(m_lr, info.learningRate > 0 ? info.learningRate : 0.01);
     m_updating = was;
     updateLabels();
+}
+
+int ControlPanel::batchValue() const
+{
+    if (m_batchValues.isEmpty())
+        return 0;
+    return m_batchValues[std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1)];
+}
+
+void ControlPanel::rebuildBatchValues(int wanted)
+{
+    // Batch sizes: powers of two up to the largest allowed, the preset's own and that largest: the whole
+    // training set, or with a batch per worker each worker's share of it (the update's batch is P x B).
+    const std::int64_t n = m_trainSamples > 0 ? m_trainSamples : std::max(m_presetBatch, 1);
+    const bool perWorker = m_perWorker->isChecked() && m_perWorker->isEnabled();
+    const std::int64_t most = perWorker && m_trainSamples > 0 ? std::max<std::int64_t>(1, n / workerCount()) : n;
+    QList<int> values;
+    for (std::int64_t b = 1; b < most && b <= 65536; b *= 2)
+        values << static_cast<int>(b);
+    if (most <= 65536)
+        values << static_cast<int>(most);
+    for (const int extra : {m_presetBatch, wanted}) { // the preset's, and one from the command line (--batch 96)
+        if (extra > 0 && extra <= most && !values.contains(extra))
+            values << extra;
+    }
+    std::sort(values.begin(), values.end());
+    m_batchValues = values;
+    // The wanted batch, else the largest allowed below it (a per-worker batch that more workers make too large).
+    int index = static_cast<int>(values.size()) - 1;
+    if (wanted > 0) {
+        index = 0;
+        for (int i = 0; i < values.size(); ++i) {
+            if (values[i] <= wanted)
+                index = i;
+        }
+    }
+    const bool was = m_updating;
+    m_updating = true;
+    m_batch->setRange(0, static_cast<int>(values.size()) - 1);
+    m_batch->setValue(index);
+    m_updating = was;
 }
 
 void ControlPanel::fillSlowWorkers()
@@ -606,14 +641,8 @@ void ControlPanel::setSettings(const SessionSettings& s)
         m_workers->setValue(index + 1);
     }
     fillSlowWorkers();
-    if (s.batch > 0 && !m_batchValues.contains(s.batch)) {
-        // A batch of the command line's (--batch 96): a position of its own on the slider.
-        m_batchValues << s.batch;
-        std::sort(m_batchValues.begin(), m_batchValues.end());
-        m_batch->setRange(0, static_cast<int>(m_batchValues.size()) - 1);
-    }
-    if (s.batch > 0)
-        m_batch->setValue(static_cast<int>(m_batchValues.indexOf(s.batch)));
+    // A batch of the command line's (--batch 96) gets a position of its own on the slider.
+    rebuildBatchValues(s.batch > 0 ? s.batch : m_presetBatch);
     m_accum->setValue(std::clamp(s.accum, 1, m_accum->maximum()));
     if (s.learningRate > 0) {
         m_lr->setValue(sliderFromLr(s.learningRate));

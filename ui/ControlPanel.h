@@ -71,6 +71,10 @@ private:
     void updateLabels();
     void emitSettings();
     void fillSlowWorkers();
+    /// The batch slider's values for the current data, workers and per-worker switch; selects `wanted`, or
+    /// the largest allowed value below it.
+    void rebuildBatchValues(int wanted);
+    int batchValue() const;
     void engineChanged();
     /// The worker counts the slider offers on the current engine (every count up to 32, then steps to 1,024).
     void fillWorkerValues();
@@ -127,6 +131,8 @@ private:
     QLabel* m_notes;
     QLabel* m_restart;
     QList<int> m_batchValues;
+    std::int64_t m_trainSamples = 0; // 0: not known (a CSV file not loaded yet)
+    int m_presetBatch = 0;
     bool m_updating = false;
 };
 

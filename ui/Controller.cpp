@@ -84,7 +84,7 @@ Controller::PresetInfo Controller::presetInfo(
         settings.options = options;
         settings.options.removeIf([](const QPair<QString, QString>& o) { return o.first == QStringLiteral("slow"); });
         settings.workers = 1; // (the model and data do not depend on the workers)
-        const RunConfig c = sessionConfig(settings);
+        const RunConfig c = sessionOptionsConfig(settings);
         std::vector<int> widths = c.layers;
         info.trainSamples = trainingSetSize(c);
         if (cache) {
@@ -156,7 +156,8 @@ void Controller::preview()
     // What the first look depends on: the model, the data and the seed.
     // (The batch and micro-batches too: the first look checks them, as Start would.)
     QString key = s.preset + QLatin1Char('|') + QString::number(s.seed) + QLatin1Char('|') + QString::number(s.workers)
-        + QLatin1Char('|') + QString::number(s.globalBatch()) + QLatin1Char('|') + QString::number(s.accum);
+        + QLatin1Char('|') + QString::number(s.globalBatch()) + QLatin1Char('|') + QString::number(s.accum)
+        + QLatin1Char('|') + s.engine + QLatin1Char('|') + s.cluster + QLatin1Char('|') + s.platformFile;
     for (const auto& [name, value] : s.options)
         key += QLatin1Char('|') + name + QLatin1Char('=') + value;
     if (key == m_previewKey)
@@ -412,7 +413,7 @@ void Controller::handleBatch(MetricsBatch& batch)
     for (std::size_t m = 0; m < modeCount; ++m) {
         if (batch.status[m].valid)
             m_updates[m] = batch.status[m].updates;
-        if (!batch.digests[m].isEmpty())
+        if (!batch.digests[m].isEmpty() && m_state == State::Paused) // (a late one after Resume is stale)
             m_digests[m] = batch.digests[m];
     }
     if (!batch.empty())

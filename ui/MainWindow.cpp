@@ -118,7 +118,7 @@ MainWindow::MainWindow(QWidget* parent)
     QAction* open = file->addAction(tr("&Open run..."), this, [this] {
         const QString folder
             = QFileDialog::getExistingDirectory(this, tr("Open a run folder (summary.json, metrics.csv)"));
-        if (folder.isEmpty())
+        if (folder.isEmpty() || !mayReplaceTheRun(folder))
             return;
         const QString problem = openRun(folder);
         if (!problem.isEmpty())
@@ -146,7 +146,7 @@ MainWindow::MainWindow(QWidget* parent)
         const QString folder = QFileDialog::getSaveFileName(this, tr("Save the session as a run folder"),
             QDir(QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString())
                 .filePath(QStringLiteral("run")),
-            QString(), nullptr, QFileDialog::ShowDirsOnly);
+            QString(), nullptr, QFileDialog::ShowDirsOnly | QFileDialog::DontConfirmOverwrite);
         if (folder.isEmpty())
             return;
         const QString problem = saveRun(folder);
@@ -264,6 +264,8 @@ QString MainWindow::openData(const QString& path)
         const Controller::PresetInfo info = Controller::presetInfo(s.preset, s.options, m_controller->dataCache().get());
         if (info.trainSamples > 0 && info.batch > info.trainSamples)
             s.batch = static_cast<int>(info.trainSamples);
+        if (s.batchPerWorker && info.trainSamples > 0) // each worker's share of that batch
+            s.batch = std::max(1, static_cast<int>(std::min<std::int64_t>(info.batch, info.trainSamples) / s.workers));
         first = previewSession(m_controller->dataCache(), s);
     } catch (const std::exception& e) {
         first.error = QString::fromUtf8(e.what());
@@ -327,21 +329,23 @@ QString MainWindow::saveRun(const QString& folder)
         const std::int64_t updates = m_controller->updates(SyncMode);
         const RunConfig config = headlessConfig(s, s.engine == QStringLiteral("mpi") ? 0 : updates);
         record.config = configJson(config);
-        const auto loaded = cachedData(*m_controller->dataCache(), config);
+        // The data set's figures from the loaded data (not loaded again: it may be large, or moved since).
         record.dataset = Json::object();
         record.dataset["name"] = toString(config.dataset);
-        record.dataset["train_samples"] = loaded->train.size();
-        if (loaded->test)
-            record.dataset["test_samples"] = loaded->test->size();
-        std::int64_t parameters = 0;
-        std::vector<int> widths = config.layers;
-        if (widths.size() < 2)
-            widths = {loaded->train.features(), loaded->train.outputWidth()};
-        widths.front() = loaded->train.features(); // as the run built it (a preset's model on other data)
-        widths.back() = loaded->train.outputWidth();
-        for (std::size_t i = 0; i + 1 < widths.size(); ++i)
-            parameters += static_cast<std::int64_t>(widths[i] + 1) * widths[i + 1];
-        record.dataset["parameters"] = parameters;
+        if (const auto loaded = findCachedData(*m_controller->dataCache(), config)) {
+            record.dataset["train_samples"] = loaded->train.size();
+            if (loaded->test)
+                record.dataset["test_samples"] = loaded->test->size();
+            std::int64_t parameters = 0;
+            std::vector<int> widths = config.layers;
+            if (widths.size() < 2)
+                widths = {loaded->train.features(), loaded->train.outputWidth()};
+            widths.front() = loaded->train.features(); // as the run built it (a preset's model on other data)
+            widths.back() = loaded->train.outputWidth();
+            for (std::size_t i = 0; i + 1 < widths.size(); ++i)
+                parameters += static_cast<std::int64_t>(widths[i] + 1) * widths[i + 1];
+            record.dataset["parameters"] = parameters;
+        }
         record.engine = s.engine;
         record.workers = s.workers;
         record.batch = config.batch;
@@ -397,7 +401,7 @@ bool MainWindow::mayReplaceTheRun(const QString& path)
 {
     const bool runFolder = QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json")));
     const auto state = m_controller->state();
-    if (!runFolder || (state != Controller::State::Running && state != Controller::State::Paused))
+    if (!runFolder || state == Controller::State::Idle || state == Controller::State::Failed)
         return true; // data applies on Reset; nothing is lost
     return QMessageBox::question(this, tr("sgdscope"),
                tr("Showing %1 ends the run in progress (save it first with File > Save run as...). Go on?")

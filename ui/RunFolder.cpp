@@ -341,7 +341,7 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
 
 void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record)
 {
-    const QFileInfo target(folder);
+    const QFileInfo target(QDir::cleanPath(folder)); // ("run/" is the folder run, not a place inside it)
     if (target.exists() && !(target.isDir() && QDir(folder).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot)))
         throw SgdError("Save run as: '" + folder.toStdString() + "' exists; save into a new or empty folder");
     // Everything goes into a new folder beside it, which takes the name once it is complete.

@@ -133,10 +133,16 @@ std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& c
         return data;
     auto data = std::make_shared<DataSplit>(loadData(config));
     std::lock_guard lock(cache.mutex);
-    // One data set at a time (Fashion-MNIST is 220 MB): runs and first looks that still use another keep
-    // their own reference.
-    cache.sets.clear();
-    cache.sets[cacheKey(config)] = data;
+    // The two data sets used last (Fashion-MNIST is 220 MB): runs and first looks that still use an older one
+    // keep their own reference.
+    const std::string key = cacheKey(config);
+    cache.sets[key] = data;
+    std::erase(cache.order, key);
+    cache.order.push_back(key);
+    while (cache.order.size() > 2) {
+        cache.sets.erase(cache.order.front());
+        cache.order.erase(cache.order.begin());
+    }
     return data;
 }
 
@@ -148,6 +154,20 @@ std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfi
 }
 
 RunConfig sessionConfig(const SessionSettings& settings)
+{
+    RunConfig config = sessionOptionsConfig(settings);
+    // The panel's batch and micro-batches, checked by prepareRun as headless checks them.
+    if (settings.globalBatch() > 0) {
+        config.batch = settings.globalBatch();
+        config.origins["batch"] = settings.batchPerWorker ? "--batch-per-worker " + std::to_string(settings.batch)
+                + " x " + std::to_string(settings.workers) + " workers"
+                                                          : std::string("--batch");
+    }
+    config.accum = settings.accum;
+    return config;
+}
+
+RunConfig sessionOptionsConfig(const SessionSettings& settings)
 {
     ConfigBuilder builder;
     builder.applyPreset(settings.preset.toStdString(), "preset");
@@ -182,13 +202,6 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         // The initial parameters are the same on every engine: the first look needs no cluster or job. The
         // session's batch and micro-batches are checked as headless checks them (prepareRun).
         config.engine = EngineKind::Threads;
-        if (settings.globalBatch() > 0) {
-            config.batch = settings.globalBatch();
-            config.origins["batch"] = settings.batchPerWorker ? "--batch-per-worker " + std::to_string(settings.batch)
-                    + " x " + std::to_string(settings.workers) + " workers"
-                                                              : std::string("--batch");
-        }
-        config.accum = settings.accum;
         PreparedRun run = prepareRun(config, cachedData(*cache, config));
         TrainerSettings t = trainerSettings(run, settings);
         validateSettings(t, *run.problem); // what Start checks

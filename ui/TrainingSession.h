@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sgdscope {
 struct DataSplit;
@@ -23,6 +24,7 @@ struct DataCache
 {
     std::mutex mutex;
     std::map<std::string, std::shared_ptr<const DataSplit>> sets;
+    std::vector<std::string> order; // keys, the one used last at the end
 };
 
 /// What the GUI and one run's training thread share. The GUI sets stop, paused and pending settings; the
@@ -44,9 +46,11 @@ std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& c
 std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfig& config);
 
 /// The run configuration a window session trains: the preset, then the session's run options, then the
-/// seed, workers and engine. The same ConfigBuilder as headless runs, so the same checks and messages;
+/// seed, workers and engine, then the panel's batch and micro-batches. The same ConfigBuilder as headless runs, so the same checks and messages;
 /// throws SgdError naming the option.
 RunConfig sessionConfig(const SessionSettings& settings);
+/// The same without the panel's batch and micro-batches (the preset's stay): what the model and data are.
+RunConfig sessionOptionsConfig(const SessionSettings& settings);
 
 /// The first look before Start: loads the data (or takes it from the cache), draws the initial parameters
 /// and evaluates them on the whole training set (and the test set), as both modes' evaluation at 0. A
