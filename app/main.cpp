@@ -142,7 +142,7 @@ int main(int argc, char** argv)
     // the data).
     auto dataCache = std::make_shared<ui::DataCache>();
     if (settings) {
-        const ui::MetricsBatch first = ui::previewSession(dataCache, *settings);
+        const ui::MetricsBatch first = ui::previewSession(dataCache, *settings, true);
         if (!first.error.isEmpty())
             return refuseCommandLine(first.error.toStdString());
     }

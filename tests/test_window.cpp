@@ -502,8 +502,10 @@ private slots:
         QCOMPARE(w.series(SyncMode).evals().size(), std::size_t {1});
         QVERIFY(w.series(SyncMode).evals().front().loss != first.loss);
         // A first look that fails says why Start would fail, and keeps no old points.
-        w.panel()->accumSlider()->setValue(4);
-        w.panel()->batchSlider()->setValue(0); // a batch of 1 is one chunk: not 4 micro-batches
+        SessionSettings bad = w.panel()->settings();
+        bad.options.append({QStringLiteral("slow"), QStringLiteral("5:2")}); // with 2 workers
+        w.panel()->setSettings(bad);
+        w.controller()->setSettings(w.panel()->settings());
         QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).evals().empty(), 20000);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }

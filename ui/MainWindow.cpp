@@ -237,7 +237,7 @@ QString MainWindow::applySettings(const SessionSettings& settings)
 {
     // The data is loaded and the model built now, as a headless run would before it trains: what cannot work
     // is said before the window opens (and a CSV file's size is known to the batch slider).
-    const MetricsBatch first = previewSession(m_controller->dataCache(), settings);
+    const MetricsBatch first = previewSession(m_controller->dataCache(), settings, true);
     if (!first.error.isEmpty())
         return first.error;
     m_panel->setSettings(settings);

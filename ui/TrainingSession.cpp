@@ -156,14 +156,14 @@ std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfi
 RunConfig sessionConfig(const SessionSettings& settings)
 {
     RunConfig config = sessionOptionsConfig(settings);
-    // The panel's batch and micro-batches, checked by prepareRun as headless checks them.
+    // The panel's batch, checked by prepareRun as headless checks it. (Its micro-batches are not: the window
+    // takes any K its slider offers, live as at Start; micro-batches beyond a worker's chunks stay empty.)
     if (settings.globalBatch() > 0) {
         config.batch = settings.globalBatch();
         config.origins["batch"] = settings.batchPerWorker ? "--batch-per-worker " + std::to_string(settings.batch)
                 + " x " + std::to_string(settings.workers) + " workers"
                                                           : std::string("--batch");
     }
-    config.accum = settings.accum;
     return config;
 }
 
@@ -187,11 +187,13 @@ RunConfig sessionOptionsConfig(const SessionSettings& settings)
     return builder.resolve();
 }
 
-MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings settings)
+MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings settings, bool asHeadless)
 {
     MetricsBatch batch;
     try {
         RunConfig config = sessionConfig(settings);
+        if (asHeadless)
+            config.accum = settings.accum; // and the micro-batches, as a headless run checks them
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
             const std::string why = checkPlatformFile(settings.platformFile.toStdString(), settings.workers + 1,

@@ -55,7 +55,8 @@ RunConfig sessionOptionsConfig(const SessionSettings& settings);
 /// The first look before Start: loads the data (or takes it from the cache), draws the initial parameters
 /// and evaluates them on the whole training set (and the test set), as both modes' evaluation at 0. A
 /// problem is the batch's error.
-MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings settings);
+/// `asHeadless`: the micro-batches are checked as a headless run checks them (the window's command line).
+MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings settings, bool asHeadless = false);
 
 /// The most workers the window offers on an engine: "threads" (its slider's end in the option table), "sim"
 /// (1,024) or "mpi" (processes started by mpirun).
