@@ -182,6 +182,18 @@ private slots:
         }
     }
 
+    void idxDataTakesCrossEntropyOverAPresetsLoss()
+    {
+        // A folder is IDX data, whose labels are classes: parabola's mse does not follow it there ...
+        const RunConfig c = build({"--data", SGDSCOPE_TEST_DATA});
+        QVERIFY(c.dataset == DatasetKind::Idx);
+        QVERIFY(c.loss == LossKind::SoftmaxCrossEntropy);
+        QVERIFY(QString::fromStdString(c.originOf("loss")).contains(QStringLiteral("IDX labels are classes")));
+        // ... but the user's own loss stays theirs, and CSV data keeps the preset's (its targets may be numbers).
+        QVERIFY(build({"--data", SGDSCOPE_TEST_DATA, "--loss", "mse"}).loss == LossKind::MeanSquaredError);
+        QVERIFY(build({"--data", SGDSCOPE_TEST_DATA "/regression.csv"}).loss == LossKind::MeanSquaredError);
+    }
+
     void batchPerWorkerIsWorkersTimesB()
     {
         // Weak scaling: the batch is P x B, replacing the preset's (fashion-mnist's 256), never the user's.

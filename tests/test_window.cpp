@@ -16,6 +16,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QProcess>
 #include <QSettings>
@@ -351,6 +352,25 @@ private slots:
         QCOMPARE(w.series(SyncMode).status().samples, 40 * w.series(SyncMode).status().updates);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void openDataOnAnIdxFolder()
+    {
+        // Debian's Fashion-MNIST folder read as IDX data, under the parabola preset: its labels are classes, so
+        // the preset's mse gives way to cross-entropy, and the model takes the data's widths.
+        const QString folder = QStringLiteral("/usr/share/datasets/fashion-mnist");
+        if (!QFileInfo::exists(folder + QStringLiteral("/train-labels-idx1-ubyte.gz")))
+            QSKIP("dataset-fashion-mnist is not installed (scripts/setup.sh installs it)");
+        MainWindow w;
+        QCOMPARE(w.openData(folder), QString());
+        QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("data: fashion-mnist"));
+        QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 784-5-10 tanh, cross-entropy")),
+            qPrintable(w.panel()->summaryText()));
+        // The first look has a held-out test set: its accuracy is there before Start.
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty(), 60000);
+        QVERIFY(w.series(SyncMode).evals().front().hasTest);
+        QVERIFY(w.series(SyncMode).evals().front().testAccuracy >= 0);
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 60000);
     }
 
     void copiedCommandLineGivesTheWindowsSyncBits()

@@ -110,6 +110,13 @@ RunConfig ConfigBuilder::resolve() const
             c.dataset = DatasetKind::Csv;
         }
         c.origins["dataset"] = data->origin + " (a " + (c.dataset == DatasetKind::Csv ? "file" : "folder") + ")";
+        // IDX labels are classes: a preset's loss (parabola's mse) belongs to the preset's data, as its sample
+        // count and widths do; the user's own --loss stays theirs (and is refused if it does not fit).
+        const Setting* loss = setting("loss");
+        if (c.dataset == DatasetKind::Idx && loss && !loss->fromUser && c.loss != LossKind::SoftmaxCrossEntropy) {
+            c.loss = LossKind::SoftmaxCrossEntropy;
+            c.origins["loss"] = data->origin + " (IDX labels are classes)";
+        }
     }
 
     // A preset's sample count belongs to its own data set: it does not cut the user's data.
