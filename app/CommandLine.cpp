@@ -130,13 +130,14 @@ RunConfig buildRunConfig(const CommandLine& cl)
 
 std::string helpText()
 {
-    std::string out = "Usage:\n"
-                      "  sgdscope [options]                       open the window so set (default preset: parabola)\n"
-                      "  sgdscope PATH [options]                  open a run folder, or train on a CSV file or IDX folder\n"
-                      "  sgdscope --headless --out DIR [options]  the same run without a window; results in DIR\n"
-                      "  mpirun -np N sgdscope --headless --engine mpi --out DIR [options]\n"
-                      "                                           the same run on N processes (rank 0 writes DIR)\n\n"
-                      "Options:\n";
+    std::string out
+        = "Usage:\n"
+          "  sgdscope [options]                       open the window so set (default preset: parabola)\n"
+          "  sgdscope PATH [options]                  open a run folder, or train on a CSV file or IDX folder\n"
+          "  sgdscope --headless --out DIR [options]  the same run without a window; results in DIR\n"
+          "  mpirun -np N sgdscope --headless --engine mpi --out DIR [options]\n"
+          "                                           the same run on N processes (rank 0 writes DIR)\n\n"
+          "Options:\n";
     auto line = [&](const std::string& left, const std::string& help) {
         std::string l = "  " + left;
         if (l.size() < 26)

@@ -39,7 +39,6 @@ std::string layersText(const std::vector<int>& layers)
     return text;
 }
 
-
 std::atomic<int> g_signal {0};
 static_assert(std::atomic<int>::is_always_lock_free);
 

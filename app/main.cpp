@@ -4,9 +4,9 @@
 #include "app/ProgressStream.h"
 #include "app/SessionChild.h"
 #include "core/common/Error.h"
+#include "core/io/Files.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
-#include "core/io/Files.h"
 #include "ui/MainWindow.h"
 #include "ui/RunFolder.h"
 #include "ui/TrainingSession.h"
@@ -103,17 +103,20 @@ int main(int argc, char** argv)
     std::optional<ui::SessionSettings> settings;
     std::string runFolder;
     if (commandLine.paths.size() > 1)
-        return refuseCommandLine("'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
+        return refuseCommandLine(
+            "'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
     if (commandLine.paths.size() == 1) {
         const std::string& path = commandLine.paths.front();
         std::error_code ec;
         if (!std::filesystem::exists(path, ec))
-            return refuseCommandLine("'" + path + "' does not exist; name a run folder (with summary.json), a CSV file or "
-                "an IDX folder, or give options (see --help)");
+            return refuseCommandLine("'" + path
+                + "' does not exist; name a run folder (with summary.json), a CSV file or "
+                  "an IDX folder, or give options (see --help)");
         if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
             if (!commandLine.options.empty() || !commandLine.configFile.empty())
-                return refuseCommandLine("'" + path + "' is a finished run, shown as it ran: run options apply to new "
-                    "runs, so give them without it");
+                return refuseCommandLine("'" + path
+                    + "' is a finished run, shown as it ran: run options apply to new "
+                      "runs, so give them without it");
             runFolder = path;
         } else {
             commandLine.options.insert(commandLine.options.begin(), {"data", path});

@@ -278,7 +278,8 @@ private slots:
         const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--data"),
             QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"), QStringLiteral("--steps"), QStringLiteral("5")});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.stderrText.contains(QStringLiteral("the preset's model 1-5-1 takes csv's widths: 2-5-1")), qPrintable(r.stderrText));
+        QVERIFY2(r.stderrText.contains(QStringLiteral("the preset's model 1-5-1 takes csv's widths: 2-5-1")),
+            qPrintable(r.stderrText));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("config").at("layers").get<std::string>(), std::string("2,5,1"));
         // Widths the user chose are the user's: a mismatch is refused, as before.
@@ -286,7 +287,8 @@ private slots:
             QStringLiteral("--data"), QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"), QStringLiteral("--layers"),
             QStringLiteral("3,1")});
         QCOMPARE(mine.exitCode, 2);
-        QVERIFY2(mine.stderrText.contains(QStringLiteral("--layers: the first width is 3 but csv has 2 input features")),
+        QVERIFY2(
+            mine.stderrText.contains(QStringLiteral("--layers: the first width is 3 but csv has 2 input features")),
             qPrintable(mine.stderrText));
     }
 

@@ -97,8 +97,8 @@ private slots:
     void commandLineSetsThePanel()
     {
         const SessionSettings s = windowSettings({{"data", csvFile.toStdString()}, {"layers", "2,16,1"},
-            {"momentum", "0.5"}, {"workers", "8"}, {"batch", "24"}, {"lr", "0.03"}, {"accum", "2"},
-            {"slow", "1:3"}, {"jitter", "0.3"}, {"seed", "7"}, {"async-apply", "lockfree"}, {"target-loss", "0.5"}});
+            {"momentum", "0.5"}, {"workers", "8"}, {"batch", "24"}, {"lr", "0.03"}, {"accum", "2"}, {"slow", "1:3"},
+            {"jitter", "0.3"}, {"seed", "7"}, {"async-apply", "lockfree"}, {"target-loss", "0.5"}});
         MainWindow w;
         QCOMPARE(w.applySettings(s), QString());
         const SessionSettings read = w.panel()->settings();
@@ -114,9 +114,11 @@ private slots:
         QCOMPARE(read.targetLoss, 0.5);
         QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("data: regression.csv"));
         // Settings without a control of their own are shown, and the model as it will be built.
-        QVERIFY2(w.panel()->optionsText().contains(QStringLiteral("--layers 2,16,1")), qPrintable(w.panel()->optionsText()));
+        QVERIFY2(
+            w.panel()->optionsText().contains(QStringLiteral("--layers 2,16,1")), qPrintable(w.panel()->optionsText()));
         QVERIFY(w.panel()->optionsText().contains(QStringLiteral("--momentum 0.5")));
-        QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-16-1 tanh")), qPrintable(w.panel()->summaryText()));
+        QVERIFY2(
+            w.panel()->summaryText().contains(QStringLiteral("MLP 2-16-1 tanh")), qPrintable(w.panel()->summaryText()));
         QVERIFY(w.windowTitle().contains(QStringLiteral("data: regression.csv \u00b7 8 workers \u00b7 threads")));
         // ... and kept across Reset, and across a run.
         w.controller()->start();
@@ -142,7 +144,8 @@ private slots:
         QCOMPARE(s.option(QStringLiteral("rotating-straggler")), QStringLiteral("4"));
         // The simulated engine's slider ends at 1,024 workers; headless goes further.
         const QString tooMany = refusalOf({{"engine", "sim"}, {"workers", "2048"}});
-        QVERIFY2(tooMany.contains(QStringLiteral("--workers: 2048 is more than the window offers on the sim engine (1024)")),
+        QVERIFY2(
+            tooMany.contains(QStringLiteral("--workers: 2048 is more than the window offers on the sim engine (1024)")),
             qPrintable(tooMany));
         MainWindow w;
         QCOMPARE(w.applySettings(s), QString());
@@ -150,7 +153,8 @@ private slots:
         QCOMPARE(w.panel()->clusterBox()->currentData().toString(), QStringLiteral("wan"));
         QCOMPARE(w.panel()->settings().workers, 256);
         // Two stragglers: no control takes both, so both are run options, and the model line is the preset's.
-        QCOMPARE(w.panel()->optionsText(), QStringLiteral("--rotating-straggler 4 \u00b7 --slow 1:2 \u00b7 --slow 200:3"));
+        QCOMPARE(
+            w.panel()->optionsText(), QStringLiteral("--rotating-straggler 4 \u00b7 --slow 1:2 \u00b7 --slow 200:3"));
         QVERIFY2(w.panel()->summaryText().startsWith(QStringLiteral("blobs: MLP 64-256-256-10")),
             qPrintable(w.panel()->summaryText()));
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 blobs \u00b7 256 workers \u00b7 simulated wan"));
@@ -191,7 +195,8 @@ private slots:
             (void)windowSettings({}, &out, "c.json");
             QFAIL("--out in a config file was taken");
         } catch (const SgdError& e) {
-            QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("field \"out\" of config file 'c.json'")), e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("field \"out\" of config file 'c.json'")),
+                e.what());
         }
     }
 
@@ -206,7 +211,8 @@ private slots:
         row("steps", {QStringLiteral("--steps"), QStringLiteral("5")}, "--steps: the window trains until you pause");
         row("mode", {QStringLiteral("--mode"), QStringLiteral("sync")}, "--mode: the window runs sync and async");
         row("progress", {QStringLiteral("--progress"), QStringLiteral("-")}, "--progress: streams a headless run");
-        row("workers", {QStringLiteral("--workers"), QStringLiteral("64")}, "--workers: 64 is more than the window offers");
+        row("workers", {QStringLiteral("--workers"), QStringLiteral("64")},
+            "--workers: 64 is more than the window offers");
         row("lr", {QStringLiteral("--lr"), QStringLiteral("3")}, "--lr: 3 is outside what the window's control offers");
         row("value", {QStringLiteral("--workers"), QStringLiteral("0")}, "--workers: '0' is not allowed");
         row("unknown", {QStringLiteral("--speed"), QStringLiteral("9")}, "--speed: unknown option");
@@ -215,12 +221,13 @@ private slots:
             {QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--batch-per-worker"), QStringLiteral("4")},
             "--batch-per-worker: cannot be combined with --batch");
         row("missing-path", {QStringLiteral("/nonexistent/run")}, "'/nonexistent/run' does not exist");
-        row("layers-that-do-not-fit",
-            {csvFile, QStringLiteral("--layers"), QStringLiteral("3,1")}, "--layers: the first width is 3 but csv has 2");
+        row("layers-that-do-not-fit", {csvFile, QStringLiteral("--layers"), QStringLiteral("3,1")},
+            "--layers: the first width is 3 but csv has 2");
         row("batch-larger-than-the-data", {csvFile, QStringLiteral("--batch"), QStringLiteral("100")},
             "--batch: 100 is larger than the training set (64 samples of csv)");
         row("per-worker-batch-larger-than-the-data",
-            {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--batch-per-worker"), QStringLiteral("30")},
+            {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--batch-per-worker"),
+                QStringLiteral("30")},
             "--batch-per-worker 30 x 2 workers: 60 is larger than the training set (50 samples of parabola)");
         row("accum-beyond-the-chunks",
             {QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--batch"), QStringLiteral("24"),
@@ -229,7 +236,8 @@ private slots:
         row("two-paths", {csvFile, csvFile}, "the window opens one run folder or data set at a time");
         row("platform-too-small",
             {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--platform"),
-                QStringLiteral(SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"), QStringLiteral("--workers"), QStringLiteral("8")},
+                QStringLiteral(SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"), QStringLiteral("--workers"),
+                QStringLiteral("8")},
             "--platform: it has 4 hosts, and this run needs 9");
     }
 
@@ -249,8 +257,8 @@ private slots:
     {
         SKIP_IF_FORK_UNDER_TSAN();
         const QString run = m_dir.filePath(QStringLiteral("parabola-run"));
-        const Result r = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), run, QStringLiteral("--steps"),
-            QStringLiteral("300"), QStringLiteral("--workers"), QStringLiteral("2")});
+        const Result r = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), run,
+            QStringLiteral("--steps"), QStringLiteral("300"), QStringLiteral("--workers"), QStringLiteral("2")});
         QCOMPARE(r.exitCode, 0);
         // Options beside a run folder are refused: the folder is shown as it ran.
         const Result both = runProgram({run, QStringLiteral("--workers"), QStringLiteral("2")});
@@ -266,7 +274,8 @@ private slots:
         }
         const Result bad = runProgram({broken});
         QCOMPARE(bad.exitCode, 2);
-        QVERIFY2(bad.err.contains(QStringLiteral("no \"runs\" (is this an sgdscope run folder?)")), qPrintable(bad.err));
+        QVERIFY2(
+            bad.err.contains(QStringLiteral("no \"runs\" (is this an sgdscope run folder?)")), qPrintable(bad.err));
         // ... and on a good one the window opens (and stays open until closed).
         {
             QProcess p;
@@ -337,7 +346,8 @@ private slots:
         // blobs' batch is 256; classes.csv has 40 rows. The command line's batch is what Start uses ...
         const QString classes = QStringLiteral(SGDSCOPE_TEST_DATA "/classes.csv");
         MainWindow w;
-        QCOMPARE(w.applySettings(windowSettings({{"preset", "blobs"}, {"data", classes.toStdString()}, {"batch", "32"}})),
+        QCOMPARE(
+            w.applySettings(windowSettings({{"preset", "blobs"}, {"data", classes.toStdString()}, {"batch", "32"}})),
             QString());
         w.controller()->start();
         QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
@@ -389,7 +399,8 @@ private slots:
         const QString said = w.copyCommandLine();
         QVERIFY2(said.contains(QStringLiteral("1 live change")), qPrintable(said));
         const QString command = QGuiApplication::clipboard()->text();
-        QVERIFY2(command.startsWith(QStringLiteral("sgdscope --headless --out run --preset parabola")), qPrintable(command));
+        QVERIFY2(
+            command.startsWith(QStringLiteral("sgdscope --headless --out run --preset parabola")), qPrintable(command));
         QVERIFY(!command.contains(QStringLiteral("--jitter")));
 
         // Run it as a user would (the program's path and a folder of ours in place of "sgdscope" and "run").
@@ -424,7 +435,8 @@ private slots:
         w.controller()->pause();
         QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 20000);
         const QString command = w.controller()->reproducingCommand();
-        QVERIFY2(command.contains(QStringLiteral("--rotating-straggler 3 --engine sim --cluster datacenter --workers 6")),
+        QVERIFY2(
+            command.contains(QStringLiteral("--rotating-straggler 3 --engine sim --cluster datacenter --workers 6")),
             qPrintable(command));
         QStringList args = QProcess::splitCommand(command);
         args.removeFirst();
@@ -453,7 +465,8 @@ private slots:
         QTest::qWait(200);
         const QString folder = m_dir.filePath(QStringLiteral("saved"));
         QCOMPARE(w.saveRun(folder), QString());
-        for (const char* file : {"summary.json", "metrics.csv", "loss.png", "idle.png", "staleness.png", "comparison.png"})
+        for (const char* file :
+            {"summary.json", "metrics.csv", "loss.png", "idle.png", "staleness.png", "comparison.png"})
             QVERIFY2(QFile::exists(QDir(folder).filePath(QString::fromLatin1(file))), file);
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("config").at("workers").get<int>(), 2);
@@ -490,7 +503,8 @@ private slots:
         QVERIFY(!QFile::exists(QDir(busy).filePath(QStringLiteral("summary.json"))));
         QVERIFY(w.saveRun(folder).contains(QStringLiteral("exists"))); // not over a run either
         // Nothing of a save is left beside the folders (it is written beside them, then renamed).
-        QCOMPARE(QDir(m_dir.path()).entryList({QStringLiteral(".*saving*")}, QDir::AllEntries | QDir::Hidden).size(), 0);
+        QCOMPARE(
+            QDir(m_dir.path()).entryList({QStringLiteral(".*saving*")}, QDir::AllEntries | QDir::Hidden).size(), 0);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }

@@ -538,8 +538,7 @@ void ControlPanel::updateLabels()
 {
     m_workersValue->setText(QString::number(workerCount()));
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
-    const QString batch
-        = m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]);
+    const QString batch = m_batchValues.isEmpty() ? QStringLiteral("-") : QString::number(m_batchValues[batchIndex]);
     m_batchValue->setText(m_perWorker->isChecked() ? tr("%1/w").arg(batch) : batch);
     m_batchValue->setToolTip(m_perWorker->isChecked() && !m_batchValues.isEmpty()
             ? tr("%1 per worker: %2 samples per update").arg(batch).arg(m_batchValues[batchIndex] * workerCount())
@@ -604,7 +603,8 @@ void ControlPanel::setSettings(const SessionSettings& s)
             dataIndex = m_preset->count() - 1;
         }
         m_preset->setItemText(dataIndex, dataName);
-        m_preset->setItemData(dataIndex, QStringLiteral("%1 (on preset %2)").arg(dataName, m_basePreset), Qt::ToolTipRole);
+        m_preset->setItemData(
+            dataIndex, QStringLiteral("%1 (on preset %2)").arg(dataName, m_basePreset), Qt::ToolTipRole);
         m_preset->setCurrentIndex(dataIndex);
     } else {
         if (dataIndex >= 0)

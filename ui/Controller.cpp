@@ -105,10 +105,10 @@ Controller::PresetInfo Controller::presetInfo(
         QString layers;
         for (std::size_t i = 0; i < widths.size(); ++i)
             layers += (i ? QStringLiteral("-") : QString()) + QString::number(widths[i]);
-        const QString data = c.data.empty() ? QString::fromStdString(toString(c.dataset))
-                                            : QStringLiteral("%1 (%2)").arg(
-                                                  QFileInfo(QString::fromStdString(c.data)).fileName(),
-                                                  QString::fromStdString(toString(c.dataset)));
+        const QString data = c.data.empty()
+            ? QString::fromStdString(toString(c.dataset))
+            : QStringLiteral("%1 (%2)").arg(
+                QFileInfo(QString::fromStdString(c.data)).fileName(), QString::fromStdString(toString(c.dataset)));
         // (The learning rate has a slider of its own: the preset's would contradict it.)
         info.summary = QStringLiteral("%1: MLP %2 %3, %4%5")
                            .arg(data, layers.isEmpty() ? tr("(widths from the data)") : layers,
@@ -136,7 +136,6 @@ QString Controller::reproducingCommand(int* liveChanges, std::int64_t* syncUpdat
         program = QCoreApplication::applicationFilePath();
     return headlessCommand(m_started, updates, QStringLiteral("run"), program);
 }
-
 
 void Controller::setPreviewEnabled(bool enabled)
 {

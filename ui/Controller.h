@@ -91,8 +91,8 @@ public:
     };
     static QStringList presetNames();
     /// What a preset with the session's run options trains (`cache`: data loaded already, for its size).
-    static PresetInfo presetInfo(const QString& name, const QList<QPair<QString, QString>>& options = {},
-        DataCache* cache = nullptr);
+    static PresetInfo presetInfo(
+        const QString& name, const QList<QPair<QString, QString>>& options = {}, DataCache* cache = nullptr);
     const std::shared_ptr<DataCache>& dataCache() const { return m_cache; }
     /// Takes data sets loaded already (the command line's, checked before the window opened).
     void adoptDataCache(std::shared_ptr<DataCache> cache) { m_cache = std::move(cache); }

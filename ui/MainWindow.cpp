@@ -15,17 +15,17 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFileInfo>
-#include <QGuiApplication>
-#include <QMimeData>
-#include <QDir>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPainter>
 #include <QScrollArea>
 #include <QSettings>
@@ -133,8 +133,8 @@ MainWindow::MainWindow(QWidget* parent)
             QMessageBox::warning(this, tr("Open data"), problem);
     };
     file->addAction(tr("Open &data (CSV file)..."), this, [this, openDataWith] {
-        openDataWith(QFileDialog::getOpenFileName(this, tr("Open a CSV file to train on"), QString(),
-            tr("CSV files (*.csv *.txt);;All files (*)")));
+        openDataWith(QFileDialog::getOpenFileName(
+            this, tr("Open a CSV file to train on"), QString(), tr("CSV files (*.csv *.txt);;All files (*)")));
     });
     file->addAction(tr("Open data (&IDX folder)..."), this, [this, openDataWith] {
         openDataWith(QFileDialog::getExistingDirectory(
@@ -167,7 +167,8 @@ MainWindow::MainWindow(QWidget* parent)
     QAction* reset = run->addAction(tr("&Reset"), m_controller, &Controller::reset);
     reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->addSeparator();
-    QAction* copy = run->addAction(tr("&Copy command line"), this, [this] { statusBar()->showMessage(copyCommandLine(), 10000); });
+    QAction* copy = run->addAction(
+        tr("&Copy command line"), this, [this] { statusBar()->showMessage(copyCommandLine(), 10000); });
     copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     copy->setToolTip(tr("The headless command that repeats this session from its start, on the clipboard."));
     QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -261,7 +262,8 @@ QString MainWindow::openData(const QString& path)
     try {
         (void)cachedData(*m_controller->dataCache(), sessionConfig(s));
         // ... or the whole set, if the preset's batch (fashion-mnist's 256) is larger than the data.
-        const Controller::PresetInfo info = Controller::presetInfo(s.preset, s.options, m_controller->dataCache().get());
+        const Controller::PresetInfo info
+            = Controller::presetInfo(s.preset, s.options, m_controller->dataCache().get());
         if (info.trainSamples > 0 && info.batch > info.trainSamples)
             s.batch = static_cast<int>(info.trainSamples);
         if (s.batchPerWorker && info.trainSamples > 0) // each worker's share of that batch
@@ -272,7 +274,8 @@ QString MainWindow::openData(const QString& path)
     }
     QApplication::restoreOverrideCursor();
     if (!first.error.isEmpty() && !s.option(QStringLiteral("layers")).isEmpty())
-        first.error += tr(" (--layers %1 is the command line's: it stays for new data)").arg(s.option(QStringLiteral("layers")));
+        first.error += tr(" (--layers %1 is the command line's: it stays for new data)")
+                           .arg(s.option(QStringLiteral("layers")));
     if (!first.error.isEmpty())
         return tr("Could not open %1 as data: %2").arg(QDir::toNativeSeparators(path), first.error);
     if (!m_viewing.isEmpty())
@@ -311,9 +314,9 @@ QString MainWindow::copyCommandLine()
     QString said = updates > 0 ? tr("Copied the headless command for this session's first %1 sync updates").arg(updates)
                                : tr("Copied the headless command for this session");
     if (changes > 0)
-        said += changes == 1 ? tr("; it has the settings the run started with: the 1 live change since is not in it")
-                             : tr("; it has the settings the run started with: the %1 live changes since are not in it")
-                                   .arg(changes);
+        said += changes == 1
+            ? tr("; it has the settings the run started with: the 1 live change since is not in it")
+            : tr("; it has the settings the run started with: the %1 live changes since are not in it").arg(changes);
     return said + QLatin1Char('.');
 }
 
@@ -453,8 +456,9 @@ void MainWindow::updateStartNote()
     const bool one = s.workers == 1;
     const QString workers = s.engine == QStringLiteral("sim")
         ? (one ? tr("1 simulated worker") : tr("%1 simulated workers").arg(s.workers))
-        : s.engine == QStringLiteral("mpi") ? (one ? tr("an MPI job of 1 process") : tr("an MPI job of %1 processes").arg(s.workers))
-                                            : (one ? tr("1 worker thread") : tr("%1 worker threads").arg(s.workers));
+        : s.engine == QStringLiteral("mpi")
+        ? (one ? tr("an MPI job of 1 process") : tr("an MPI job of %1 processes").arg(s.workers))
+        : (one ? tr("1 worker thread") : tr("%1 worker threads").arg(s.workers));
     const bool syncOnly = s.engine == QStringLiteral("mpi") && s.workers < 2; // async needs a server and a worker
     QStringList notes {(syncOnly ? tr("Start trains sync on %1 (async needs at least 2 processes), from the initial "
                                       "weights whose whole-set loss the charts show at 0.")

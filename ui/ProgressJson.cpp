@@ -295,7 +295,8 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     for (const Json& o : options) {
         if (!o.is_array() || o.size() != 2 || !o[0].is_string() || !o[1].is_string())
             throw SgdError("session settings: an entry of \"options\" is not a [name, value] pair of strings");
-        s.options.append({QString::fromStdString(o[0].get<std::string>()), QString::fromStdString(o[1].get<std::string>())});
+        s.options.append(
+            {QString::fromStdString(o[0].get<std::string>()), QString::fromStdString(o[1].get<std::string>())});
     }
     return s;
 }

@@ -7,8 +7,8 @@
 
 #include <QDateTime>
 #include <QDir>
-#include <QFileInfo>
 #include <QFile>
+#include <QFileInfo>
 
 #include <cmath>
 #include <filesystem>
@@ -332,8 +332,8 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
     j["diverged_at_update"] = s.diverged ? Json(s.divergedAt) : Json();
     Json changes = Json::array();
     for (const Marker& m : series.markers())
-        changes.push_back(Json::object({{"update", m.index}, {"samples", m.samples}, {"seconds", m.seconds},
-            {"settings", m.text.toStdString()}}));
+        changes.push_back(Json::object(
+            {{"update", m.index}, {"samples", m.samples}, {"seconds", m.seconds}, {"settings", m.text.toStdString()}}));
     j["live_changes"] = changes;
     return j;
 }
@@ -345,10 +345,10 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
     if (target.exists() && !(target.isDir() && QDir(folder).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot)))
         throw SgdError("Save run as: '" + folder.toStdString() + "' exists; save into a new or empty folder");
     // Everything goes into a new folder beside it, which takes the name once it is complete.
-    const QString staging = QDir(target.absolutePath())
-                                .filePath(QStringLiteral(".%1.saving-%2")
-                                              .arg(target.fileName())
-                                              .arg(QDateTime::currentMSecsSinceEpoch()));
+    const QString staging
+        = QDir(target.absolutePath())
+              .filePath(
+                  QStringLiteral(".%1.saving-%2").arg(target.fileName()).arg(QDateTime::currentMSecsSinceEpoch()));
     const std::string dir = staging.toStdString();
     ensureWritableDirectory(dir, "Save run as: folder");
     struct Cleanup
@@ -404,7 +404,8 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
     if (target.exists() && !QDir().rmdir(target.absoluteFilePath()))
         throw SgdError("Save run as: '" + folder.toStdString() + "' could not be replaced");
     if (!QDir().rename(staging, target.absoluteFilePath()))
-        throw SgdError("Save run as: '" + staging.toStdString() + "' could not be renamed to '" + folder.toStdString() + "'");
+        throw SgdError(
+            "Save run as: '" + staging.toStdString() + "' could not be renamed to '" + folder.toStdString() + "'");
     cleanup.path.clear();
 }
 

@@ -196,8 +196,8 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
             config.accum = settings.accum; // and the micro-batches, as a headless run checks them
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
-            const std::string why = checkPlatformFile(settings.platformFile.toStdString(), settings.workers + 1,
-                routesNeeded(settings.workers, true, true));
+            const std::string why = checkPlatformFile(
+                settings.platformFile.toStdString(), settings.workers + 1, routesNeeded(settings.workers, true, true));
             if (!why.empty())
                 throw SgdError("--platform: " + why);
         }

@@ -15,7 +15,7 @@
 namespace sgdscope {
 struct DataSplit;
 struct RunConfig;
-}
+} // namespace sgdscope
 
 namespace sgdscope::ui {
 
@@ -46,8 +46,8 @@ std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& c
 std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfig& config);
 
 /// The run configuration a window session trains: the preset, then the session's run options, then the
-/// seed, workers and engine, then the panel's batch and micro-batches. The same ConfigBuilder as headless runs, so the same checks and messages;
-/// throws SgdError naming the option.
+/// seed, workers and engine, then the panel's batch and micro-batches. The same ConfigBuilder as headless runs, so the
+/// same checks and messages; throws SgdError naming the option.
 RunConfig sessionConfig(const SessionSettings& settings);
 /// The same without the panel's batch and micro-batches (the preset's stay): what the model and data are.
 RunConfig sessionOptionsConfig(const SessionSettings& settings);

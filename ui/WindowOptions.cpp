@@ -22,15 +22,17 @@ namespace {
 std::string windowRefusal(const std::string& name)
 {
     static const std::map<std::string, std::string> refusals {
-        {"out", "the window shows its results (File > Save run as... writes them as a run folder); --out is for "
-                "--headless runs"},
+        {"out",
+            "the window shows its results (File > Save run as... writes them as a run folder); --out is for "
+            "--headless runs"},
         {"progress", "streams a headless run's figures to a window; the window has them already"},
         {"trace", "the window's timeline shows the workers' spans; a trace file is written by --headless runs"},
         {"save-params", "final parameters are written by --headless runs; the window trains until you stop it"},
         {"steps", "the window trains until you pause or reset; a run of a set length is a --headless run"},
         {"epochs", "the window trains until you pause or reset; a run of a set length is a --headless run"},
-        {"eval-every", "the window evaluates every epoch or every 200 batches, whichever is more; --eval-every is for "
-                       "--headless runs"},
+        {"eval-every",
+            "the window evaluates every epoch or every 200 batches, whichever is more; --eval-every is for "
+            "--headless runs"},
         {"mode", "the window runs sync and async side by side; --mode is for --headless runs"},
     };
     const auto it = refusals.find(name);
@@ -149,9 +151,9 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     const int mostWorkers = maxWindowWorkers(s.engine);
     if (names.count("workers")) {
         if (c.workers > mostWorkers)
-            throw SgdError(lastOrigin["workers"] + ": " + std::to_string(c.workers) + " is more than the window offers on "
-                + "the " + s.engine.toStdString() + " engine (" + std::to_string(mostWorkers)
-                + "); use --headless for more");
+            throw SgdError(lastOrigin["workers"] + ": " + std::to_string(c.workers)
+                + " is more than the window offers on " + "the " + s.engine.toStdString() + " engine ("
+                + std::to_string(mostWorkers) + "); use --headless for more");
         s.workers = c.workers;
     }
     auto checkWindowRange = [&](const char* name, double value) {
@@ -159,8 +161,9 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
         const int sliderEnd = option(name).windowMax;
         const double most = sliderEnd > 0 ? std::min<double>(high, sliderEnd) : high;
         if (value < low || value > most)
-            throw SgdError(lastOrigin[name] + ": " + formatNumber(value) + " is outside what the window's control offers ("
-                + formatNumber(low) + " to " + formatNumber(most) + "); use --headless for it");
+            throw SgdError(lastOrigin[name] + ": " + formatNumber(value)
+                + " is outside what the window's control offers (" + formatNumber(low) + " to " + formatNumber(most)
+                + "); use --headless for it");
     };
     if (names.count("batch"))
         s.batch = c.batch;
@@ -205,8 +208,7 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
         if (onPanel.count(g.name) || g.origin != lastOrigin[g.name] || (g.name == "slow" && slowOnPanel))
             continue;
         const OptionSpec& spec = option(g.name);
-        const QString value
-            = spec.pathValue ? absolutePath(g.value) : QString::fromStdString(g.value);
+        const QString value = spec.pathValue ? absolutePath(g.value) : QString::fromStdString(g.value);
         s.options.append({QString::fromStdString(g.name), value});
     }
     return s;
