@@ -11,6 +11,7 @@
 #include "core/io/Sha256.h"
 #include "core/io/SummaryJson.h"
 #include "core/io/TraceJson.h"
+#include "core/nn/MlpSpec.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/Options.h"
 #include "core/train/ReductionPlan.h"
@@ -33,10 +34,9 @@ namespace sgdscope {
 namespace {
 std::string layersText(const std::vector<int>& layers)
 {
-    std::string text;
-    for (std::size_t i = 0; i < layers.size(); ++i)
-        text += (i ? "-" : "") + std::to_string(layers[i]);
-    return text;
+    MlpSpec spec;
+    spec.layers = layers;
+    return spec.layersText();
 }
 
 std::atomic<int> g_signal {0};

@@ -144,10 +144,11 @@ int main(int argc, char** argv)
     // run would before it trains: what cannot work is refused now, with headless's message (the window keeps
     // the data).
     auto dataCache = std::make_shared<ui::DataCache>();
+    ui::MetricsBatch firstLook;
     if (settings) {
-        const ui::MetricsBatch first = ui::previewSession(dataCache, *settings, true);
-        if (!first.error.isEmpty())
-            return refuseCommandLine(first.error.toStdString());
+        firstLook = ui::previewSession(dataCache, *settings, true);
+        if (!firstLook.error.isEmpty())
+            return refuseCommandLine(firstLook.error.toStdString());
     }
     if (!runFolder.empty()) {
         try {
@@ -165,7 +166,7 @@ int main(int argc, char** argv)
     ui::MainWindow window;
     window.adoptDataCache(dataCache);
     if (settings) {
-        if (const QString problem = window.applySettings(*settings); !problem.isEmpty())
+        if (const QString problem = window.applySettings(*settings, &firstLook); !problem.isEmpty())
             return refuseCommandLine(problem.toStdString());
     }
     if (!runFolder.empty()) {

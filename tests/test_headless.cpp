@@ -278,7 +278,7 @@ private slots:
         const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--data"),
             QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"), QStringLiteral("--steps"), QStringLiteral("5")});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.stderrText.contains(QStringLiteral("the preset's model 1-5-1 takes csv's widths: 2-5-1")),
+        QVERIFY2(r.stderrText.contains(QStringLiteral("the preset's model 1,5,1 takes csv's widths: 2,5,1")),
             qPrintable(r.stderrText));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("config").at("layers").get<std::string>(), std::string("2,5,1"));

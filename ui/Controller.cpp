@@ -7,6 +7,7 @@
 
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
+#include "core/run/Experiment.h"
 #include "core/run/Options.h"
 #include "core/run/RunConfig.h"
 
@@ -87,17 +88,9 @@ Controller::PresetInfo Controller::presetInfo(
         const RunConfig c = sessionOptionsConfig(settings);
         std::vector<int> widths = c.layers;
         info.trainSamples = trainingSetSize(c);
-        if (cache) {
-            if (const auto data = findCachedData(*cache, c)) {
-                info.trainSamples = data->train.size();
-                const bool presetModel = c.originOf("layers").find("(from preset") != std::string::npos;
-                if (widths.empty() || presetModel) { // the data's widths, as prepareRun chooses them
-                    if (widths.size() < 2)
-                        widths = {data->train.features(), data->train.outputWidth()};
-                    widths.front() = data->train.features();
-                    widths.back() = data->train.outputWidth();
-                }
-            }
+        if (const auto data = cache ? findCachedData(*cache, c) : nullptr) {
+            info.trainSamples = data->train.size();
+            widths = modelWidths(c, data->train); // as prepareRun builds the model
         }
         info.batch = c.batch > 0 ? c.batch : static_cast<int>(info.trainSamples);
         info.learningRate = c.lr;
@@ -147,18 +140,36 @@ void Controller::setPreviewEnabled(bool enabled)
         preview();
 }
 
-void Controller::preview()
+namespace {
+/// What a first look depends on: the model, the data and the seed; and what it checks as Start would (the
+/// workers, batch, micro-batches and platform).
+QString firstLookKey(const SessionSettings& s)
 {
-    if (m_state != State::Idle || !m_previewEnabled)
-        return;
-    SessionSettings s = m_settings;
-    // What the first look depends on: the model, the data and the seed.
-    // (The batch and micro-batches too: the first look checks them, as Start would.)
     QString key = s.preset + QLatin1Char('|') + QString::number(s.seed) + QLatin1Char('|') + QString::number(s.workers)
         + QLatin1Char('|') + QString::number(s.globalBatch()) + QLatin1Char('|') + QString::number(s.accum)
         + QLatin1Char('|') + s.engine + QLatin1Char('|') + s.cluster + QLatin1Char('|') + s.platformFile;
     for (const auto& [name, value] : s.options)
         key += QLatin1Char('|') + name + QLatin1Char('=') + value;
+    return key;
+}
+} // namespace
+
+void Controller::adoptFirstLook(const MetricsBatch& batch)
+{
+    if (m_state != State::Idle || !m_previewEnabled || !batch.error.isEmpty())
+        return;
+    m_previewKey = firstLookKey(m_settings);
+    m_previewTimer.stop();
+    m_preview.reset();
+    emit cleared();
+    emit metricsReady(batch);
+}
+
+void Controller::preview()
+{
+    if (m_state != State::Idle || !m_previewEnabled)
+        return;
+    const QString key = firstLookKey(m_settings);
     if (key == m_previewKey)
         return;
     m_previewKey = key;
@@ -230,12 +241,8 @@ void Controller::setSettings(const SessionSettings& settings)
     }
     emit restartNeeded(false);
     SessionSettings live = settings;
-    if (live.workers != m_running.workers || live.globalBatch() != m_running.globalBatch()
-        || live.accum != m_running.accum || live.learningRate != m_running.learningRate
-        || live.slowWorker != m_running.slowWorker || live.slowFactor != m_running.slowFactor
-        || live.jitter != m_running.jitter || live.lockFree != m_running.lockFree
-        || live.batchPerWorker != m_running.batchPerWorker)
-        ++m_liveChanges; // (a target is not part of the training)
+    if (live.trainsDifferentlyFrom(m_running))
+        ++m_liveChanges;
     m_running = live;
     if (m_external) {
         Json command = Json::object();

@@ -105,6 +105,9 @@ public:
     const SessionSettings& startedSettings() const { return m_started; }
     /// Each mode's parameter digest (summary.json's params_digest), as of the last pause; empty if none.
     QString digest(int mode) const { return m_digests[static_cast<std::size_t>(mode)]; }
+    /// A first look taken already for the current settings (the window's command line and Open data check
+    /// the settings that way): shown instead of taking it again.
+    void adoptFirstLook(const MetricsBatch& batch);
     /// The first look is taken while idle unless the window shows something else (a run folder).
     void setPreviewEnabled(bool enabled);
     /// Each mode's updates as of its last status.

@@ -7,6 +7,8 @@
 #include "ui/WindowOptions.h"
 
 #include "core/data/Dataset.h"
+#include "core/nn/ParameterLayout.h"
+#include "core/run/Experiment.h"
 #include "core/run/Options.h"
 #include "ui/charts/AccuracyChart.h"
 #include "ui/charts/LossChart.h"
@@ -234,15 +236,16 @@ MainWindow::MainWindow(QWidget* parent)
     updateStartNote();
 }
 
-QString MainWindow::applySettings(const SessionSettings& settings)
+QString MainWindow::applySettings(const SessionSettings& settings, const MetricsBatch* checked)
 {
     // The data is loaded and the model built now, as a headless run would before it trains: what cannot work
     // is said before the window opens (and a CSV file's size is known to the batch slider).
-    const MetricsBatch first = previewSession(m_controller->dataCache(), settings, true);
+    const MetricsBatch first = checked ? *checked : previewSession(m_controller->dataCache(), settings, true);
     if (!first.error.isEmpty())
         return first.error;
     m_panel->setSettings(settings);
     m_controller->setSettings(m_panel->settings());
+    m_controller->adoptFirstLook(first); // the check was the first look
     updateTitle();
     updateStartNote();
     return {};
@@ -282,6 +285,7 @@ QString MainWindow::openData(const QString& path)
         onCleared(); // a run folder was shown: the new session's first look replaces it
     m_panel->setSettings(s);
     m_controller->setSettings(m_panel->settings());
+    m_controller->adoptFirstLook(first); // (if idle: a running session keeps its charts)
     addRecent(QFileInfo(path).absoluteFilePath());
     updateTitle();
     return {};
@@ -339,15 +343,9 @@ QString MainWindow::saveRun(const QString& folder)
             record.dataset["train_samples"] = loaded->train.size();
             if (loaded->test)
                 record.dataset["test_samples"] = loaded->test->size();
-            std::int64_t parameters = 0;
-            std::vector<int> widths = config.layers;
-            if (widths.size() < 2)
-                widths = {loaded->train.features(), loaded->train.outputWidth()};
-            widths.front() = loaded->train.features(); // as the run built it (a preset's model on other data)
-            widths.back() = loaded->train.outputWidth();
-            for (std::size_t i = 0; i + 1 < widths.size(); ++i)
-                parameters += static_cast<std::int64_t>(widths[i] + 1) * widths[i + 1];
-            record.dataset["parameters"] = parameters;
+            MlpSpec spec;
+            spec.layers = modelWidths(config, loaded->train); // as the run built it
+            record.dataset["parameters"] = ParameterLayout(spec).parameterCount();
         }
         record.engine = s.engine;
         record.workers = s.workers;

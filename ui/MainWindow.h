@@ -58,7 +58,8 @@ public:
     QString openPath(const QString& path);
     /// The window's command line: the settings it gives (ui/WindowOptions.h), shown in the panel. The data is
     /// loaded and the model built first: returns the problem, if any (and then changes nothing).
-    QString applySettings(const SessionSettings& settings);
+    /// `checked`: that check's result, made already (app/main.cpp makes it before any window exists).
+    QString applySettings(const SessionSettings& settings, const MetricsBatch* checked = nullptr);
     /// Run > Copy command line: puts the headless command that repeats the current session on the clipboard
     /// and returns what the status bar says about it.
     QString copyCommandLine();

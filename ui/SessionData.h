@@ -186,6 +186,15 @@ struct SessionSettings
 
     bool external() const { return engine != QStringLiteral("threads"); }
 
+    /// Settings that change how a running session trains from its next update (a live change; the target
+    /// only marks the charts).
+    bool trainsDifferentlyFrom(const SessionSettings& other) const
+    {
+        return workers != other.workers || globalBatch() != other.globalBatch() || accum != other.accum
+            || learningRate != other.learningRate || slowWorker != other.slowWorker || slowFactor != other.slowFactor
+            || jitter != other.jitter || lockFree != other.lockFree || batchPerWorker != other.batchPerWorker;
+    }
+
     /// Settings that cannot change while a run goes on (they need Reset). An MPI job's processes are its
     /// workers: any change needs a new job.
     bool needsRestartComparedTo(const SessionSettings& other) const

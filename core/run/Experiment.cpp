@@ -60,6 +60,20 @@ EngineChoice engineChoiceFor(
 }
 } // namespace
 
+std::vector<int> modelWidths(const RunConfig& config, const Dataset& train)
+{
+    std::vector<int> widths = config.layers;
+    if (widths.size() < 2)
+        return {train.features(), train.outputWidth()};
+    // A preset's model belongs to its own data set (as its sample count does): on the user's data it keeps
+    // its hidden layers and takes the data's input and output widths. The user's widths stay theirs.
+    if (config.originOf("layers").find("(from preset") != std::string::npos) {
+        widths.front() = train.features();
+        widths.back() = train.outputWidth();
+    }
+    return widths;
+}
+
 PreparedRun prepareRun(const RunConfig& config)
 {
     return prepareRun(config, std::make_shared<DataSplit>(loadData(config)));
@@ -82,17 +96,9 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     auto problem = std::make_shared<Problem>();
     problem->spec.activation = config.activation;
     problem->spec.loss = config.loss;
-    problem->spec.layers = config.layers;
-    // A preset's model belongs to its own data set (as its sample count does): on the user's data it keeps
-    // its hidden layers and takes the data's input and output widths.
-    const bool presetModel = config.originOf("layers").find("(from preset") != std::string::npos;
-    if (presetModel && problem->spec.layers.size() >= 2) {
-        problem->spec.layers.front() = train.features();
-        problem->spec.layers.back() = train.outputWidth();
-        run.config.layers = problem->spec.layers;
-    }
-    if (problem->spec.layers.empty())
-        problem->spec.layers = {train.features(), train.outputWidth()};
+    problem->spec.layers = modelWidths(config, train);
+    if (!config.layers.empty())
+        run.config.layers = problem->spec.layers; // (a preset's, fitted to the data)
     if (problem->spec.layers.front() != train.features())
         throw SgdError(config.originOf("layers") + ": the first width is "
             + std::to_string(problem->spec.layers.front()) + " but " + dataName + " has "

@@ -27,6 +27,9 @@ struct PreparedRun
 
 /// Loads and checks; throws SgdError (naming the option, field or file) on bad input.
 PreparedRun prepareRun(const RunConfig& config);
+/// The model's widths on `train`: the user's --layers as given (prepareRun refuses them if they do not fit),
+/// a preset's with the data's input and output widths, none: no hidden layer.
+std::vector<int> modelWidths(const RunConfig& config, const Dataset& train);
 /// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.
 PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data);
 /// The outcome of one mode's run, with what summary.json reports.
