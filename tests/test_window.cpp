@@ -6,6 +6,7 @@
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
+#include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
 #include "core/common/Error.h"
@@ -20,6 +21,7 @@
 #include <QGuiApplication>
 #include <QProcess>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -528,12 +530,20 @@ private slots:
         // Another seed, another first look, which replaces the one before (typing 4, then 45, is one look).
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.series(SyncMode).evals().size(), std::size_t {1}, 20000);
+        QTest::qWait(100); // (the reset's own first look has been shown)
+        QSignalSpy looks(w.controller(), &Controller::metricsReady); // idle: only first looks send metrics
         w.panel()->seedBox()->setValue(4);
         w.panel()->seedBox()->setValue(45);
         QTest::qWait(600);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
         QTest::qWait(100);
+        QCOMPARE(looks.count(), 1);
         QCOMPARE(w.series(SyncMode).evals().size(), std::size_t {1});
+        // ... and it is seed 45's, taken on its own.
+        SessionSettings seed45 = w.panel()->settings();
+        QCOMPARE(seed45.seed, std::uint64_t {45});
+        const MetricsBatch alone = previewSession(std::make_shared<DataCache>(), seed45);
+        QCOMPARE(w.series(SyncMode).evals().front().loss, alone.evals[SyncMode].front().loss);
         QVERIFY(w.series(SyncMode).evals().front().loss != first.loss);
         // A first look that fails says why Start would fail, and keeps no old points.
         SessionSettings bad = w.panel()->settings();
