@@ -5,12 +5,68 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <mutex>
+#include <thread>
 
 namespace sgdscope {
 
 namespace {
+/// Writes the progress lines on a thread of its own: the run never waits for its reader. (mpirun stops
+/// forwarding its processes' output when it is ending the job: a run blocked in a write then could not write
+/// its summary in the second it has.) Made once and never destroyed, so that no exit waits for it.
+class LineWriter
+{
+public:
+    static LineWriter& get()
+    {
+        static LineWriter* writer = new LineWriter();
+        return *writer;
+    }
+    void write(std::string line)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_lines.push_back(std::move(line));
+        }
+        m_changed.notify_all();
+    }
+    /// Waits until every line is written, at most `seconds`.
+    void drain(double seconds)
+    {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return m_lines.empty() && !m_busy; });
+    }
+
+private:
+    LineWriter()
+    {
+        std::thread([this] { loop(); }).detach();
+    }
+    void loop()
+    {
+        std::unique_lock lock(m_mutex);
+        while (true) {
+            m_changed.wait(lock, [this] { return !m_lines.empty(); });
+            std::string line = std::move(m_lines.front());
+            m_lines.pop_front();
+            m_busy = true;
+            lock.unlock();
+            std::fwrite(line.data(), 1, line.size(), stdout);
+            std::fflush(stdout);
+            lock.lock();
+            m_busy = false;
+            m_changed.notify_all();
+        }
+    }
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::deque<std::string> m_lines;
+    bool m_busy = false;
+};
+
 class StandardOutputProgress : public ProgressReporter
 {
 public:
@@ -40,9 +96,7 @@ public:
             std::lock_guard lock(m_mutex);
             std::swap(batch, m_staging);
         }
-        const std::string line = dumpJson(ui::metricsBatchJson(batch), -1) + "\n";
-        std::fwrite(line.data(), 1, line.size(), stdout);
-        std::fflush(stdout);
+        LineWriter::get().write(dumpJson(ui::metricsBatchJson(batch), -1) + "\n");
     }
 
 private:
@@ -53,6 +107,11 @@ private:
     std::chrono::steady_clock::time_point m_lastLine {};
 };
 } // namespace
+
+void drainProgress(double seconds)
+{
+    LineWriter::get().drain(seconds);
+}
 
 ProgressFactory progressToStandardOutput()
 {

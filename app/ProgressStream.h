@@ -6,6 +6,9 @@ namespace sgdscope {
 
 /// --progress -: what the window shows of one mode, as JSON lines on standard output (ui/ProgressJson.h),
 /// at most about 30 a second, and one after the last slice.
+/// The lines go out on a thread of their own, so that a slow or gone reader never stops the run.
 ProgressFactory progressToStandardOutput();
+/// Waits until every progress line is written, at most `seconds` (before the process ends).
+void drainProgress(double seconds);
 
 } // namespace sgdscope

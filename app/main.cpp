@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -96,7 +97,10 @@ int main(int argc, char** argv)
         installInterruptHandlers();
         qInstallMessageHandler(quietOffscreenWarnings);
         // The QApplication for the charts is made only once the run has been checked and trained.
-        return runHeadless(commandLine, headlessChartWriter(), progressToStandardOutput());
+        const int exitCode = runHeadless(commandLine, headlessChartWriter(), progressToStandardOutput());
+        // The last progress lines (a reader that takes none after a stop signal is not waited for long).
+        drainProgress(interruptSignal() != 0 && interruptSignal() != SIGUSR1 ? 1.0 : 3600.0);
+        return exitCode;
     }
     // The window's command line: a run folder to show, or run options (and a data set named alone) to start
     // from, checked as headless checks them.

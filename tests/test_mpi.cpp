@@ -16,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <signal.h>
@@ -241,6 +242,21 @@ private slots:
             QString::fromStdString((*ra)["params_digest"].get<std::string>()));
         QCOMPARE(b["mpi"]["processes"].get<int>(), processes);
         QCOMPARE(static_cast<int>(b["mpi"]["clock_offsets_seconds"].size()), processes);
+        // Each rank computed its own chunks, as counted by that rank: the threads engine's worker r's share,
+        // in a process of its own (one rank computing everything would show here).
+        const Json& ranks = b["mpi"]["ranks"]["sync"];
+        QCOMPARE(static_cast<int>(ranks.size()), processes);
+        std::set<long long> pids;
+        for (int r = 0; r < processes; ++r) {
+            const Json& rank = ranks[static_cast<std::size_t>(r)];
+            QCOMPARE(rank["rank"].get<int>(), r);
+            QCOMPARE(rank["updates"].get<long long>(), 6LL);
+            QCOMPARE(rank["computed_samples"].get<long long>(),
+                (*ra)["workers_detail"][static_cast<std::size_t>(r)]["samples"].get<long long>());
+            QVERIFY(rank["computed_samples"].get<long long>() > 0);
+            pids.insert(rank["pid"].get<long long>());
+        }
+        QCOMPARE(static_cast<int>(pids.size()), processes);
     }
 
     // Ranks on different kernel paths (as on different CPUs) run one job, with the threads engine's bits: their
@@ -411,11 +427,12 @@ private slots:
         QVERIFY(!QFile::exists(out + QStringLiteral("/summary.json")));
     }
 
-    void aKilledRankEndsTheJobNamingIt()
+    void aKilledRankEndsTheJobNamingItWithAFailedSummary()
     {
         QProcess p;
         QElapsedTimer clock;
-        QVERIFY(startLong(p, 3, nextOut(), clock));
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 3, out, clock));
         const qint64 victim = pidOfRank(p.processId(), 2);
         QVERIFY(victim > 0);
         QElapsedTimer sinceKill;
@@ -423,16 +440,30 @@ private slots:
         ::kill(static_cast<pid_t>(victim), SIGKILL);
         const Result r = finish(p, clock, 30000);
         const qint64 ms = sinceKill.elapsed();
-        QVERIFY2(r.exitCode != 0, qPrintable(r.output));
+        QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
         QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
-        QVERIFY2(r.output.contains(QStringLiteral("rank 2")), qPrintable(r.output));
+        // Our message, not only mpirun's, names the rank.
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 2 is gone: its process ended (dead or hung since")),
+            qPrintable(r.output));
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: rank 2 is gone")), 1);
+        // What was done is kept: a summary marked failed, with the updates done, and the metrics.
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["failed"].get<bool>(), true);
+        QVERIFY(summary["failure"].get<std::string>().find("rank 2 is gone") == 0);
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        QCOMPARE((*run)["failed"].get<bool>(), true);
+        QVERIFY((*run)["updates"].get<long long>() > 0);
+        QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
     }
 
     void aHungRankEndsTheJobNamingIt()
     {
         QProcess p;
         QElapsedTimer clock;
-        QVERIFY(startLong(p, 3, nextOut(), clock));
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")}));
         const qint64 victim = pidOfRank(p.processId(), 1);
         QVERIFY(victim > 0);
         QElapsedTimer sinceStop;
@@ -441,55 +472,132 @@ private slots:
         const Result r = finish(p, clock, 30000);
         const qint64 ms = sinceStop.elapsed();
         ::kill(static_cast<pid_t>(victim), SIGKILL); // in case it outlived the job
-        QVERIFY2(r.exitCode != 0, qPrintable(r.output));
-        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
-        QVERIFY2(r.output.contains(QStringLiteral("rank 1 did not answer within 6 s")), qPrintable(r.output));
-        QCOMPARE(countOf(r.output, QStringLiteral("did not answer")), 1);
+        QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
+        QVERIFY2(ms >= 3000 && ms < 10000, qPrintable(QString::number(ms))); // silence, after --peer-timeout
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 1 sent nothing for 3")), qPrintable(r.output));
+        QVERIFY2(r.output.contains(QStringLiteral("--peer-timeout 3; dead or hung since")), qPrintable(r.output));
+        QCOMPARE(countOf(r.output, QStringLiteral("sent nothing")), 1);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["failed"].get<bool>(), true);
     }
 
-    void sigtermWritesAnInterruptedSummary()
+    // A rank that is busy is not silent: a straggler's step and rank 0's whole-set evaluation each last longer
+    // than --peer-timeout 1, and the job completes (its watch thread beats meanwhile).
+    void workLongerThanThePeerTimeoutCompletes()
+    {
+        const QString out = nextOut();
+        const QString trace = m_dir.filePath(QStringLiteral("long-work-trace.json"));
+        const Result r = runMpi(2,
+            {QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--layers"),
+                QStringLiteral("64,1024,1024,10"), QStringLiteral("--samples"), QStringLiteral("300000"),
+                QStringLiteral("--batch"), QStringLiteral("256"), QStringLiteral("--mode"), QStringLiteral("sync"),
+                QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--eval-every"), QStringLiteral("1"),
+                QStringLiteral("--slow"), QStringLiteral("1:400"), QStringLiteral("--peer-timeout"),
+                QStringLiteral("1"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace},
+            300000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        QCOMPARE((*run)["updates"].get<long long>(), 3LL);
+        // The premise, measured: rank 1's straggler delay lasted longer than the timeout in single spans, and so
+        // did rank 0's evaluations (the time outside the mode's clock is its four evaluations: of the initial
+        // parameters and after each update), while rank 1 waited for its next parameters.
+        double longestDelay = 0;
+        const Json events = readJson(trace)["traceEvents"];
+        for (const Json& e : events) {
+            if (e["ph"] == "X" && e["tid"].get<int>() == 1 && e["name"] == "delay")
+                longestDelay = std::max(longestDelay, e["dur"].get<double>() / 1e6);
+        }
+        QVERIFY2(longestDelay > 1.2, qPrintable(QString::number(longestDelay)));
+        const double evaluating = (*run)["wall_clock_seconds"].get<double>() - (*run)["seconds"].get<double>();
+        QVERIFY2(evaluating / 4 > 1.2, qPrintable(QString::number(evaluating)));
+    }
+
+    // SIGTERM with a model whose whole-set evaluation takes seconds: the summary is there within 2 s, with the
+    // last evaluation's figures (the final parameters are not evaluated).
+    void sigtermLeavesASummaryWithinTwoSeconds()
     {
         QProcess p;
         QElapsedTimer clock;
         const QString out = nextOut();
-        // With a trace that has grown for a while: the summary must not wait for the large files.
         const QString trace = m_dir.filePath(QStringLiteral("interrupted-trace.json"));
-        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--trace"), trace}));
-        QTest::qWait(8000);
+        prepare(p);
+        clock.start();
+        p.start(QStringLiteral(SGDSCOPE_MPIEXEC),
+            mpirunArgs(3)
+                + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
+                    QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--preset"),
+                    QStringLiteral("blobs"), QStringLiteral("--layers"), QStringLiteral("64,1024,1024,10"),
+                    QStringLiteral("--samples"), QStringLiteral("40000"), QStringLiteral("--batch"),
+                    QStringLiteral("64"), QStringLiteral("--steps"), QStringLiteral("1000000"),
+                    QStringLiteral("--eval-every"), QStringLiteral("20"), QStringLiteral("--progress"),
+                    QStringLiteral("-"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
+        // Training: progress lines with updates past the first evaluation.
+        QByteArray seen;
+        while (clock.elapsed() < 120000 && !seen.contains("\"updates\":2")) {
+            p.waitForReadyRead(200);
+            seen += p.readAll();
+            QVERIFY2(p.state() != QProcess::NotRunning, seen.constData());
+        }
+        QTest::qWait(1500);
         QElapsedTimer sinceTerm;
         sinceTerm.start();
         ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
-        const Result r = finish(p, clock, 30000);
+        const QString summaryPath = out + QStringLiteral("/summary.json");
+        while (!QFile::exists(summaryPath) && sinceTerm.elapsed() < 10000)
+            QTest::qWait(20);
         const qint64 ms = sinceTerm.elapsed();
-        QVERIFY2(r.exitCode != 0, qPrintable(r.output));
-        // The job ends promptly: 1.5 s here on a quiet machine, 2.0 s with a spinning process per core.
-        QVERIFY2(ms < 5000, qPrintable(QString::number(ms)));
-        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Result r = finish(p, clock, 30000);
+        QVERIFY2(ms < 2000, qPrintable(QString::number(ms) + QStringLiteral(" ms\n") + r.output));
+        const Json summary = readJson(summaryPath);
         QVERIFY2(summary.is_object(), qPrintable(r.output));
         QCOMPARE(summary["interrupted"].get<bool>(), true);
+        QCOMPARE(QString::fromStdString(summary["stopped_by"].get<std::string>()), QStringLiteral("SIGTERM"));
         const Json* run = runOf(summary, "sync");
         QVERIFY(run);
         QCOMPARE((*run)["interrupted"].get<bool>(), true);
         QVERIFY((*run)["updates"].get<long long>() > 0);
+        QVERIFY((*run)["final_evaluation"]["updates"].get<long long>() < (*run)["updates"].get<long long>());
         // Written first, it says which files were still to come (the trace among them).
         QVERIFY(summary["written_after_this_file"].dump().find("interrupted-trace.json") != std::string::npos);
         QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
     }
 
-    void sigusr1StopsCleanly()
+    void sigusr1EndsTheJobWithExitCodeZero()
     {
         // What the window sends: mpirun passes SIGUSR1 on at once, and every process finishes normally.
         QProcess p;
         QElapsedTimer clock;
         const QString out = nextOut();
-        QVERIFY(startLong(p, 2, out, clock));
+        QVERIFY(startLong(p, 3, out, clock));
         ::kill(static_cast<pid_t>(p.processId()), SIGUSR1);
         const Result r = finish(p, clock, 30000);
-        QVERIFY2(r.exitCode != -1, qPrintable(r.output));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        QVERIFY2(!r.output.contains(QStringLiteral("abort"), Qt::CaseInsensitive), qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QVERIFY2(summary.is_object(), qPrintable(r.output));
         QCOMPARE(summary["interrupted"].get<bool>(), true);
+        QCOMPARE(summary["failed"].get<bool>(), false);
+        QVERIFY(summary["stopped_by"].get<std::string>().find("SIGUSR1") == 0);
         QVERIFY(QFile::exists(out + QStringLiteral("/loss.png")));
+    }
+
+    // A problem that only rank 1 has (its own command line) reaches the user once, from us, with its rank.
+    void aBadOptionOnRankOneOnlyIsSaidOnce()
+    {
+        const QString out = nextOut();
+        const QStringList good
+            = QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {QStringLiteral("--out"), out};
+        QStringList args = mpirunArgs(1) + good + QStringList {QStringLiteral(":")};
+        args += mpirunArgs(1).mid(3) + good + QStringList {QStringLiteral("--lr"), QStringLiteral("-1")};
+        const Result r = mpirun(args);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 1: --lr")), qPrintable(r.output));
+        QVERIFY(!QFile::exists(out + QStringLiteral("/summary.json")));
     }
 };
 

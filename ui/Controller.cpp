@@ -449,12 +449,7 @@ void Controller::startExternal()
         m_runFolder = QDir(base).filePath(
             QStringLiteral("sgdscope-runs/mpi-%1")
                 .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
-        QStringList args {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"),
-            QStringLiteral("-np"), QString::number(s.workers)};
-        if (!s.hostFile.isEmpty())
-            args << QStringLiteral("--hostfile") << s.hostFile;
-        args << program;
-        args += headlessArguments(s, 0, m_runFolder);
+        QStringList args = mpirunArguments(s, 0, m_runFolder, program);
         args << QStringLiteral("--progress") << QStringLiteral("-");
         // The straggler must exist in both modes: async has one worker fewer (the server is rank 0).
         const int asyncWorkers = s.workers < 2 ? s.workers : s.workers - 1;

@@ -263,18 +263,28 @@ QString headlessCommand(
     const SessionSettings& settings, std::int64_t syncUpdates, const QString& out, const QString& program)
 {
     QStringList words;
-    if (settings.engine == QStringLiteral("mpi")) {
-        words << QStringLiteral("mpirun") << QStringLiteral("--oversubscribe") << QStringLiteral("-np")
-              << QString::number(settings.workers);
-        if (!settings.hostFile.isEmpty())
-            words << QStringLiteral("--hostfile") << settings.hostFile;
-    }
-    words << program;
-    words += headlessArguments(settings, syncUpdates, out);
+    if (settings.engine == QStringLiteral("mpi"))
+        words << QStringLiteral("mpirun") << mpirunArguments(settings, syncUpdates, out, program);
+    else
+        words << program << headlessArguments(settings, syncUpdates, out);
     QStringList quoted;
     for (const QString& w : words)
         quoted << shellQuoted(w);
     return quoted.join(QLatin1Char(' '));
+}
+
+QStringList mpirunArguments(
+    const SessionSettings& settings, std::int64_t syncUpdates, const QString& out, const QString& program)
+{
+    // --bind-to none: mpirun would pin every process to one core, so that two of them share it when they
+    // outnumber the cores.
+    QStringList args {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none"),
+        QStringLiteral("-np"), QString::number(settings.workers)};
+    if (!settings.hostFile.isEmpty())
+        args << QStringLiteral("--hostfile") << settings.hostFile;
+    args << program;
+    args += headlessArguments(settings, syncUpdates, out);
+    return args;
 }
 
 RunConfig headlessConfig(const SessionSettings& settings, std::int64_t syncUpdates)

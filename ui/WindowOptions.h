@@ -35,6 +35,11 @@ QString headlessCommand(
 /// The same as an argument list (without the program; for MPI, mpirun's arguments come first).
 QStringList headlessArguments(const SessionSettings& settings, std::int64_t syncUpdates, const QString& out);
 
+/// An MPI session's job as mpirun's arguments (without "mpirun"): the processes, the host file, `program`, and
+/// its headless arguments. The window starts its MPI jobs with these, and Copy command line shows them.
+QStringList mpirunArguments(
+    const SessionSettings& settings, std::int64_t syncUpdates, const QString& out, const QString& program);
+
 /// The run configuration of that headless command (summary.json's "config" for File > Save run as...).
 RunConfig headlessConfig(const SessionSettings& settings, std::int64_t syncUpdates);
 

@@ -18,4 +18,12 @@ public:
     }
 };
 
+/// A run that cannot go on after training began: a peer process of an MPI job died, hung or failed. What was
+/// done up to there is kept (runMode returns it marked failed, with this message) and written first.
+class RunFailure : public SgdError
+{
+public:
+    using SgdError::SgdError;
+};
+
 } // namespace sgdscope

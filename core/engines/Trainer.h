@@ -104,6 +104,9 @@ public:
     /// The evaluation of the current parameters: the latest one if no update came after it, else a new
     /// one (reported).
     EvaluationRecord currentEvaluation(TrainingObserver& observer);
+    /// The latest evaluation reported (of the initial parameters at least, once run() began); whether there is one.
+    const EvaluationRecord& lastEvaluation() const { return m_lastEvaluation; }
+    bool evaluated() const { return m_evaluated; }
 
 protected:
     /// Does one unit of work (one update or one time slice of pushes); implemented by each engine and mode.

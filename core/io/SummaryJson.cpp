@@ -89,6 +89,9 @@ Json summaryJson(const ModeResult& r)
         j["test_loss"] = finiteOrNull(r.final.testLoss);
     if (r.final.testAccuracy >= 0)
         j["test_accuracy"] = r.final.testAccuracy;
+    if (r.finalIsLastEvaluation) // an interrupted or failed run: its figures are its last evaluation's
+        j["final_evaluation"] = Json {{"updates", r.final.index}, {"samples", r.final.samples},
+            {"note", "the last evaluation before the run was cut short; the final parameters were not evaluated"}};
     // Simulated runs count virtual seconds (the simulated cluster's clock), labelled as such.
     const bool simulated = r.engineChoice.kind == EngineKind::Sim;
     j["clock"] = simulated ? "virtual" : "real";
@@ -146,6 +149,9 @@ Json summaryJson(const ModeResult& r)
     j["diverged"] = r.diverged;
     j["diverged_at_update"] = r.diverged ? Json(r.divergedAt) : Json(nullptr);
     j["interrupted"] = r.interrupted;
+    j["failed"] = !r.failure.empty();
+    if (!r.failure.empty())
+        j["failure"] = r.failure;
     return j;
 }
 

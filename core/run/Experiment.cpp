@@ -191,15 +191,21 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
 {
     auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
     const auto wallStart = std::chrono::steady_clock::now();
-    if (afterSlice) {
-        while (trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds}, observer)
-            && !trainer->stopped() && !trainer->diverged() && !observer.stopRequested())
-            afterSlice(*trainer);
-    } else {
-        trainer->run(RunLimits {}, observer);
+    std::string failure;
+    try {
+        if (afterSlice) {
+            while (trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds}, observer)
+                && !trainer->stopped() && !trainer->diverged() && !observer.stopRequested())
+                afterSlice(*trainer);
+        } else {
+            trainer->run(RunLimits {}, observer);
+        }
+        trainer->endOfRun(observer);
+    } catch (const RunFailure& e) {
+        // A peer died, hung or failed: what was done is kept, and nothing more is asked of the others.
+        failure = e.what();
     }
-    trainer->endOfRun(observer);
-    if (afterSlice)
+    if (afterSlice && failure.empty())
         afterSlice(*trainer);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     ModeResult result;
@@ -213,7 +219,17 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
     result.wallSeconds = wall;
-    result.final = trainer->currentEvaluation(observer);
+    result.failure = failure;
+    // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
+    // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).
+    const bool cutShort = !failure.empty() || (trainer->stopped() && !trainer->diverged());
+    if (cutShort && trainer->evaluated()) {
+        result.final = trainer->lastEvaluation();
+        result.finalIsLastEvaluation
+            = result.final.index != trainer->updates() || result.final.samples != trainer->samples();
+    } else {
+        result.final = trainer->currentEvaluation(observer);
+    }
     result.metrics = trainer->metrics();
     result.target = trainer->target();
     result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
@@ -221,7 +237,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.parameters = trainer->parameters();
     result.diverged = trainer->diverged();
     result.divergedAt = trainer->divergedAt();
-    result.interrupted = trainer->stopped() && !trainer->diverged();
+    result.interrupted = failure.empty() && trainer->stopped() && !trainer->diverged();
     return result;
 }
 

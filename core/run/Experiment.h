@@ -43,7 +43,10 @@ struct ModeResult
     std::int64_t samples = 0;
     double seconds = 0.0; // the mode's clock: real seconds, or virtual ones on a simulated cluster
     double wallSeconds = 0.0; // real seconds the training took (evaluations included)
-    EvaluationRecord final; // of the final parameters
+    EvaluationRecord final; // of the final parameters, or the last evaluation if finalIsLastEvaluation
+    /// An interrupted or failed run is not evaluated again at its end: `final` is its last evaluation, made
+    /// before its last updates (at final.index updates, final.samples samples).
+    bool finalIsLastEvaluation = false;
     RunMetrics metrics;
     TargetReached target;
     std::string paramsDigest;
@@ -52,11 +55,13 @@ struct ModeResult
     bool diverged = false;
     std::int64_t divergedAt = -1;
     bool interrupted = false;
+    std::string failure; // why the run could not go on (a peer died, hung or failed); empty if it did not fail
 
     double samplesPerSecond() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
 };
 
-/// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters.
+/// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters (at a
+/// normal end only). A RunFailure during the run ends it, failed, with what was done.
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer);
 /// The same in slices of about `sliceSeconds` of the mode's clock, calling `afterSlice` with the trainer after
 /// each and once at the end (a live progress stream, --progress).

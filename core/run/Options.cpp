@@ -158,9 +158,10 @@ std::vector<OptionSpec> makeTable()
     };
     t.push_back(platform);
     OptionSpec peerTimeout = number("peer-timeout", "S", 1, false, 86400, false, &RunConfig::peerTimeout,
-        "mpi only: seconds rank 0 waits for another process before it ends the job naming it as dead or hung "
-        "(default 6; the others wait 2 s longer, so one names the silent process; raise it when an update's "
-        "computing or straggler delay takes longer)");
+        "mpi only: seconds of silence after which a process is given up as dead or hung and the job ends naming "
+        "it (default 6). Silence, not slowness: every process sends a beat 10 times a second from a thread of its "
+        "own, also while it loads data, evaluates or computes a long step; a process that ended on this host is "
+        "seen at once");
     peerTimeout.whyInapplicable = [](const RunConfig& c) {
         return c.engine == EngineKind::Mpi ? std::string()
                                            : std::string("applies to MPI processes only (--engine mpi)");

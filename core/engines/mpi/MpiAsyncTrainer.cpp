@@ -10,6 +10,8 @@
 #include <cmath>
 #include <limits>
 
+#include <unistd.h>
+
 namespace sgdscope {
 
 namespace {
@@ -42,7 +44,6 @@ MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, Trainer
 {
     settingsChanged();
     m_velocity.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
-    m_versionSent.assign(static_cast<std::size_t>(m_workers), 0);
     m_gradients.tag = pushTag;
     for (int w = 0; w < m_workers; ++w) {
         m_gradients.from.push_back(w + 1);
@@ -82,7 +83,6 @@ bool MpiAsyncTrainer::answer(int w, bool push)
         out.putFloats(m_params.data(), m_params.size());
         m_claimedSamples += count;
         --m_pushesLeft;
-        m_versionSent[static_cast<std::size_t>(w)] = m_updates;
     }
     m_mpi.send(out.bytes().data(), out.bytes().size(), w + 1, answerTag);
     // From now on the worker owes a push (a silent one is dead or hung), or owes nothing until asked again.
@@ -169,13 +169,22 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
     stop.put(std::int32_t {0});
     stop.put(MpiContext::now());
     std::vector<char> buffer(1 << 20);
+    // Rank 0 is the server: it computes no gradient.
+    std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
     for (int w = 0; w < m_workers; ++w) {
         m_mpi.send(stop.bytes().data(), stop.bytes().size(), w + 1, answerTag);
         const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), w + 1, finalTag);
         MpiMessageReader in(buffer.data(), size);
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
+        RankWork r;
+        r.rank = w + 1;
+        r.pid = in.get<std::int64_t>();
+        r.computedSamples = in.get<std::int64_t>();
+        r.updates = in.get<std::int64_t>();
+        work.push_back(r);
     }
+    m_mpi.recordWork(Mode::Async, std::move(work));
     reportCut(m_cutter, observer, true);
 }
 
@@ -201,6 +210,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     ChunkLayout chunks;
     ReductionPlan plan;
     std::int64_t pushes = 0;
+    std::int64_t computedSamples = 0;
     bool paused = false;
     MpiMessage out;
     // A push goes out while this worker waits for its answer: a large message completes only when the
@@ -230,6 +240,10 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         if (control == stopControl) {
             out.clear();
             out.putSpans(spans.spans);
+            // What this worker computed, counted here: rank 0 reports it.
+            out.put(static_cast<std::int64_t>(::getpid()));
+            out.put(computedSamples);
+            out.put(pushes);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }
@@ -250,6 +264,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         const double computeStart = MpiContext::now();
         computeWorkerPart(workspace, problem->layout, params.data(), view, batch + slice.begin, plan.workers.front(),
             static_cast<float>(1.0 / count), buffers, chunkLoss.data());
+        computedSamples += count;
         double loss = 0.0;
         for (const double l : chunkLoss)
             loss += l;

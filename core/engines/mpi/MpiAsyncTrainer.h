@@ -39,7 +39,6 @@ private:
     MpiContext& m_mpi;
     int m_workers = 0;
     std::vector<ParamVector> m_velocity; // per worker, kept by the server
-    std::vector<std::int64_t> m_versionSent; // per worker: the version of the parameters it computes on
     std::vector<int> m_sliceSize; // per worker
     std::int64_t m_claimedSamples = 0;
     std::int64_t m_pushesLeft = 0;

@@ -1,15 +1,22 @@
 #include "core/engines/mpi/MpiContext.h"
 
+#include "core/common/Cancellation.h"
 #include "core/common/Error.h"
+#include "core/engines/mpi/PeerWatch.h"
 #include "core/io/Json.h"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
 #include <thread>
 
 namespace sgdscope {
@@ -24,30 +31,94 @@ MPI_Request* requestAt(std::vector<char>& storage, std::size_t i)
     return reinterpret_cast<MPI_Request*>(storage.data()) + i;
 }
 
-/// Polls `done` until it is true or `timeout` seconds passed: a tight loop first (messages here take
-/// microseconds), then short sleeps, so that a long wait leaves the core to others.
-template<typename Done>
-bool pollUntil(Done&& done, double timeout)
-{
-    const double start = MpiContext::now();
-    for (int spins = 0;; ++spins) {
-        if (done())
-            return true;
-        const double waited = MpiContext::now() - start;
-        if (waited > timeout)
-            return false;
-        if (waited > 2e-3)
-            std::this_thread::sleep_for(std::chrono::microseconds(waited > 0.1 ? 1000 : 50));
-        else if (spins % 64 == 63)
-            std::this_thread::yield();
-    }
-}
-} // namespace
+constexpr int beatTag = 9100;
 
-bool MpiContext::launchedByMpirun()
+MPI_Comm& commAt(std::vector<char>& storage)
 {
-    return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_RANK");
+    return *reinterpret_cast<MPI_Comm*>(storage.data());
 }
+
+/// This host, as one string: its name and its boot (processes with the same string see each other's ids).
+std::string hostIdentity()
+{
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    std::string boot;
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::getline(in, boot);
+    return std::string(name) + "/" + boot;
+}
+
+/// The watch's beats on a communicator of their own (no match with the training's messages): sends without
+/// waiting, at most a few under way per peer (a peer that takes none gets no more), receives what arrived.
+class MpiBeatChannel final : public BeatChannel
+{
+public:
+    explicit MpiBeatChannel(MPI_Comm comm)
+        : m_comm(comm)
+    {
+    }
+    void send(int to, const std::vector<char>& bytes) override
+    {
+        reap();
+        int underWay = 0;
+        for (const Pending& p : m_pending)
+            underWay += p.to == to ? 1 : 0;
+        if (underWay >= 16)
+            return;
+        m_pending.push_back({MPI_REQUEST_NULL, bytes, to});
+        Pending& p = m_pending.back();
+        if (MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, to, beatTag, m_comm, &p.request)
+            != MPI_SUCCESS)
+            m_pending.pop_back();
+    }
+    bool receive(int& from, std::vector<char>& bytes) override
+    {
+        int arrived = 0;
+        MPI_Status status;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, beatTag, m_comm, &arrived, &status) != MPI_SUCCESS || !arrived)
+            return false;
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        bytes.resize(static_cast<std::size_t>(std::max(count, 0)));
+        from = status.MPI_SOURCE;
+        MPI_Recv(bytes.data(), count, MPI_BYTE, from, beatTag, m_comm, MPI_STATUS_IGNORE);
+        return true;
+    }
+    void flush() override
+    {
+        const double start = MpiContext::now();
+        while (!m_pending.empty() && MpiContext::now() - start < 0.2) {
+            reap();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        for (Pending& p : m_pending) {
+            // A peer that takes nothing more (gone, or already leaving): its beats are dropped.
+            MPI_Cancel(&p.request);
+            MPI_Request_free(&p.request);
+        }
+        m_pending.clear();
+    }
+
+private:
+    struct Pending
+    {
+        MPI_Request request;
+        std::vector<char> bytes;
+        int to;
+    };
+    void reap()
+    {
+        for (auto it = m_pending.begin(); it != m_pending.end();) {
+            int done = 0;
+            MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+            it = done ? m_pending.erase(it) : it + 1;
+        }
+    }
+    MPI_Comm m_comm;
+    std::deque<Pending> m_pending;
+};
+} // namespace
 
 int MpiContext::environmentRank()
 {
@@ -58,18 +129,127 @@ int MpiContext::environmentRank()
     return 0;
 }
 
+int MpiContext::environmentSize()
+{
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"}) {
+        if (const char* v = std::getenv(name); v && *v)
+            return std::max(1, std::atoi(v));
+    }
+    return 1;
+}
+
 MpiContext& MpiContext::init()
 {
     if (g_context)
         return *g_context;
     int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     g_context = new MpiContext();
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_context->m_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &g_context->m_size);
+    MpiContext& c = *g_context;
+    c.m_threadLevel = provided;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.m_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.m_size);
     // A failed MPI call returns an error instead of ending the job silently: every call is checked.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    return *g_context;
+    c.m_beatComm.assign(sizeof(MPI_Comm), 0);
+    MPI_Comm_dup(MPI_COMM_WORLD, &commAt(c.m_beatComm));
+    // Which ranks share this host (their process ids can be checked here): every rank's host and id.
+    const std::string host = hostIdentity();
+    char mine[320] = {};
+    std::snprintf(mine, sizeof mine, "%ld %s", static_cast<long>(getpid()), host.c_str());
+    std::vector<char> all(sizeof mine * static_cast<std::size_t>(c.m_size));
+    MPI_Allgather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, MPI_COMM_WORLD);
+    c.m_localPids.assign(static_cast<std::size_t>(c.m_size), 0);
+    for (int r = 0; r < c.m_size; ++r) {
+        const char* entry = all.data() + sizeof mine * static_cast<std::size_t>(r);
+        char* rest = nullptr;
+        const long pid = std::strtol(entry, &rest, 10);
+        if (r != c.m_rank && rest && *rest == ' ' && host == rest + 1)
+            c.m_localPids[static_cast<std::size_t>(r)] = pid;
+    }
+    return c;
+}
+
+bool MpiContext::threadsSupported() const
+{
+    return m_threadLevel >= MPI_THREAD_MULTIPLE;
+}
+
+std::string MpiContext::threadLevelName() const
+{
+    switch (m_threadLevel) {
+    case MPI_THREAD_SINGLE:
+        return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+        return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+        return "MPI_THREAD_SERIALIZED";
+    default:
+        return "MPI_THREAD_MULTIPLE";
+    }
+}
+
+void MpiContext::startWatch(double silenceSeconds)
+{
+    if (m_watch)
+        return;
+    PeerWatch::Settings settings;
+    settings.rank = m_rank;
+    settings.size = m_size;
+    settings.silence = silenceSeconds;
+    settings.initialOffset = m_offsetToRoot;
+    settings.localPids = m_localPids;
+    settings.interrupted = [] { return cancellationRequested(); };
+    m_watch = std::make_unique<PeerWatch>(settings, std::make_unique<MpiBeatChannel>(commAt(m_beatComm)));
+}
+
+void MpiContext::stopWatch(bool flush)
+{
+    if (m_watch)
+        m_watch->stop(flush);
+}
+
+double MpiContext::toRoot(double localSeconds) const
+{
+    return localSeconds + (m_watch ? m_watch->offsetToRoot() : m_offsetToRoot);
+}
+
+std::vector<double> MpiContext::offsets() const
+{
+    if (!m_watch || m_rank != 0)
+        return m_offsets;
+    std::vector<double> latest = m_watch->offsets();
+    latest[0] = 0.0;
+    return latest;
+}
+
+int MpiContext::offsetReestimates() const
+{
+    return m_watch ? m_watch->reestimates() : 0;
+}
+
+template<typename Done>
+bool MpiContext::pollUntil(Done&& done) const
+{
+    const double start = now();
+    for (int spins = 0;; ++spins) {
+        if (done())
+            return true;
+        if (m_watch && m_watch->hasProblem()) {
+            const auto problem = m_watch->problem();
+            throw RunFailure(problem->describe(m_watch->silence()));
+        }
+        const double waited = now() - start;
+        if (!m_watch && waited > m_timeout)
+            return false;
+        // A tight loop first (messages here take microseconds), then short sleeps, so that a long wait leaves
+        // the core to others; never longer than 200 us (a peer's large message advances only when this
+        // rank polls).
+        if (waited > 2e-3)
+            std::this_thread::sleep_for(std::chrono::microseconds(waited > 0.1 ? 200 : 50));
+        else if (spins % 64 == 63)
+            std::this_thread::yield();
+    }
 }
 
 bool MpiContext::initialised()
@@ -119,21 +299,28 @@ void MpiContext::estimateClockOffsets()
                 send(&t, sizeof t, 0, clockTag);
             }
             receive(&m_offsetToRoot, sizeof m_offsetToRoot, 0, clockTag);
+            m_roundTrips.assign(static_cast<std::size_t>(m_size), 0.0);
+            receive(m_roundTrips.data(), m_roundTrips.size() * sizeof(double), 0, clockTag);
         }
     }
+    if (m_rank == 0) {
+        for (int r = 1; r < m_size; ++r)
+            send(m_roundTrips.data(), m_roundTrips.size() * sizeof(double), r, clockTag);
+    }
+    // The watch re-estimates the offset from its beats, taking only exchanges about as quick as this one's.
+    if (m_watch && m_rank != 0)
+        m_watch->setOffset(m_offsetToRoot, std::max(2 * m_roundTrips[static_cast<std::size_t>(m_rank)], 1e-4));
 }
 
 void MpiContext::wait(void* request, int peer, const char* what)
 {
     auto* r = static_cast<MPI_Request*>(request);
     int done = 0;
-    const bool ok = pollUntil(
-        [&] {
-            if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                abort(std::string("the MPI connection with rank ") + std::to_string(peer) + " failed", 1);
-            return done != 0;
-        },
-        m_timeout);
+    const bool ok = pollUntil([&] {
+        if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            throw RunFailure("the MPI connection with rank " + std::to_string(peer) + " failed");
+        return done != 0;
+    });
     if (!ok)
         abortForSilence(peer, what);
 }
@@ -141,26 +328,35 @@ void MpiContext::wait(void* request, int peer, const char* what)
 void MpiContext::abortForSilence(int peer, const char* what) const
 {
     abort("rank " + std::to_string(peer) + " did not answer within " + formatNumber(m_timeout) + " s (" + what
-            + " it; --peer-timeout); it is dead or hung, so the job ends",
+            + " it, before the run began); it is dead or hung, so the job ends",
         1);
+}
+
+void MpiContext::checkSize(std::size_t bytes, int peer) const
+{
+    if (bytes > maxMessageBytes)
+        throw RunFailure("a message of " + std::to_string(bytes) + " bytes for rank " + std::to_string(peer)
+            + " is larger than MPI takes in one call (2 GiB)");
 }
 
 void MpiContext::send(const void* data, std::size_t bytes, int to, int tag)
 {
+    checkSize(bytes, to);
     MPI_Request request;
     if (MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, MPI_COMM_WORLD, &request) != MPI_SUCCESS)
-        abort("cannot send to rank " + std::to_string(to), 1);
+        throw RunFailure("cannot send to rank " + std::to_string(to));
     wait(&request, to, "sending to");
 }
 
 MpiContext::PendingSend MpiContext::startSend(const void* data, std::size_t bytes, int to, int tag)
 {
+    checkSize(bytes, to);
     PendingSend pending;
     pending.request.assign(sizeof(MPI_Request), 0);
     pending.to = to;
     if (MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, MPI_COMM_WORLD, requestAt(pending.request, 0))
         != MPI_SUCCESS)
-        abort("cannot send to rank " + std::to_string(to), 1);
+        throw RunFailure("cannot send to rank " + std::to_string(to));
     return pending;
 }
 
@@ -174,18 +370,17 @@ void MpiContext::complete(PendingSend& send)
 
 std::size_t MpiContext::receive(void* data, std::size_t bytes, int from, int tag)
 {
+    checkSize(bytes, from);
     MPI_Request request;
     if (MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, from, tag, MPI_COMM_WORLD, &request) != MPI_SUCCESS)
-        abort("cannot receive from rank " + std::to_string(from), 1);
+        throw RunFailure("cannot receive from rank " + std::to_string(from));
     MPI_Status status;
     int done = 0;
-    const bool ok = pollUntil(
-        [&] {
-            if (MPI_Test(&request, &done, &status) != MPI_SUCCESS)
-                abort("the MPI connection with rank " + std::to_string(from) + " failed", 1);
-            return done != 0;
-        },
-        m_timeout);
+    const bool ok = pollUntil([&] {
+        if (MPI_Test(&request, &done, &status) != MPI_SUCCESS)
+            throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
+        return done != 0;
+    });
     if (!ok)
         abortForSilence(from, "receiving from");
     int count = 0;
@@ -236,34 +431,66 @@ int MpiContext::receiveAny(PostedReceives& posted)
     MPI_Status status;
     // Each poll tests the peers round robin from the one after the last served (MPI_Testany favours the
     // lowest index: a busy server would serve its first workers and starve the others).
-    const bool ok = pollUntil(
-        [&] {
-            for (std::size_t k = 0; k < n; ++k) {
-                const std::size_t i = (posted.next + k) % n;
-                MPI_Request* request = requestAt(posted.requests, i);
-                if (*request == MPI_REQUEST_NULL)
-                    continue;
-                int done = 0;
-                if (MPI_Test(request, &done, &status) != MPI_SUCCESS)
-                    abort("the MPI connection with rank " + std::to_string(posted.from[i]) + " failed", 1);
-                if (done) {
-                    index = static_cast<int>(i);
-                    posted.next = (i + 1) % n;
-                    return true;
-                }
+    const bool ok = pollUntil([&] {
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t i = (posted.next + k) % n;
+            MPI_Request* request = requestAt(posted.requests, i);
+            if (*request == MPI_REQUEST_NULL)
+                continue;
+            int done = 0;
+            if (MPI_Test(request, &done, &status) != MPI_SUCCESS)
+                throw RunFailure("the MPI connection with rank " + std::to_string(posted.from[i]) + " failed");
+            if (done) {
+                index = static_cast<int>(i);
+                posted.next = (i + 1) % n;
+                return true;
             }
-            return false;
-        },
-        m_timeout);
-    // The peer waited for longest is the one that does not answer, even while the others do.
-    const auto oldest = static_cast<std::size_t>(
-        std::min_element(posted.postedAt.begin(), posted.postedAt.end()) - posted.postedAt.begin());
-    if (!ok || (static_cast<std::size_t>(index) != oldest && now() - posted.postedAt[oldest] > m_timeout))
+        }
+        return false;
+    });
+    if (!ok) {
+        // The peer waited for longest is the one that does not answer.
+        const auto oldest = static_cast<std::size_t>(
+            std::min_element(posted.postedAt.begin(), posted.postedAt.end()) - posted.postedAt.begin());
         abortForSilence(posted.from[oldest], "receiving from");
+    }
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     posted.sizes[static_cast<std::size_t>(index)] = static_cast<std::size_t>(count);
     return index;
+}
+
+void MpiContext::broadcast(void* data, std::size_t bytes)
+{
+    checkSize(bytes, 0);
+    MPI_Request request;
+    if (MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD, &request) != MPI_SUCCESS)
+        throw RunFailure("cannot start a broadcast from rank 0");
+    wait(&request, 0, m_rank == 0 ? "broadcasting to" : "receiving a broadcast from");
+}
+
+std::vector<std::string> MpiContext::gatherText(const std::string& text)
+{
+    constexpr int tag = 9004;
+    std::vector<std::string> all;
+    if (m_rank == 0) {
+        all.push_back(text);
+        for (int r = 1; r < m_size; ++r) {
+            std::uint64_t n = 0;
+            receive(&n, sizeof n, r, tag);
+            std::string t(static_cast<std::size_t>(std::min<std::uint64_t>(n, 1 << 20)), '\0');
+            if (!t.empty())
+                receive(t.data(), t.size(), r, tag);
+            all.push_back(std::move(t));
+        }
+    } else {
+        const std::string t = text.substr(0, 1 << 20);
+        const std::uint64_t n = t.size();
+        send(&n, sizeof n, 0, tag);
+        if (!t.empty())
+            send(t.data(), t.size(), 0, tag);
+    }
+    return all;
 }
 
 std::int64_t MpiContext::broadcast(std::int64_t value)
@@ -308,6 +535,8 @@ void MpiContext::finalize()
     if (m_finalized)
         return;
     m_finalized = true;
+    stopWatch();
+    MPI_Comm_free(&commAt(m_beatComm));
     MPI_Finalize();
 }
 

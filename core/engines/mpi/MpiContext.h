@@ -1,27 +1,46 @@
 #pragma once
 
+#include "core/metrics/Events.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace sgdscope {
 
+class PeerWatch;
+
+/// What one rank computed in one mode, counted by that rank itself (summary.json's mpi.ranks).
+struct RankWork
+{
+    int rank = 0;
+    long pid = 0;
+    std::int64_t computedSamples = 0; // samples whose gradient this rank computed
+    std::int64_t updates = 0; // sync: updates it took part in; async: its pushes
+};
+
 /// This process's place in an MPI job (Open MPI, started by mpirun), and the few MPI operations the MPI
-/// engine needs, each bounded in time: a peer that does not answer within the timeout ends the whole job
-/// with a message naming it (MPI_Abort), so that a dead or hung rank never leaves the others waiting forever.
+/// engine needs. Every wait polls, so that it never outlives a peer: once the watch runs (startWatch), a
+/// wait ends with RunFailure as soon as the watch finds a peer gone, silent for --peer-timeout or failed
+/// (PeerWatch); before, a wait is bounded by the timeout and ends the job naming the silent peer.
 ///
-/// Threading: MPI is initialised FUNNELED; only the thread that initialised it calls these.
+/// Threading: MPI is initialised MPI_THREAD_MULTIPLE (checked): the watch's thread sends and receives its
+/// beats on a communicator of its own; every other call is made by the thread that initialised MPI.
 class MpiContext
 {
 public:
-    /// Whether this process was started by mpirun (its environment says so), before MPI is initialised.
-    static bool launchedByMpirun();
-    /// The rank the environment gives this process (0 if none), before MPI is initialised.
+    /// The rank and the process count the environment gives this process (0 and 1 if none), before MPI is
+    /// initialised.
     static int environmentRank();
+    static int environmentSize();
 
-    /// Initialises MPI once (later calls return the same context).
+    /// Initialises MPI once (later calls return the same context), asking for MPI_THREAD_MULTIPLE.
     static MpiContext& init();
+    /// The thread level MPI granted, and whether it is the one the watch needs; its name ("MPI_THREAD_...").
+    bool threadsSupported() const;
+    std::string threadLevelName() const;
     static bool initialised();
     static MpiContext& get();
 
@@ -34,14 +53,23 @@ public:
     /// Estimates every rank's clock offset to rank 0 (Cristian's method: the ping-pong with the shortest round
     /// trip of 50). Collective. Afterwards toRoot() converts this rank's times to rank 0's clock.
     void estimateClockOffsets();
-    double toRoot(double localSeconds) const { return localSeconds + m_offsetToRoot; }
-    /// On rank 0: each rank's offset to rank 0 and the round trip it was estimated with (seconds).
-    const std::vector<double>& offsets() const { return m_offsets; }
+    /// During the run the watch re-estimates the offset from its beats (PeerWatch).
+    double toRoot(double localSeconds) const;
+    /// On rank 0: each rank's offset to rank 0 (its latest estimate), the round trip the first estimate was
+    /// made with (seconds), and how many times the offsets were re-estimated since.
+    std::vector<double> offsets() const;
     const std::vector<double>& roundTrips() const { return m_roundTrips; }
+    int offsetReestimates() const;
 
-    /// How long a rank waits for a peer before it declares it dead or hung (seconds; --peer-timeout).
+    /// Starts the watch (PeerWatch): from now on a peer is given up only when its process is gone, it sent
+    /// nothing for `silenceSeconds` (--peer-timeout), or it failed. Collective.
+    void startWatch(double silenceSeconds);
+    /// The watch, if started.
+    PeerWatch* watch() const { return m_watch.get(); }
+    /// Stops the watch (before MPI_Finalize, or before this process leaves; see PeerWatch::stop).
+    void stopWatch(bool flush = true);
+    /// How long a wait lasts before the watch runs (seconds).
     void setTimeout(double seconds) { m_timeout = seconds; }
-    double timeout() const { return m_timeout; }
 
     /// Sends bytes to a rank (completes when MPI has taken them; bounded by the timeout).
     void send(const void* data, std::size_t bytes, int to, int tag);
@@ -63,8 +91,13 @@ public:
     struct PostedReceives;
     int receiveAny(PostedReceives& posted);
 
+    /// Sends `bytes` from rank 0 to every rank by MPI's broadcast tree (MPI_Ibcast, polled): every rank
+    /// calls it with a buffer of the same size.
+    void broadcast(void* data, std::size_t bytes);
     /// Sends a small integer to every rank from rank 0 and returns it on every rank (a broadcast).
     std::int64_t broadcast(std::int64_t value);
+    /// Gathers every rank's text on rank 0 (others get an empty vector).
+    std::vector<std::string> gatherText(const std::string& text);
     /// Gathers one 64-bit value from every rank on rank 0 (others get an empty vector).
     std::vector<std::uint64_t> gather(std::uint64_t value);
 
@@ -73,18 +106,33 @@ public:
     /// Finalises MPI (once).
     void finalize();
 
+    /// What every rank computed, as rank 0 collected it at the end of each mode.
+    void recordWork(Mode mode, std::vector<RankWork> work) { m_work.emplace_back(mode, std::move(work)); }
+    const std::vector<std::pair<Mode, std::vector<RankWork>>>& work() const { return m_work; }
+
+    /// The largest message MPI takes in one call (its counts are int): larger ones are refused.
+    static constexpr std::size_t maxMessageBytes = 0x7fffffff;
+
 private:
     MpiContext() = default;
-    /// Waits for a request until it completes; on timeout aborts naming `peer` (what: "a message from").
+    /// Waits for a request until it completes (see the class comment); `peer` and `what` name it.
     void wait(void* request, int peer, const char* what);
+    template<typename Done>
+    bool pollUntil(Done&& done) const;
     [[noreturn]] void abortForSilence(int peer, const char* what) const;
+    void checkSize(std::size_t bytes, int peer) const;
 
     int m_rank = 0;
     int m_size = 1;
-    double m_timeout = 8.0;
+    int m_threadLevel = 0;
+    double m_timeout = 60.0;
     double m_offsetToRoot = 0.0;
     std::vector<double> m_offsets;
     std::vector<double> m_roundTrips;
+    std::vector<long> m_localPids; // per rank: its process id if it runs on this host, else 0
+    std::vector<char> m_beatComm; // opaque MPI_Comm storage: the watch's communicator
+    std::unique_ptr<PeerWatch> m_watch;
+    std::vector<std::pair<Mode, std::vector<RankWork>>> m_work;
     bool m_finalized = false;
 };
 

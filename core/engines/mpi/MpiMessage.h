@@ -1,10 +1,11 @@
 #pragma once
 
+#include "core/common/Error.h"
 #include "core/metrics/Events.h"
 
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace sgdscope {
@@ -19,13 +20,13 @@ public:
     template<typename T>
     void put(const T& value)
     {
-        const auto* p = reinterpret_cast<const char*>(&value);
-        m_bytes.insert(m_bytes.end(), p, p + sizeof(T));
+        append(&value, sizeof(T));
     }
-    void putFloats(const float* data, std::size_t count)
+    void putFloats(const float* data, std::size_t count) { append(data, count * sizeof(float)); }
+    void putText(const std::string& text)
     {
-        const auto* p = reinterpret_cast<const char*>(data);
-        m_bytes.insert(m_bytes.end(), p, p + count * sizeof(float));
+        put(static_cast<std::uint64_t>(text.size()));
+        append(text.data(), text.size());
     }
     void putSpans(const std::vector<Span>& spans)
     {
@@ -36,6 +37,13 @@ public:
     const std::vector<char>& bytes() const { return m_bytes; }
 
 private:
+    void append(const void* data, std::size_t bytes)
+    {
+        const std::size_t at = m_bytes.size();
+        m_bytes.resize(at + bytes);
+        if (bytes > 0)
+            std::memcpy(m_bytes.data() + at, data, bytes);
+    }
     std::vector<char> m_bytes;
 };
 
@@ -62,6 +70,14 @@ public:
         std::memcpy(out, m_data + m_at, count * sizeof(float));
         m_at += count * sizeof(float);
     }
+    std::string getText()
+    {
+        const auto n = get<std::uint64_t>();
+        need(n);
+        std::string text(m_data + m_at, static_cast<std::size_t>(n));
+        m_at += static_cast<std::size_t>(n);
+        return text;
+    }
     std::vector<Span> getSpans()
     {
         const auto n = get<std::uint64_t>();
@@ -74,8 +90,9 @@ public:
 private:
     void need(std::size_t bytes) const
     {
-        if (m_at + bytes > m_size)
-            throw std::runtime_error("a message between ranks is shorter than its contents");
+        if (bytes > m_size - m_at)
+            throw RunFailure("a message between ranks is shorter than its contents (" + std::to_string(m_size)
+                + " bytes): the ranks do not run the same build");
     }
     const char* m_data;
     std::size_t m_size;

@@ -12,10 +12,11 @@
 #include <limits>
 #include <set>
 
+#include <unistd.h>
+
 namespace sgdscope {
 
 namespace {
-constexpr int parametersTag = 10;
 constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr std::size_t blockFloats = 4096;
@@ -107,15 +108,16 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_gradients.armed = false;
     m_gradients.arm();
 
-    // The parameters (and "go") to every rank.
+    // The parameters (and "go") to every rank, by MPI's broadcast tree.
     MpiMessage go;
     go.put(std::int64_t {1});
     go.put(m_updates);
     go.put(static_cast<std::int32_t>(m_settings.batch));
-    go.put(MpiContext::now());
+    go.put(m_mpi.toRoot(MpiContext::now()));
     go.putFloats(m_params.data(), m_params.size());
-    for (int r = 1; r < m_mpi.size(); ++r)
-        m_mpi.send(go.bytes().data(), go.bytes().size(), r, parametersTag);
+    m_goBytes = go.bytes();
+    if (m_mpi.size() > 1)
+        m_mpi.broadcast(m_goBytes.data(), m_goBytes.size());
     mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
 
     // Rank 0's own part: worker 0's chunks.
@@ -124,6 +126,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const WorkerReduction& part = m_reduction.plan.workers.front();
     const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
         static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
+    m_computedSamples += samples;
     const double computed = MpiContext::now();
     mine.add(SpanKind::Compute, computeStart, computed, samples);
     const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
@@ -146,7 +149,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         const auto k = static_cast<std::size_t>(r - 1);
         MpiMessageReader in(m_gradients.buffers[k].data(), m_gradients.sizes[k]);
         if (in.get<std::int64_t>() != m_updates)
-            m_mpi.abort("rank " + std::to_string(r) + " computed another update than rank 0", 1);
+            throw RunFailure("rank " + std::to_string(r) + " computed another update than rank 0");
         const double sentAt = in.get<double>(); // rank 0's clock
         lastSent = std::max(lastSent, sentAt);
         for (const Span& s : in.getSpans())
@@ -193,20 +196,31 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
 {
     // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
+    // (The same size as every broadcast of parameters.)
     MpiMessage stop;
     stop.put(std::int64_t {0});
     stop.put(m_updates);
     stop.put(static_cast<std::int32_t>(m_settings.batch));
-    stop.put(MpiContext::now());
-    for (int r = 1; r < m_mpi.size(); ++r)
-        m_mpi.send(stop.bytes().data(), stop.bytes().size(), r, parametersTag);
+    stop.put(m_mpi.toRoot(MpiContext::now()));
+    stop.putFloats(m_params.data(), m_params.size());
+    m_goBytes = stop.bytes();
+    if (m_mpi.size() > 1)
+        m_mpi.broadcast(m_goBytes.data(), m_goBytes.size());
+    std::vector<RankWork> work {{0, static_cast<long>(::getpid()), m_computedSamples, m_updates}};
     std::vector<char> buffer(1 << 20);
     for (int r = 1; r < m_mpi.size(); ++r) {
         const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), r, finalTag);
         MpiMessageReader in(buffer.data(), size);
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
+        RankWork w;
+        w.rank = r;
+        w.pid = in.get<std::int64_t>();
+        w.computedSamples = in.get<std::int64_t>();
+        w.updates = in.get<std::int64_t>();
+        work.push_back(w);
     }
+    m_mpi.recordWork(Mode::Sync, std::move(work));
     reportCut(m_cutter, observer, true);
 }
 
@@ -228,7 +242,11 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
     std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
-    std::vector<char> receive(64 + params.size() * sizeof(float));
+    // Every broadcast of parameters has this size: control, update, batch, the time it was sent, parameters.
+    std::vector<char> receive(
+        2 * sizeof(std::int64_t) + sizeof(std::int32_t) + sizeof(double) + params.size() * sizeof(float));
+    std::int64_t computedSamples = 0;
+    std::int64_t updates = 0;
     StragglerModel stragglers(settings);
     stragglers.prepare();
     const std::atomic<bool> never {false};
@@ -239,10 +257,10 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     MpiContext::PendingSend gradient;
     while (true) {
         const double waitStart = MpiContext::now();
-        const std::size_t size = mpi.receive(receive.data(), receive.size(), 0, parametersTag);
+        mpi.broadcast(receive.data(), receive.size());
         const double arrived = MpiContext::now();
         mpi.complete(gradient); // rank 0 had it before it sent these parameters
-        MpiMessageReader in(receive.data(), size);
+        MpiMessageReader in(receive.data(), receive.size());
         const auto control = in.get<std::int64_t>();
         const auto update = in.get<std::int64_t>();
         const auto batch = in.get<std::int32_t>();
@@ -251,18 +269,23 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         if (control == 0) {
             out.clear();
             out.putSpans(spans.spans);
+            // What this rank computed, counted here: rank 0 reports it beside its own.
+            out.put(static_cast<std::int64_t>(::getpid()));
+            out.put(computedSamples);
+            out.put(updates);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }
         if (batch != settings.batch)
-            mpi.abort("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
-                    + std::to_string(settings.batch),
-                1);
+            throw RunFailure("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
+                + std::to_string(settings.batch));
         in.getFloats(params.data(), params.size());
         const std::uint32_t* indices = cursor.next(settings.batch);
         const double computeStart = MpiContext::now();
         const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, part,
             static_cast<float>(1.0 / chunks.batch), buffers, chunkLoss.data());
+        computedSamples += samples;
+        ++updates;
         const double computed = MpiContext::now();
         spans.add(SpanKind::Compute, computeStart, computed, samples);
         const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;

@@ -8,14 +8,12 @@
 
 namespace sgdscope {
 
-class MpiContext;
-
-/// Synchronous data-parallel SGD across MPI processes: rank r is worker r. Every update, rank 0 sends the
-/// parameters to every rank; each computes its chunks of the batch (computeWorkerPart, the same reduction
-/// plan as the other engines, from its own copy of the data in the same order) and sends rank 0 the roots
-/// of its part of the fixed chunk tree; rank 0 adds them up in the tree's fixed order (not MPI_Allreduce,
-/// whose order of additions depends on the process count and message sizes) and applies the update. So the
-/// parameters are bit for bit those of the threads engine, for any number of processes.
+/// Synchronous data-parallel SGD across MPI processes: rank r is worker r. Every update, rank 0 broadcasts
+/// the parameters to every rank (MPI_Ibcast: a tree, so rank 0 does not send them N - 1 times); each computes its
+/// chunks of the batch (computeWorkerPart, the same reduction plan as the other engines, from its own copy of the data
+/// in the same order) and sends rank 0 the roots of its part of the fixed chunk tree; rank 0 adds them up in the tree's
+/// fixed order (not MPI_Allreduce, whose order of additions depends on the process count and message sizes) and applies
+/// the update. So the parameters are bit for bit those of the threads engine, for any number of processes.
 ///
 /// Measured per rank with its own clock, converted to rank 0's (the offsets are estimated at start): waiting
 /// for the parameters while rank 0 waited for the slowest (WaitBarrier) and while they travel (WaitNetwork),
@@ -45,6 +43,8 @@ private:
     ParamVector m_velocity;
     WindowCutter m_cutter;
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
+    std::vector<char> m_goBytes; // the broadcast under way
+    std::int64_t m_computedSamples = 0; // by rank 0 itself
 };
 
 /// What ranks other than 0 do in a sync run: serve rank 0's updates until it says stop.

@@ -1,0 +1,315 @@
+#include "core/run/HeadlessRun.h"
+
+#include "core/common/Cancellation.h"
+#include "core/common/Error.h"
+#include "core/io/Files.h"
+#include "core/io/MetricsCsv.h"
+#include "core/io/Safetensors.h"
+#include "core/io/SummaryJson.h"
+#include "core/io/TraceJson.h"
+#include "core/nn/MlpSpec.h"
+#include "core/run/Options.h"
+#include "core/train/ReductionPlan.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+namespace sgdscope {
+
+namespace {
+std::string layersText(const std::vector<int>& layers)
+{
+    MlpSpec spec;
+    spec.layers = layers;
+    return spec.layersText();
+}
+
+std::atomic<int> g_signal {0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void onSignal(int sig)
+{
+    requestCancellation();
+    if (g_signal.exchange(sig) != 0) {
+        // Second signal: the user insists.
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
+    }
+}
+
+/// Records the run, prints progress now and then, and stops it on a signal.
+class HeadlessObserver : public TrainingObserver
+{
+public:
+    HeadlessObserver(RunRecorder& recorder, Mode mode)
+        : m_recorder(recorder)
+        , m_mode(mode)
+    {
+    }
+    void onWorkerTime(const WorkWindow& window, std::span<const Span> spans) override
+    {
+        m_recorder.onWorkerTime(window, spans);
+    }
+    void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
+    {
+        m_recorder.onUpdate(update, figures);
+    }
+    void onEvaluation(const EvaluationRecord& e) override
+    {
+        m_recorder.onEvaluation(e);
+        // Progress about once a second, whatever the evaluation rate.
+        const auto now = std::chrono::steady_clock::now();
+        if (now - m_lastPrint < std::chrono::seconds(1))
+            return;
+        m_lastPrint = now;
+        std::fprintf(stderr, "%-5s %10lld samples  %7.2f s  training loss %.6g%s%s\n", modeName(m_mode),
+            static_cast<long long>(e.samples), e.seconds, e.trainLoss,
+            e.trainAccuracy >= 0 ? (", accuracy " + formatNumber(std::round(e.trainAccuracy * 1e4) / 1e4)).c_str() : "",
+            e.testAccuracy >= 0 ? (", test accuracy " + formatNumber(std::round(e.testAccuracy * 1e4) / 1e4)).c_str()
+                                : "");
+    }
+    bool stopRequested() override { return g_signal.load(std::memory_order_relaxed) != 0; }
+
+private:
+    RunRecorder& m_recorder;
+    Mode m_mode;
+    std::chrono::steady_clock::time_point m_lastPrint = std::chrono::steady_clock::now();
+};
+
+std::string joinPath(const std::string& dir, const std::string& name)
+{
+    return (std::filesystem::path(dir) / name).string();
+}
+
+/// Passes every event to the recorder and to the progress stream.
+class ProgressFanOut : public TrainingObserver
+{
+public:
+    ProgressFanOut(HeadlessObserver& record, ProgressReporter& progress)
+        : m_record(record)
+        , m_progress(progress)
+    {
+    }
+    void onWorkerTime(const WorkWindow& window, std::span<const Span> spans) override
+    {
+        m_record.onWorkerTime(window, spans);
+        m_progress.onWorkerTime(window, spans);
+    }
+    void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
+    {
+        m_record.onUpdate(update, figures);
+        m_progress.onUpdate(update, figures);
+    }
+    void onEvaluation(const EvaluationRecord& e) override
+    {
+        m_record.onEvaluation(e);
+        m_progress.onEvaluation(e);
+    }
+    bool stopRequested() override { return m_record.stopRequested(); }
+
+private:
+    HeadlessObserver& m_record;
+    ProgressReporter& m_progress;
+};
+
+} // namespace
+
+void installInterruptHandlers()
+{
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    std::signal(SIGUSR1, onSignal); // what mpirun forwards to its processes at once (a clean stop)
+}
+
+int interruptSignal()
+{
+    return g_signal.load();
+}
+
+int interruptedExitCode(int signal)
+{
+    return signal == SIGUSR1 ? 0 : 128 + signal;
+}
+
+void prepareOutputs(const RunConfig& config)
+{
+    const std::vector<std::string> created = ensureWritableDirectory(config.out, "--out");
+    try {
+        if (!config.saveParams.empty())
+            checkWritableFilePath(config.saveParams, "--save-params");
+        if (!config.trace.empty())
+            checkWritableFilePath(config.trace, "--trace");
+    } catch (const SgdError&) {
+        std::error_code ec;
+        for (auto it = created.rbegin(); it != created.rend(); ++it)
+            std::filesystem::remove(*it, ec);
+        throw;
+    }
+}
+
+/// Workers beyond the chunks (sync) or the batch (async) have nothing to do: said once, it is not an error.
+void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int syncWorkers, int asyncWorkers)
+{
+    const RunConfig& config = run.config;
+    const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
+    const int chunks = ChunkLayout(run.settings.batch, chunk).chunkCount;
+    if (config.runsSync() && syncWorkers > chunks)
+        std::fprintf(stderr,
+            "note: sync cuts each batch of %d into %d chunk%s of %d samples: workers %d to %d have nothing to compute "
+            "and wait (--chunk sets the chunk size)\n",
+            run.settings.batch, chunks, chunks == 1 ? "" : "s", chunk, chunks, syncWorkers - 1);
+    if (config.slowFraction > 0 && std::lround(config.slowFraction * syncWorkers) == 0)
+        std::fprintf(stderr,
+            "note: --slow-fraction %g of %d workers rounds to no slow worker (the share is rounded to the nearest "
+            "whole worker)\n",
+            config.slowFraction, syncWorkers);
+    if (config.runsAsync() && asyncWorkers > run.settings.batch)
+        std::fprintf(stderr, "note: async gives each worker a slice of the batch of %d: workers %d to %d have none\n",
+            run.settings.batch, run.settings.batch, asyncWorkers - 1);
+    if (run.config.layers != asGiven.layers)
+        std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
+            layersText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),
+            layersText(run.config.layers).c_str());
+}
+
+std::vector<Mode> modesOf(const RunConfig& config)
+{
+    std::vector<Mode> modes;
+    if (config.runsSync())
+        modes.push_back(Mode::Sync);
+    if (config.runsAsync())
+        modes.push_back(Mode::Async);
+    return modes;
+}
+
+std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress)
+{
+    auto r = std::make_unique<HeadlessModeRun>();
+    r->recorder = RunRecorder(1 << 17, run.config.trace.empty() ? 0 : 400000);
+    HeadlessObserver observer(r->recorder, mode);
+    std::unique_ptr<ProgressReporter> reporter = run.config.progress && progress ? progress(mode) : nullptr;
+    if (reporter) {
+        ProgressFanOut both(observer, *reporter);
+        r->result = runMode(run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(trainer); });
+    } else {
+        r->result = runMode(run, mode, observer);
+    }
+    const ModeResult& m = r->result;
+    std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), %s %.6g%s%s%s\n",
+        modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
+        m.engineChoice.kind == EngineKind::Sim ? "virtual " : "", m.samplesPerSecond(),
+        m.finalIsLastEvaluation ? ("loss at the last evaluation (update " + std::to_string(m.final.index) + ")").c_str()
+                                : "final loss",
+        m.final.trainLoss,
+        m.final.testAccuracy >= 0
+            ? (", test accuracy " + formatNumber(std::round(m.final.testAccuracy * 1e4) / 1e4)).c_str()
+            : "",
+        m.diverged ? ", DIVERGED" : "",
+        m.interrupted            ? ", interrupted"
+            : !m.failure.empty() ? ", FAILED"
+                                 : "");
+    if (m.settings.targetAccuracy >= 0 || m.settings.targetLoss >= 0) {
+        if (m.target.reached)
+            std::fprintf(stderr, "%-5s reached the target after %.3f s and %lld samples (%lld updates)\n",
+                modeName(mode), m.target.seconds, static_cast<long long>(m.target.samples),
+                static_cast<long long>(m.target.updates));
+        else
+            std::fprintf(stderr, "%-5s did not reach the target\n", modeName(mode));
+    }
+    if (m.diverged)
+        std::fprintf(stderr,
+            "%s diverged at update %lld: the loss became NaN or Inf, so this mode stopped there (try a smaller --lr); "
+            "what it recorded so far is kept\n",
+            modeName(mode), static_cast<long long>(m.divergedAt));
+    return r;
+}
+
+int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<HeadlessModeRun>>& runs,
+    const ChartWriter& charts, const Json& engineSummary, const std::string& failure)
+{
+    const RunConfig& config = run.config;
+    Json summary = Json::object();
+    summary["version"] = "sgdscope 0.1";
+    summary["config"] = configJson(config);
+    Json data = Json::object();
+    data["name"] = toString(config.dataset);
+    data["train_samples"] = run.problem->train().size();
+    if (run.problem->data->test)
+        data["test_samples"] = run.problem->data->test->size();
+    data["parameters"] = run.problem->layout.parameterCount();
+    summary["dataset"] = data;
+    if (!engineSummary.is_null())
+        summary[nameOf(engineNames, config.engine)] = engineSummary;
+    Json modesJson = Json::array();
+    bool diverged = false;
+    std::string firstFailure = failure;
+    for (const auto& r : runs) {
+        modesJson.push_back(summaryJson(r->result));
+        diverged = diverged || r->result.diverged;
+        if (firstFailure.empty())
+            firstFailure = r->result.failure;
+    }
+    summary["runs"] = modesJson;
+    const int signal = interruptSignal();
+    summary["interrupted"] = signal != 0 && firstFailure.empty();
+    if (signal != 0 && firstFailure.empty())
+        summary["stopped_by"] = signal == SIGUSR1 ? "SIGUSR1 (a requested stop)"
+            : signal == SIGINT                    ? "SIGINT"
+            : signal == SIGTERM                   ? "SIGTERM"
+                                                  : "signal " + std::to_string(signal);
+    summary["failed"] = !firstFailure.empty();
+    if (!firstFailure.empty())
+        summary["failure"] = firstFailure;
+
+    std::vector<std::pair<Mode, const RunRecorder*>> recorded;
+    std::vector<const HeadlessModeRun*> finished;
+    for (const auto& r : runs) {
+        recorded.emplace_back(r->result.mode, &r->recorder);
+        finished.push_back(r.get());
+    }
+    writeFileAtomically(joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim));
+    // An interrupted or failed run may have little time left (mpirun kills a second after it passes SIGTERM on,
+    // or once a rank died): its summary goes first, saying which files are still to come; a finished run's
+    // summary goes last, so that its presence means every file is there.
+    const bool cutShort = signal != 0 || !firstFailure.empty();
+    if (cutShort) {
+        Json pending = Json::array();
+        if (charts)
+            for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"})
+                pending.push_back(name);
+        if (!config.trace.empty())
+            pending.push_back(config.trace);
+        if (!config.saveParams.empty())
+            pending.push_back(config.saveParams);
+        summary["written_after_this_file"] = pending;
+        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+    }
+    if (charts)
+        charts(config.out, finished);
+    if (!config.trace.empty())
+        writeFileAtomically(config.trace,
+            traceJson(recorded,
+                config.engine == EngineKind::Sim ? "virtual time, "
+                        + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
+                                                   : "platform " + config.platform)
+                                                 : std::string(),
+                config.engine == EngineKind::Mpi));
+    if (!config.saveParams.empty() && !runs.empty()) {
+        const ModeResult& first = runs.front()->result;
+        writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
+            {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", run.problem->spec.layersText()}});
+    }
+    if (!cutShort)
+        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+    if (!firstFailure.empty())
+        return 1;
+    if (signal != 0)
+        return interruptedExitCode(signal);
+    return diverged ? 3 : 0;
+}
+
+} // namespace sgdscope

@@ -1,0 +1,393 @@
+#include "core/run/MpiJob.h"
+
+#include "core/common/Error.h"
+#include "core/engines/mpi/MpiAsyncTrainer.h"
+#include "core/engines/mpi/MpiContext.h"
+#include "core/engines/mpi/MpiSyncTrainer.h"
+#include "core/engines/mpi/PeerWatch.h"
+#include "core/io/Sha256.h"
+#include "core/nn/kernels/Isa.h"
+#include "core/run/Options.h"
+#include "core/train/ReductionPlan.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace sgdscope {
+
+namespace {
+
+std::uint64_t hashOf(const std::string& text)
+{
+    Sha256 sha;
+    sha.update(text.data(), text.size());
+    const auto digest = sha.finish();
+    std::uint64_t hash = 0;
+    std::memcpy(&hash, digest.data(), sizeof hash);
+    return hash;
+}
+
+/// Every rank's problem, gathered on rank 0, said once: one line if every rank has the same, else one line per
+/// distinct problem naming its ranks. Returns whether any rank had one (on every rank).
+bool agreeOnProblems(MpiContext& mpi, const std::string& mine)
+{
+    const std::vector<std::string> all = mpi.gatherText(mine);
+    std::int64_t any = 0;
+    if (mpi.isRoot()) {
+        std::map<std::string, std::vector<int>> ranksOf;
+        for (std::size_t r = 0; r < all.size(); ++r) {
+            if (!all[r].empty())
+                ranksOf[all[r]].push_back(static_cast<int>(r));
+        }
+        any = ranksOf.empty() ? 0 : 1;
+        if (ranksOf.size() == 1 && ranksOf.begin()->second.size() == all.size()) {
+            std::fprintf(stderr, "sgdscope: %s\n", ranksOf.begin()->first.c_str());
+        } else {
+            for (const auto& [text, ranks] : ranksOf) {
+                std::string who = ranks.size() == 1 ? "rank " : "ranks ";
+                for (std::size_t i = 0; i < ranks.size(); ++i)
+                    who += (i ? ", " : "") + std::to_string(ranks[i]);
+                std::fprintf(stderr, "sgdscope: %s: %s\n", who.c_str(), text.c_str());
+            }
+        }
+        std::fflush(stderr);
+    }
+    return mpi.broadcast(any) != 0;
+}
+
+/// Ends a job refused before training: every process leaves with exit code 2, rank 0 (which said why) first.
+int refused(MpiContext& mpi)
+{
+    mpi.finalize();
+    if (!mpi.isRoot())
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return 2;
+}
+
+/// What this rank finds wrong with the job's shape: the worker count follows from the processes (sync N
+/// workers, async a parameter server and N - 1), stragglers must exist, the engine must be mpi.
+std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, const std::string& threadLevel)
+{
+    if (config.engine != EngineKind::Mpi)
+        return "--engine " + nameOf(engineNames, config.engine) + ": under mpirun with " + std::to_string(size)
+            + " processes each would train the whole run alone; use --engine mpi, or run it without mpirun";
+    if (!threadsSupported)
+        return "--engine mpi: this MPI grants " + threadLevel
+            + ", and sgdscope's watch thread needs MPI_THREAD_MULTIPLE (Open MPI built with thread support, as "
+              "Debian's is)";
+    if (config.runsAsync() && size < 2)
+        return "--engine mpi: async needs at least 2 processes (a parameter server and a worker); start "
+               "mpirun -np 2 or more, or use --mode sync";
+    const bool workersGiven
+        = config.origins.count("workers") && config.origins.at("workers").rfind("--workers (from", 0) != 0;
+    if (workersGiven) {
+        const std::string origin = config.originOf("workers");
+        if (config.mode == RunMode::Both)
+            return origin + ": with --engine mpi and --mode both the worker count follows from the "
+                + std::to_string(size) + " processes (sync " + std::to_string(size) + ", async "
+                + std::to_string(size - 1) + "); leave it out";
+        const int expected = config.runsSync() ? size : size - 1;
+        if (config.workers != expected)
+            return origin + ": " + std::to_string(config.workers) + " does not match this MPI job of "
+                + std::to_string(size) + " processes ("
+                + (config.runsSync() ? "sync: one worker each"
+                                     : "async: a parameter server and " + std::to_string(size - 1) + " workers")
+                + "); leave it out or start mpirun -np "
+                + std::to_string(config.runsSync() ? config.workers : config.workers + 1);
+    }
+    config.workers = config.runsSync() ? size : size - 1;
+    for (const Straggler& slow : config.slow) {
+        const int fewest = config.runsAsync() ? size - 1 : size;
+        if (slow.worker >= fewest)
+            return config.originOf("slow") + ": worker " + std::to_string(slow.worker)
+                + " does not exist in this MPI job of " + std::to_string(size) + " processes ("
+                + (config.runsSync() ? "sync: workers 0 to " + std::to_string(size - 1) : std::string())
+                + (config.mode == RunMode::Both ? ", " : "")
+                + (config.runsAsync() ? "async: workers 0 to " + std::to_string(size - 2) : std::string()) + ")";
+    }
+    return {};
+}
+
+/// The configuration and the build, as one number: every process must run the same (the ranks exchange raw
+/// values). The kernels' order of operations decides the bits; their instruction set does not (a rank may run
+/// on another CPU and take another path).
+std::uint64_t configurationHash(const RunConfig& config)
+{
+    return hashOf(dumpJson(configJson(config), -1) + " sgdscope 0.1 kernel order " + std::to_string(kernelOrderVersion)
+        + " span " + std::to_string(sizeof(Span)) + " float " + std::to_string(sizeof(float)) + " little-endian "
+        + std::to_string(static_cast<int>(std::endian::native == std::endian::little)));
+}
+
+/// A digest of the training data (its size and every 64th sample): a different file at the same path on
+/// another machine would train other batches without a word.
+std::uint64_t dataHash(const Dataset& train)
+{
+    Sha256 data;
+    const std::int64_t n = train.size();
+    const int features = train.features();
+    data.update(&n, sizeof n);
+    data.update(&features, sizeof features);
+    for (std::int64_t i = 0; i < n; i += 64) {
+        data.update(
+            train.inputs.col(static_cast<Eigen::Index>(i)).data(), sizeof(float) * static_cast<std::size_t>(features));
+        if (train.isClassification())
+            data.update(&train.labels[static_cast<std::size_t>(i)], sizeof train.labels[0]);
+        else
+            data.update(train.targets.col(static_cast<Eigen::Index>(i)).data(),
+                sizeof(float) * static_cast<std::size_t>(train.targets.rows()));
+    }
+    const auto d = data.finish();
+    std::uint64_t hash = 0;
+    std::memcpy(&hash, d.data(), sizeof hash);
+    return hash;
+}
+
+/// The largest message a run sends must fit one MPI call (2 GiB): sync's gradient message carries the roots
+/// of a rank's subtrees, each a whole parameter vector.
+std::string messageSizeProblem(const PreparedRun& run, int size)
+{
+    const auto floatBytes = static_cast<double>(run.problem->layout.paddedSize()) * sizeof(float);
+    int roots = 1;
+    if (run.config.runsSync()) {
+        const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
+        const ReductionPlan plan = ReductionPlan::build(
+            ChunkLayout(run.settings.batch, chunk), size, run.settings.accum, passSamplesFor(run.problem->spec));
+        for (const WorkerReduction& w : plan.workers)
+            roots = std::max(roots, w.roots);
+    }
+    const double largest = roots * floatBytes + (1 << 20);
+    if (largest <= static_cast<double>(MpiContext::maxMessageBytes))
+        return {};
+    return "--layers: a message between ranks would carry " + formatNumber(std::round(largest / (1 << 20))) + " MiB ("
+        + std::to_string(roots) + " parameter vector" + (roots == 1 ? "" : "s") + " of "
+        + std::to_string(run.problem->layout.paddedSize())
+        + " floats), and MPI takes at most 2 GiB in one call; choose a smaller model";
+}
+
+/// What the job's summary says of the MPI engine.
+Json engineJson(const MpiContext& mpi)
+{
+    Json engine = Json::object();
+    engine["processes"] = mpi.size();
+    engine["thread_level"] = mpi.threadLevelName();
+    engine["clock_offsets_seconds"] = mpi.offsets(); // each rank's clock to rank 0's (added to its times)
+    engine["clock_offset_round_trips_seconds"] = mpi.roundTrips(); // of the first estimate: the error bound is half
+    engine["clock_offset_reestimates"] = mpi.offsetReestimates(); // by the watch's beats during the run
+    Json ranks = Json::object();
+    for (const auto& [mode, work] : mpi.work()) {
+        Json list = Json::array();
+        for (const RankWork& w : work)
+            list.push_back(Json {{"rank", w.rank}, {"pid", w.pid}, {"computed_samples", w.computedSamples},
+                {mode == Mode::Sync ? "updates" : "pushes", w.updates}});
+        ranks[modeName(mode)] = list;
+    }
+    engine["ranks"] = ranks; // per mode: what each rank computed, counted by that rank
+    return engine;
+}
+
+/// Leaves at once (the job is ending: a rank is gone, or mpirun is tearing the job down; MPI_Finalize would
+/// wait for processes that will not come).
+[[noreturn]] void leave(MpiContext& mpi, int exitCode)
+{
+    mpi.stopWatch(false);
+    std::fflush(nullptr);
+    std::_Exit(exitCode);
+}
+
+/// Rank 0 after a failure: says which rank failed and why, writes what was done (summary first) before any
+/// further MPI call (MPI's progress on a dead peer's half-received message can crash a process), then tells
+/// the others to end, and ends.
+[[noreturn]] void endFailedJob(MpiContext& mpi, const PreparedRun& run,
+    const std::vector<std::unique_ptr<HeadlessModeRun>>& runs, const ChartWriter& charts, const std::string& failure)
+{
+    std::fprintf(stderr, "sgdscope: %s; the job ends, and %s/summary.json says what was done\n", failure.c_str(),
+        run.config.out.c_str());
+    std::fflush(stderr);
+    mpi.stopWatch(false);
+    writeResults(run, runs, charts, engineJson(mpi), failure);
+    if (mpi.watch())
+        mpi.watch()->endJob(1);
+    leave(mpi, 1);
+}
+
+/// A rank other than 0 after a failure: what its watch saw (rank 0 ended the job, or is gone or silent), or
+/// an error of its own, which it tells rank 0 (rank 0 says it, once) before it ends.
+[[noreturn]] void endFailedPeer(MpiContext& mpi, const std::string& error)
+{
+    PeerWatch* watch = mpi.watch();
+    std::optional<PeerProblem> problem = watch ? watch->problem() : std::nullopt;
+    if (!problem && watch) {
+        watch->reportError(error);
+        // Rank 0 says it and ends the job; if it does not within 10 s, this rank says it itself.
+        const double start = MpiContext::now();
+        while (!watch->hasProblem() && MpiContext::now() - start < 10.0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        problem = watch->problem();
+        if (!problem || problem->kind != PeerProblem::Kind::Ended) {
+            std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
+            leave(mpi, 1);
+        }
+    }
+    if (!problem) {
+        std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
+        leave(mpi, 1);
+    }
+    if (problem->kind == PeerProblem::Kind::Ended)
+        leave(mpi, problem->exitCode);
+    // Rank 0 is gone or silent: the first other rank says so.
+    if (mpi.rank() == 1)
+        std::fprintf(stderr, "sgdscope: rank 1: %s; the job ends without its files (rank 0 writes them)\n",
+            problem->describe(watch->silence()).c_str());
+    leave(mpi, 1);
+}
+
+} // namespace
+
+int runMpiJob(
+    const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts, const ProgressFactory& progress)
+{
+    MpiContext& mpi = MpiContext::init();
+    const int rank = mpi.rank();
+    const int size = mpi.size();
+
+    // 1. The command line: every rank's problem reaches the user, once; then every rank must run the same.
+    RunConfig config = given ? *given : RunConfig {};
+    std::string problem = givenProblem;
+    if (problem.empty())
+        problem = shapeProblem(config, size, mpi.threadsSupported(), mpi.threadLevelName());
+    if (agreeOnProblems(mpi, problem))
+        return refused(mpi);
+    const std::vector<std::uint64_t> hashes = mpi.gather(configurationHash(config));
+    std::int64_t differs = -1;
+    for (std::size_t r = 1; r < hashes.size() && differs < 0; ++r) {
+        if (hashes[r] != hashes[0])
+            differs = static_cast<std::int64_t>(r);
+    }
+    if (mpi.broadcast(differs) >= 0) {
+        if (rank == 0)
+            std::fprintf(stderr,
+                "sgdscope: --engine mpi: rank %lld was given other options than rank 0 (its configuration "
+                "differs); give every process the same command line\n",
+                static_cast<long long>(differs));
+        return refused(mpi);
+    }
+
+    // 2. From here a peer is given up only when it is gone, silent or failed.
+    mpi.startWatch(config.peerTimeout);
+
+    // 3. Each process loads its own copy of the data and checks everything; the ranks that fail say why.
+    PreparedRun run;
+    problem.clear();
+    try {
+        run = prepareRun(config);
+        problem = messageSizeProblem(run, size);
+        if (rank == 0 && problem.empty())
+            prepareOutputs(config);
+    } catch (const std::bad_alloc&) {
+        problem = "out of memory while loading the data and building the model";
+    } catch (const std::exception& e) {
+        problem = e.what();
+    }
+    if (interruptSignal() != 0) {
+        // Interrupted before training began: there is nothing to summarise.
+        if (rank == 0)
+            std::fprintf(stderr, "sgdscope: interrupted before training began; nothing written\n");
+        leave(mpi, interruptedExitCode(interruptSignal()));
+    }
+    try {
+        if (agreeOnProblems(mpi, problem))
+            return refused(mpi);
+        const std::vector<std::uint64_t> data = mpi.gather(dataHash(run.problem->train()));
+        std::int64_t other = -1;
+        for (std::size_t r = 1; r < data.size() && other < 0; ++r) {
+            if (data[r] != data[0])
+                other = static_cast<std::int64_t>(r);
+        }
+        if (mpi.broadcast(other) >= 0) {
+            if (rank == 0)
+                std::fprintf(stderr,
+                    "sgdscope: --engine mpi: rank %lld loaded other training data than rank 0 (a different file at "
+                    "the same path?); every process must read the same data\n",
+                    static_cast<long long>(other));
+            return refused(mpi);
+        }
+        // Every process's clock against rank 0's, for one time axis.
+        mpi.estimateClockOffsets();
+    } catch (const RunFailure& e) {
+        // A rank died or hung before training: nothing to summarise.
+        if (rank == 0)
+            std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n", e.what());
+        leave(mpi, 1);
+    }
+    if (rank == 0)
+        noteBeforeTraining(run, config, size, size - 1);
+
+    // 4. Rank 0 trains and writes; the others serve it.
+    std::vector<std::unique_ptr<HeadlessModeRun>> runs;
+    std::string failure;
+    try {
+        for (const Mode mode : modesOf(config)) {
+            // Rank 0 decides whether a next mode starts (after a stop or a failure it does not).
+            const bool stopped
+                = mpi.broadcast(rank == 0 && (interruptSignal() != 0 || !failure.empty()) && !runs.empty() ? 1 : 0)
+                != 0;
+            if (stopped)
+                break;
+            PreparedRun modeRun = run;
+            modeRun.settings.workers = mode == Mode::Sync ? size : size - 1;
+            modeRun.config.workers = modeRun.settings.workers;
+            if (rank == 0) {
+                runs.push_back(trainMode(modeRun, mode, progress));
+                failure = runs.back()->result.failure;
+                if (!failure.empty())
+                    break;
+            } else if (mode == Mode::Sync) {
+                serveMpiSync(modeRun.problem, modeRun.settings);
+            } else {
+                serveMpiAsync(modeRun.problem, modeRun.settings);
+            }
+        }
+    } catch (const RunFailure& e) {
+        failure = e.what();
+    } catch (const std::bad_alloc&) {
+        failure = (rank == 0 ? "rank 0: " : "") + std::string("out of memory during the run");
+    } catch (const std::exception& e) {
+        failure = (rank == 0 ? "rank 0: " : "") + std::string(e.what());
+    }
+    if (!failure.empty()) {
+        if (rank == 0)
+            endFailedJob(mpi, run, runs, charts, failure);
+        endFailedPeer(mpi, failure);
+    }
+
+    // 5. Rank 0 writes every file while the others wait (mpirun ends the whole job when one process leaves);
+    //    every process ends with rank 0's exit code.
+    int exitCode = 0;
+    try {
+        if (rank == 0)
+            exitCode = writeResults(run, runs, charts, engineJson(mpi));
+        exitCode = static_cast<int>(mpi.broadcast(exitCode));
+    } catch (const RunFailure& e) {
+        if (rank == 0) {
+            std::fprintf(stderr, "sgdscope: %s, while rank 0 wrote the results\n", e.what());
+            leave(mpi, 1);
+        }
+        endFailedPeer(mpi, e.what());
+    }
+    const int sig = interruptSignal();
+    if (sig == SIGTERM || sig == SIGINT) {
+        // mpirun is ending the job (it passes these on and kills a second after): MPI_Finalize would wait for
+        // processes it is tearing down, so this one leaves without it, its files written.
+        leave(mpi, exitCode);
+    }
+    mpi.finalize();
+    return exitCode;
+}
+
+} // namespace sgdscope

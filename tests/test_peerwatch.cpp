@@ -1,0 +1,229 @@
+// The MPI job's watch (core/engines/mpi/PeerWatch) in one process: watches of "ranks" talk over in-memory queues,
+// each on its own thread, so ThreadSanitizer sees the watch's threads (mpirun forks, which TSan cannot follow).
+// A silent peer is given up after the silence limit and not before, a gone one at once, a remote one that stops
+// beating after a stop signal quickly; errors reach rank 0, rank 0's end reaches everyone; beats re-estimate
+// a wrong clock offset.
+#include "core/engines/mpi/PeerWatch.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <unistd.h>
+
+using namespace sgdscope;
+
+namespace {
+/// Every rank's mailbox, shared by the ranks' channels.
+struct PostOffice
+{
+    std::mutex mutex;
+    std::vector<std::deque<std::pair<int, std::vector<char>>>> boxes;
+    std::vector<bool> deaf; // a rank whose mail is dropped (its process hung)
+    explicit PostOffice(int ranks)
+        : boxes(static_cast<std::size_t>(ranks))
+        , deaf(static_cast<std::size_t>(ranks), false)
+    {
+    }
+};
+
+class QueueChannel final : public BeatChannel
+{
+public:
+    QueueChannel(PostOffice& office, int rank)
+        : m_office(office)
+        , m_rank(rank)
+    {
+    }
+    void send(int to, const std::vector<char>& bytes) override
+    {
+        std::lock_guard lock(m_office.mutex);
+        if (m_office.deaf[static_cast<std::size_t>(m_rank)])
+            return; // a hung process sends nothing
+        m_office.boxes[static_cast<std::size_t>(to)].emplace_back(m_rank, bytes);
+    }
+    bool receive(int& from, std::vector<char>& bytes) override
+    {
+        std::lock_guard lock(m_office.mutex);
+        auto& box = m_office.boxes[static_cast<std::size_t>(m_rank)];
+        if (box.empty())
+            return false;
+        from = box.front().first;
+        bytes = std::move(box.front().second);
+        box.pop_front();
+        return true;
+    }
+
+private:
+    PostOffice& m_office;
+    int m_rank;
+};
+
+PeerWatch::Settings settingsFor(int rank, int size, double silence)
+{
+    PeerWatch::Settings s;
+    s.rank = rank;
+    s.size = size;
+    s.period = 0.01;
+    s.silence = silence;
+    s.afterSignal = 0.2;
+    s.localPids.assign(static_cast<std::size_t>(size), 0);
+    return s;
+}
+
+/// Waits until `watch` has a problem or `seconds` passed; returns the seconds waited.
+double waitForProblem(const PeerWatch& watch, double seconds)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (!watch.hasProblem() && clock.elapsed() < seconds * 1000)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return static_cast<double>(clock.elapsed()) / 1000.0;
+}
+
+/// A process id that no process has (above the kernel's largest).
+long missingPid()
+{
+    return 4194304L + 17; // pid_max is at most 2^22
+}
+} // namespace
+
+class TestPeerWatch : public QObject
+{
+    Q_OBJECT
+private slots:
+    void beatingPeersAreNeverGivenUp()
+    {
+        PostOffice office(3);
+        std::vector<std::unique_ptr<PeerWatch>> watches;
+        for (int r = 0; r < 3; ++r)
+            watches.push_back(
+                std::make_unique<PeerWatch>(settingsFor(r, 3, 0.3), std::make_unique<QueueChannel>(office, r)));
+        QTest::qWait(900); // three silence limits
+        for (const auto& w : watches)
+            QVERIFY2(!w->hasProblem(), w->problem() ? w->problem()->describe(0.3).c_str() : "");
+    }
+
+    void aSilentPeerIsNamedAfterTheSilenceLimitAndNotBefore()
+    {
+        PostOffice office(3);
+        std::vector<std::unique_ptr<PeerWatch>> watches;
+        for (int r = 0; r < 3; ++r)
+            watches.push_back(
+                std::make_unique<PeerWatch>(settingsFor(r, 3, 0.4), std::make_unique<QueueChannel>(office, r)));
+        QTest::qWait(100);
+        {
+            std::lock_guard lock(office.mutex);
+            office.deaf[2] = true; // rank 2 hangs
+        }
+        const double waited = waitForProblem(*watches[0], 5.0);
+        const auto problem = watches[0]->problem();
+        QVERIFY(problem);
+        QCOMPARE(problem->rank, 2);
+        QVERIFY(problem->kind == PeerProblem::Kind::Silent);
+        QVERIFY2(problem->silentSeconds >= 0.4, qPrintable(QString::number(problem->silentSeconds)));
+        QVERIFY2(waited >= 0.35, qPrintable(QString::number(waited))); // not before the limit (its last beat)
+        const std::string text = problem->describe(0.4);
+        QVERIFY2(text.find("rank 2 sent nothing for") == 0 && text.find("--peer-timeout 0.4") != std::string::npos
+                && text.find("dead or hung since") != std::string::npos,
+            text.c_str());
+        // The others still hear rank 0.
+        QVERIFY(!watches[1]->hasProblem());
+    }
+
+    void aGonePeerOnThisHostIsNamedAtOnce()
+    {
+        PostOffice office(2);
+        PeerWatch::Settings s = settingsFor(0, 2, 30.0);
+        s.localPids[1] = missingPid();
+        PeerWatch root(s, std::make_unique<QueueChannel>(office, 0));
+        PeerWatch peer(settingsFor(1, 2, 30.0), std::make_unique<QueueChannel>(office, 1));
+        const double waited = waitForProblem(root, 5.0);
+        QVERIFY2(waited < 1.0, qPrintable(QString::number(waited)));
+        const auto problem = root.problem();
+        QVERIFY(problem);
+        QVERIFY(problem->kind == PeerProblem::Kind::Gone);
+        QCOMPARE(problem->rank, 1);
+        QVERIFY(problem->describe(30).find("rank 1 is gone: its process ended") == 0);
+        // A living process on this host is not gone.
+        PostOffice office2(2);
+        PeerWatch::Settings alive = settingsFor(0, 2, 30.0);
+        alive.localPids[1] = static_cast<long>(::getpid());
+        PeerWatch root2(alive, std::make_unique<QueueChannel>(office2, 0));
+        PeerWatch peer2(settingsFor(1, 2, 30.0), std::make_unique<QueueChannel>(office2, 1));
+        QTest::qWait(300);
+        QVERIFY(!root2.hasProblem());
+    }
+
+    void afterAStopSignalASilentRemotePeerIsGivenUpQuickly()
+    {
+        std::atomic<bool> signalled {false};
+        PostOffice office(3);
+        PeerWatch::Settings s = settingsFor(0, 3, 30.0);
+        s.interrupted = [&] { return signalled.load(); };
+        s.localPids[1] = static_cast<long>(::getpid()); // rank 1 on this host (alive), rank 2 elsewhere
+        PeerWatch root(s, std::make_unique<QueueChannel>(office, 0));
+        PeerWatch one(settingsFor(1, 3, 30.0), std::make_unique<QueueChannel>(office, 1));
+        PeerWatch two(settingsFor(2, 3, 30.0), std::make_unique<QueueChannel>(office, 2));
+        QTest::qWait(100);
+        {
+            std::lock_guard lock(office.mutex);
+            office.deaf[1] = true; // both stop beating: rank 1's process is here and alive, rank 2's unknown
+            office.deaf[2] = true;
+        }
+        QTest::qWait(100);
+        QVERIFY(!root.hasProblem()); // far below the silence limit, and no signal yet
+        signalled = true;
+        const double waited = waitForProblem(root, 5.0);
+        QVERIFY2(waited < 1.0, qPrintable(QString::number(waited)));
+        const auto problem = root.problem();
+        QVERIFY(problem);
+        QCOMPARE(problem->rank, 2); // not rank 1: its process is alive here, so it is slow, not gone
+        QVERIFY(problem->describe(30).find("after the stop signal") != std::string::npos);
+    }
+
+    void errorsReachRankZeroAndItsEndReachesEveryone()
+    {
+        PostOffice office(3);
+        std::vector<std::unique_ptr<PeerWatch>> watches;
+        for (int r = 0; r < 3; ++r)
+            watches.push_back(
+                std::make_unique<PeerWatch>(settingsFor(r, 3, 30.0), std::make_unique<QueueChannel>(office, r)));
+        watches[2]->reportError("out of memory during the run");
+        waitForProblem(*watches[0], 5.0);
+        const auto failed = watches[0]->problem();
+        QVERIFY(failed);
+        QVERIFY(failed->kind == PeerProblem::Kind::Failed);
+        QCOMPARE(QString::fromStdString(failed->describe(30)), QStringLiteral("rank 2: out of memory during the run"));
+        watches[0]->endJob(7);
+        for (int r = 1; r < 3; ++r) {
+            waitForProblem(*watches[static_cast<std::size_t>(r)], 5.0);
+            const auto ended = watches[static_cast<std::size_t>(r)]->problem();
+            QVERIFY(ended);
+            QVERIFY(ended->kind == PeerProblem::Kind::Ended);
+            QCOMPARE(ended->exitCode, 7);
+        }
+    }
+
+    void beatsReestimateAWrongClockOffset()
+    {
+        PostOffice office(2);
+        PeerWatch root(settingsFor(0, 2, 30.0), std::make_unique<QueueChannel>(office, 0));
+        PeerWatch::Settings s = settingsFor(1, 2, 30.0);
+        s.clockWindow = 0.2;
+        s.initialOffset = 5.0; // wrong: both share this process's clock
+        PeerWatch peer(s, std::make_unique<QueueChannel>(office, 1));
+        peer.setOffset(5.0, 0.05);
+        QTest::qWait(700);
+        QVERIFY2(std::abs(peer.offsetToRoot()) < 0.01, qPrintable(QString::number(peer.offsetToRoot())));
+        QVERIFY(peer.reestimates() >= 1);
+        QVERIFY(root.reestimates() >= 1); // as rank 1 reported it
+        QVERIFY2(std::abs(root.offsets()[1]) < 0.01, qPrintable(QString::number(root.offsets()[1])));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPeerWatch)
+#include "test_peerwatch.moc"
