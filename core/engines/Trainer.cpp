@@ -169,14 +169,18 @@ void Trainer::maybeEvaluate(TrainingObserver& observer)
 {
     if (m_diverged || m_samples < m_nextEvalSamples)
         return;
-    evaluateAndReport(observer);
+    // A periodic evaluation gives way to a stop signal: the stopped run writes its summary first.
+    if (!currentEvaluationUnlessStopped(observer))
+        m_stopped = true;
 }
 
 EvalSums Trainer::evaluate(const Dataset& data)
 {
     // As many threads as the machine runs at once (not one per worker: 64 simulated workers are not 64 cores);
     // the sums are the same whatever the count.
-    return m_evaluator.evaluate(m_params.data(), data, std::min(m_settings.workers, omp_get_max_threads()));
+    return m_evaluator.evaluate(m_params.data(), data, std::min(m_settings.workers, omp_get_max_threads()),
+        m_evaluationCancellable ? std::function<bool()>([] { return cancellationRequested(); })
+                                : std::function<bool()>());
 }
 
 EvaluationRecord Trainer::evaluateAndReport(TrainingObserver& observer)
@@ -221,6 +225,19 @@ EvaluationRecord Trainer::evaluateAt(std::int64_t updates, std::int64_t samples,
 void Trainer::reportEvaluation(const EvaluationRecord& record, TrainingObserver& observer)
 {
     observer.onEvaluation(record);
+}
+
+std::optional<EvaluationRecord> Trainer::currentEvaluationUnlessStopped(TrainingObserver& observer)
+{
+    m_evaluationCancellable = true;
+    try {
+        const EvaluationRecord record = currentEvaluation(observer);
+        m_evaluationCancellable = false;
+        return record;
+    } catch (const EvaluationCancelled&) {
+        m_evaluationCancellable = false;
+        return std::nullopt;
+    }
 }
 
 EvaluationRecord Trainer::currentEvaluation(TrainingObserver& observer)

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -104,6 +105,8 @@ public:
     /// The evaluation of the current parameters: the latest one if no update came after it, else a new
     /// one (reported).
     EvaluationRecord currentEvaluation(TrainingObserver& observer);
+    /// The same, unless a stop request (a signal) cancels it on the way: then nothing is reported or kept.
+    std::optional<EvaluationRecord> currentEvaluationUnlessStopped(TrainingObserver& observer);
     /// The latest evaluation reported (of the initial parameters at least, once run() began); whether there is one.
     const EvaluationRecord& lastEvaluation() const { return m_lastEvaluation; }
     bool evaluated() const { return m_evaluated; }
@@ -167,6 +170,7 @@ private:
     TargetReached m_target;
     EvaluationRecord m_lastEvaluation;
     bool m_evaluated = false;
+    bool m_evaluationCancellable = false; // while set, evaluate() gives up on a cancellation request
     bool m_diverged = false;
     std::int64_t m_divergedAt = -1;
     bool m_stopped = false;

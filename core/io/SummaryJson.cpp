@@ -90,8 +90,11 @@ Json summaryJson(const ModeResult& r)
     if (r.final.testAccuracy >= 0)
         j["test_accuracy"] = r.final.testAccuracy;
     if (r.finalIsLastEvaluation) // an interrupted or failed run: its figures are its last evaluation's
-        j["final_evaluation"] = Json {{"updates", r.final.index}, {"samples", r.final.samples},
-            {"note", "the last evaluation before the run was cut short; the final parameters were not evaluated"}};
+        j["final_evaluation"] = r.final.index < 0
+            ? Json {{"updates", nullptr}, {"samples", nullptr},
+                {"note", "the run was cut short before its first evaluation: no loss to report"}}
+            : Json {{"updates", r.final.index}, {"samples", r.final.samples},
+                {"note", "the last evaluation before the run was cut short; the final parameters were not evaluated"}};
     // Simulated runs count virtual seconds (the simulated cluster's clock), labelled as such.
     const bool simulated = r.engineChoice.kind == EngineKind::Sim;
     j["clock"] = simulated ? "virtual" : "real";

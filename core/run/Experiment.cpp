@@ -222,13 +222,22 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.failure = failure;
     // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
     // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).
-    const bool cutShort = !failure.empty() || (trainer->stopped() && !trainer->diverged());
-    if (cutShort && trainer->evaluated()) {
-        result.final = trainer->lastEvaluation();
-        result.finalIsLastEvaluation
-            = result.final.index != trainer->updates() || result.final.samples != trainer->samples();
+    std::optional<EvaluationRecord> final;
+    if (failure.empty() && !(trainer->stopped() && !trainer->diverged()))
+        final = trainer->currentEvaluationUnlessStopped(observer); // (a stop signal may still cut it short)
+    if (final) {
+        result.final = *final;
     } else {
-        result.final = trainer->currentEvaluation(observer);
+        result.finalIsLastEvaluation = true;
+        if (trainer->evaluated()) {
+            result.final = trainer->lastEvaluation();
+        } else {
+            // Cut short before its first evaluation: no loss to report.
+            result.final.index = -1;
+            result.final.samples = -1;
+            result.final.trainLoss = std::numeric_limits<double>::quiet_NaN();
+        }
+        result.finalIsLastEvaluation = result.final.index != trainer->updates();
     }
     result.metrics = trainer->metrics();
     result.target = trainer->target();
@@ -237,7 +246,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.parameters = trainer->parameters();
     result.diverged = trainer->diverged();
     result.divergedAt = trainer->divergedAt();
-    result.interrupted = failure.empty() && trainer->stopped() && !trainer->diverged();
+    result.interrupted = failure.empty() && (trainer->stopped() || !final) && !trainer->diverged();
     return result;
 }
 

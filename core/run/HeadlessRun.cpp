@@ -199,12 +199,14 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
         r->result = runMode(run, mode, observer);
     }
     const ModeResult& m = r->result;
-    std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), %s %.6g%s%s%s\n",
+    char loss[64];
+    std::snprintf(loss, sizeof loss, "%.6g", m.final.trainLoss);
+    const std::string lossText = !m.finalIsLastEvaluation ? std::string("final loss ") + loss
+        : m.final.index < 0                               ? std::string("no evaluation before it stopped")
+                            : "loss at the last evaluation (update " + std::to_string(m.final.index) + ") " + loss;
+    std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), %s%s%s%s\n",
         modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
-        m.engineChoice.kind == EngineKind::Sim ? "virtual " : "", m.samplesPerSecond(),
-        m.finalIsLastEvaluation ? ("loss at the last evaluation (update " + std::to_string(m.final.index) + ")").c_str()
-                                : "final loss",
-        m.final.trainLoss,
+        m.engineChoice.kind == EngineKind::Sim ? "virtual " : "", m.samplesPerSecond(), lossText.c_str(),
         m.final.testAccuracy >= 0
             ? (", test accuracy " + formatNumber(std::round(m.final.testAccuracy * 1e4) / 1e4)).c_str()
             : "",

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 
 namespace sgdscope {
@@ -12,7 +13,8 @@ constexpr int evalBlock = 1024; // samples per evaluation block (fixed: the loss
 constexpr int evalCapacity = 256;
 } // namespace
 
-EvalSums Evaluator::evaluate(const float* params, const Dataset& data, int threadsWanted)
+EvalSums Evaluator::evaluate(
+    const float* params, const Dataset& data, int threadsWanted, const std::function<bool()>& cancelled)
 {
     const SampleView<float> view = viewOf(data);
     const std::int64_t n = data.size();
@@ -22,11 +24,16 @@ EvalSums Evaluator::evaluate(const float* params, const Dataset& data, int threa
         m_workspaces.push_back(std::make_unique<MlpWorkspace>(m_problem->spec, evalCapacity));
     std::vector<EvalSums> perBlock(static_cast<std::size_t>(blocks));
     std::exception_ptr failure;
+    std::atomic<bool> skipped {false};
     const ParameterLayout& layout = m_problem->layout;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
         // Exceptions must not leave an OpenMP region: record, rethrow outside.
         try {
+            if (skipped.load(std::memory_order_relaxed) || (cancelled && cancelled())) {
+                skipped.store(true, std::memory_order_relaxed);
+                continue;
+            }
             const std::int64_t first = b * evalBlock;
             perBlock[static_cast<std::size_t>(b)]
                 = m_workspaces[static_cast<std::size_t>(omp_get_thread_num())]->evaluate(
@@ -38,6 +45,8 @@ EvalSums Evaluator::evaluate(const float* params, const Dataset& data, int threa
     }
     if (failure)
         std::rethrow_exception(failure);
+    if (skipped.load())
+        throw EvaluationCancelled();
     EvalSums total;
     for (const auto& s : perBlock) {
         total.lossSum += s.lossSum;

@@ -4,10 +4,18 @@
 #include "core/nn/MlpWorkspace.h"
 #include "core/train/Problem.h"
 
+#include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
 namespace sgdscope {
+
+/// An evaluation given up because a stop was requested (a signal): its sums are not whole.
+struct EvaluationCancelled : std::exception
+{
+    const char* what() const noexcept override { return "the evaluation was cancelled by a stop request"; }
+};
 
 /// Loss (and accuracy) of parameters on a whole data set, in fixed blocks of 1024 samples summed in a fixed
 /// order, so the value does not depend on how many threads compute it. Not thread-safe: one evaluator per
@@ -19,7 +27,10 @@ public:
         : m_problem(&problem)
     {
     }
-    EvalSums evaluate(const float* params, const Dataset& data, int threads);
+    /// With `cancelled`, asked before each block: once it says true, the remaining blocks are skipped and
+    /// EvaluationCancelled is thrown (a whole-set evaluation can take seconds that a stopped run does not have).
+    EvalSums evaluate(
+        const float* params, const Dataset& data, int threads, const std::function<bool()>& cancelled = {});
 
 private:
     const Problem* m_problem;
