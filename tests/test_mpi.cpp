@@ -259,6 +259,36 @@ private slots:
         QCOMPARE(static_cast<int>(pids.size()), processes);
     }
 
+    // Each wait is attributed to what it waited for: with worker 1 eight times slower, the others wait for it
+    // (barrier), while the straggler itself waits only for its gradient to reach rank 0 and the parameters to
+    // come back (network) and for rank 0's combine and apply (read), never for the slowest worker.
+    void syncWaitsAreAttributedToWhatTheyWaitedFor()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(3,
+            blasModel
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"),
+                    QStringLiteral("40"), QStringLiteral("--slow"), QStringLiteral("1:8"), QStringLiteral("--out"),
+                    out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        const Json& workers = (*run)["workers_detail"];
+        auto wait = [&](int w, const char* kind) {
+            return workers[static_cast<std::size_t>(w)]["wait_seconds"][kind].get<double>();
+        };
+        auto wall = [&](int w) { return workers[static_cast<std::size_t>(w)]["wall_seconds"].get<double>(); };
+        const double stragglerWaits = wait(1, "barrier") + wait(1, "network") + wait(1, "read");
+        QVERIFY(stragglerWaits > 0);
+        QVERIFY2(wait(1, "barrier") < 0.1 * stragglerWaits,
+            qPrintable(QString::number(wait(1, "barrier")) + QStringLiteral(" of ") + QString::number(stragglerWaits)));
+        QVERIFY(wait(1, "read") > 0); // rank 0 combined and applied while it waited
+        for (const int w : {0, 2})
+            QVERIFY2(wait(w, "barrier") > 0.5 * wall(w),
+                qPrintable(QStringLiteral("worker %1: %2 of %3").arg(w).arg(wait(w, "barrier")).arg(wall(w))));
+    }
+
     // Ranks on different kernel paths (as on different CPUs) run one job, with the threads engine's bits: their
     // configuration check compares the kernels' order of operations, not the instruction set.
     void ranksOnDifferentKernelPathsGiveTheSameBits()

@@ -22,7 +22,7 @@ TimelineStrip::TimelineStrip(const QString& title, const QString& exportName, co
     setAttribute(Qt::WA_OpaquePaintEvent);
     setToolTip(tr("The last two seconds of this mode's clock, one row per current worker: computing (blue; light "
                   "blue is injected straggler delay), waiting (red), combining or applying (green) and copying "
-                  "parameters (purple)."));
+                  "or sending parameters and gradients (purple)."));
 }
 
 void TimelineStrip::setWorkers(int workers)
@@ -65,7 +65,7 @@ void TimelineStrip::paintEvent(QPaintEvent*)
     p.setFont(small);
     const std::array<std::pair<QColor, QString>, KindCount> legend
         = {{{palette::busy(), tr("compute")}, {palette::delay(), tr("delay")}, {palette::idle(), tr("wait")},
-            {palette::apply(), tr("apply")}, {palette::transfer(), tr("copy")}}};
+            {palette::apply(), tr("apply")}, {palette::transfer(), tr("copy/send")}}};
     int lx = 6;
     int ly = tfm.height() + 4;
     for (const auto& [color, name] : legend) {

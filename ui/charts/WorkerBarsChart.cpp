@@ -16,7 +16,7 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
     , m_busy(new QBarSet(tr("busy")))
     , m_idle(new QBarSet(tr("idle")))
     , m_apply(new QBarSet(tr("combine/apply")))
-    , m_transfer(new QBarSet(tr("copy")))
+    , m_transfer(new QBarSet(tr("copy/send")))
     , m_unaccounted(new QBarSet(tr("unaccounted")))
     , m_categories(new QBarCategoryAxis)
     , m_value(new QValueAxis)
@@ -42,6 +42,11 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
     series->attachAxis(m_categories);
     series->attachAxis(m_value);
     setWorkers(std::vector<WorkerTime>(1));
+    setToolTip(tr("Each worker's wall time: busy (computing and injected straggler delay), idle (waiting for the "
+                  "others, the parameter server or a message on the wire), combining or applying the update, "
+                  "copying or sending (threads copy the parameters; in an MPI job rank 0 broadcasts them every sync "
+                  "update and counts the time until the others have taken them, and every rank sends its "
+                  "gradient), and unaccounted time."));
 }
 
 QString WorkerBarsChart::valueAxisTitle() const

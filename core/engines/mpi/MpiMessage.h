@@ -35,6 +35,7 @@ public:
             put(s);
     }
     const std::vector<char>& bytes() const { return m_bytes; }
+    char* data() { return m_bytes.data(); }
 
 private:
     void append(const void* data, std::size_t bytes)

@@ -8,6 +8,7 @@
 #include "core/train/UpdateRule.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -20,6 +21,15 @@ namespace {
 constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr std::size_t blockFloats = 4096;
+
+/// The size of every broadcast of parameters (all ranks must give MPI_Ibcast the same): control, update,
+/// batch, when rank 0 had every gradient of the previous update, when it sent these, when each rank's gradient
+/// arrived (rank 0's clock), the parameters.
+std::size_t parametersMessageBytes(int ranks, std::size_t floats)
+{
+    return 2 * sizeof(std::int64_t) + sizeof(std::int32_t) + (2 + static_cast<std::size_t>(ranks)) * sizeof(double)
+        + floats * sizeof(float);
+}
 
 /// The buffers worker w sends rank 0: the roots of its part of the fixed tree (which the combine adds up, or
 /// the batch gradient itself), in stack order.
@@ -52,6 +62,26 @@ struct RankSpans
         if (end > sent)
             spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
     }
+    /// A wait for the parameters, after this rank sent its gradient: for its gradient to reach rank 0 (network)
+    /// until rank 0 had it (`mineRoot`), for the slowest worker until rank 0 had every gradient (`allRoot`),
+    /// for rank 0 itself (its combine, apply and any evaluation: a read from a server) until it sent them
+    /// (`sentRoot`), for the parameters on the wire after.
+    void addWait(double localStart, double localEnd, double mineRoot, double allRoot, double sentRoot)
+    {
+        const double start = mpi.toRoot(localStart);
+        const double end = mpi.toRoot(localEnd);
+        const double mine = std::clamp(mineRoot, start, end);
+        const double all = std::clamp(allRoot, mine, end);
+        const double sent = std::clamp(sentRoot, all, end);
+        if (mine > start)
+            spans.push_back({worker, SpanKind::WaitNetwork, start, mine, 0});
+        if (all > mine)
+            spans.push_back({worker, SpanKind::WaitBarrier, mine, all, 0});
+        if (sent > all)
+            spans.push_back({worker, SpanKind::WaitRead, all, sent, 0});
+        if (end > sent)
+            spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
+    }
 };
 } // namespace
 
@@ -61,6 +91,7 @@ MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSe
     , m_cursor(m_order)
     , m_velocity(m_params.size(), 0.0f)
     , m_cutter(m_mpi.size())
+    , m_arrivals(static_cast<std::size_t>(m_mpi.size()), 0.0)
 {
     settingsChanged();
 }
@@ -109,15 +140,18 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_gradients.arm();
 
     // The parameters (and "go") to every rank, by MPI's broadcast tree.
-    MpiMessage go;
-    go.put(std::int64_t {1});
-    go.put(m_updates);
-    go.put(static_cast<std::int32_t>(m_settings.batch));
-    go.put(m_mpi.toRoot(MpiContext::now()));
-    go.putFloats(m_params.data(), m_params.size());
-    m_goBytes = go.bytes();
+    m_go.clear();
+    m_go.put(std::int64_t {1});
+    m_go.put(m_updates);
+    m_go.put(static_cast<std::int32_t>(m_settings.batch));
+    m_go.put(m_allGradientsAt);
+    m_go.put(m_mpi.toRoot(MpiContext::now()));
+    for (const double at : m_arrivals)
+        m_go.put(at);
+    m_go.putFloats(m_params.data(), m_params.size());
+    assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
     if (m_mpi.size() > 1)
-        m_mpi.broadcast(m_goBytes.data(), m_goBytes.size());
+        m_mpi.broadcast(m_go.data(), m_go.bytes().size());
     mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
 
     // Rank 0's own part: worker 0's chunks.
@@ -144,6 +178,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     for (std::size_t k = 0; k < m_gradients.from.size(); ++k) {
         const int arrived = m_mpi.receiveAny(m_gradients);
         m_gradients.postedAt[static_cast<std::size_t>(arrived)] = std::numeric_limits<double>::infinity(); // done
+        m_arrivals[static_cast<std::size_t>(arrived) + 1] = MpiContext::now();
     }
     for (int r = 1; r < m_mpi.size(); ++r) {
         const auto k = static_cast<std::size_t>(r - 1);
@@ -161,7 +196,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         for (const int id : outgoingBuffers(m_reduction.plan, r))
             in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), floats);
     }
-    mine.addWait(SpanKind::WaitBarrier, waitStart, MpiContext::now(), lastSent);
+    m_allGradientsAt = MpiContext::now();
+    mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent);
 
     // The fixed tree's last additions and the update, in the same order as every engine.
     const double applyStart = MpiContext::now();
@@ -197,15 +233,17 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
 {
     // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
     // (The same size as every broadcast of parameters.)
-    MpiMessage stop;
-    stop.put(std::int64_t {0});
-    stop.put(m_updates);
-    stop.put(static_cast<std::int32_t>(m_settings.batch));
-    stop.put(m_mpi.toRoot(MpiContext::now()));
-    stop.putFloats(m_params.data(), m_params.size());
-    m_goBytes = stop.bytes();
+    m_go.clear();
+    m_go.put(std::int64_t {0});
+    m_go.put(m_updates);
+    m_go.put(static_cast<std::int32_t>(m_settings.batch));
+    m_go.put(m_allGradientsAt);
+    m_go.put(m_mpi.toRoot(MpiContext::now()));
+    for (const double at : m_arrivals)
+        m_go.put(at);
+    m_go.putFloats(m_params.data(), m_params.size());
     if (m_mpi.size() > 1)
-        m_mpi.broadcast(m_goBytes.data(), m_goBytes.size());
+        m_mpi.broadcast(m_go.data(), m_go.bytes().size());
     std::vector<RankWork> work {{0, static_cast<long>(::getpid()), m_computedSamples, m_updates}};
     std::vector<char> buffer(1 << 20);
     for (int r = 1; r < m_mpi.size(); ++r) {
@@ -242,9 +280,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
     std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
-    // Every broadcast of parameters has this size: control, update, batch, the time it was sent, parameters.
-    std::vector<char> receive(
-        2 * sizeof(std::int64_t) + sizeof(std::int32_t) + sizeof(double) + params.size() * sizeof(float));
+    std::vector<char> receive(parametersMessageBytes(mpi.size(), params.size()));
     std::int64_t computedSamples = 0;
     std::int64_t updates = 0;
     StragglerModel stragglers(settings);
@@ -264,8 +300,15 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         const auto control = in.get<std::int64_t>();
         const auto update = in.get<std::int64_t>();
         const auto batch = in.get<std::int32_t>();
+        const auto allArrived = in.get<double>();
         const auto sentAt = in.get<double>();
-        spans.addWait(SpanKind::WaitBarrier, waitStart, arrived, sentAt);
+        double mine = 0.0;
+        for (int r = 0; r < mpi.size(); ++r) {
+            const auto at = in.get<double>();
+            if (r == rank)
+                mine = at;
+        }
+        spans.addWait(waitStart, arrived, mine, allArrived, sentAt);
         if (control == 0) {
             out.clear();
             out.putSpans(spans.spans);

@@ -2,6 +2,7 @@
 
 #include "core/engines/Trainer.h"
 #include "core/engines/mpi/MpiContext.h"
+#include "core/engines/mpi/MpiMessage.h"
 #include "core/metrics/WindowCutter.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
@@ -16,8 +17,11 @@ namespace sgdscope {
 /// the update. So the parameters are bit for bit those of the threads engine, for any number of processes.
 ///
 /// Measured per rank with its own clock, converted to rank 0's (the offsets are estimated at start): waiting
-/// for the parameters while rank 0 waited for the slowest (WaitBarrier) and while they travel (WaitNetwork),
-/// compute, straggler delay, sending its gradient (Communicate); rank 0 also adds and applies (Apply). Ranks
+/// for its gradient to reach rank 0 (WaitNetwork), for the parameters while rank 0 waited for the slowest
+/// (WaitBarrier), while rank 0 combined, applied and
+/// evaluated (WaitRead: the others wait for rank 0 as for a server) and while they travel (WaitNetwork),
+/// compute, straggler delay, sending its gradient (Communicate); rank 0 also adds and applies (Apply) and
+/// broadcasts the parameters (Communicate, until the others have taken them). Ranks
 /// send their spans with their next message, so rank 0 reports an update once every rank's spans of it
 /// arrived.
 ///
@@ -43,8 +47,10 @@ private:
     ParamVector m_velocity;
     WindowCutter m_cutter;
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
-    std::vector<char> m_goBytes; // the broadcast under way
+    MpiMessage m_go; // the parameters broadcast (its buffer kept from update to update)
     std::int64_t m_computedSamples = 0; // by rank 0 itself
+    double m_allGradientsAt = 0.0; // when rank 0 had every gradient of the last update (its clock)
+    std::vector<double> m_arrivals; // when each rank's gradient of the last update arrived (rank 0's: 0)
 };
 
 /// What ranks other than 0 do in a sync run: serve rank 0's updates until it says stop.
