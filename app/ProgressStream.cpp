@@ -29,15 +29,19 @@ public:
     {
         {
             std::lock_guard lock(m_mutex);
+            // A reader that takes nothing for long (a stalled window): the oldest lines go, not the memory.
+            if (m_lines.size() >= maxLines)
+                m_lines.pop_front();
             m_lines.push_back(std::move(line));
         }
         m_changed.notify_all();
     }
-    /// Waits until every line is written, at most `seconds`.
-    void drain(double seconds)
+    /// Waits until every line is written, at most `seconds`; returns whether they were.
+    bool drain(double seconds)
     {
         std::unique_lock lock(m_mutex);
-        m_changed.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return m_lines.empty() && !m_busy; });
+        return m_changed.wait_for(
+            lock, std::chrono::duration<double>(seconds), [this] { return m_lines.empty() && !m_busy; });
     }
 
 private:
@@ -61,6 +65,7 @@ private:
             m_changed.notify_all();
         }
     }
+    static constexpr std::size_t maxLines = 10000; // about 5 minutes of lines at 30 a second
     std::mutex m_mutex;
     std::condition_variable m_changed;
     std::deque<std::string> m_lines;
@@ -108,9 +113,9 @@ private:
 };
 } // namespace
 
-void drainProgress(double seconds)
+bool drainProgress(double seconds)
 {
-    LineWriter::get().drain(seconds);
+    return LineWriter::get().drain(seconds);
 }
 
 ProgressFactory progressToStandardOutput()

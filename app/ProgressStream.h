@@ -8,7 +8,8 @@ namespace sgdscope {
 /// at most about 30 a second, and one after the last slice.
 /// The lines go out on a thread of their own, so that a slow or gone reader never stops the run.
 ProgressFactory progressToStandardOutput();
-/// Waits until every progress line is written, at most `seconds` (before the process ends).
-void drainProgress(double seconds);
+/// Waits until every progress line is written, at most `seconds` (before the process ends); returns whether
+/// they were.
+bool drainProgress(double seconds);
 
 } // namespace sgdscope

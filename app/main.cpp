@@ -98,8 +98,12 @@ int main(int argc, char** argv)
         qInstallMessageHandler(quietOffscreenWarnings);
         // The QApplication for the charts is made only once the run has been checked and trained.
         const int exitCode = runHeadless(commandLine, headlessChartWriter(), progressToStandardOutput());
-        // The last progress lines (a reader that takes none after a stop signal is not waited for long).
-        drainProgress(interruptSignal() != 0 && interruptSignal() != SIGUSR1 ? 1.0 : 3600.0);
+        // The last progress lines (a reader that takes none after a stop signal is not waited for long; then the
+        // process leaves without the exit that would wait for standard output, which the writer holds).
+        if (!drainProgress(interruptSignal() != 0 && interruptSignal() != SIGUSR1 ? 1.0 : 3600.0)) {
+            std::fflush(stderr);
+            std::_Exit(exitCode);
+        }
         return exitCode;
     }
     // The window's command line: a run folder to show, or run options (and a data set named alone) to start

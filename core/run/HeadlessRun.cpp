@@ -34,8 +34,9 @@ static_assert(std::atomic<int>::is_always_lock_free);
 extern "C" void onSignal(int sig)
 {
     requestCancellation();
-    if (g_signal.exchange(sig) != 0) {
-        // Second signal: the user insists.
+    const int earlier = g_signal.exchange(sig);
+    if (earlier != 0 && sig != SIGUSR1) {
+        // A second SIGINT or SIGTERM: the user insists. (A repeated SIGUSR1 is the same requested stop.)
         std::signal(sig, SIG_DFL);
         std::raise(sig);
     }
@@ -231,7 +232,8 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
 }
 
 int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<HeadlessModeRun>>& runs,
-    const ChartWriter& charts, const Json& engineSummary, const std::string& failure)
+    const ChartWriter& charts, const Json& engineSummary, const std::string& failure,
+    const std::function<void()>& afterSummary)
 {
     const RunConfig& config = run.config;
     Json summary = Json::object();
@@ -289,6 +291,8 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
             pending.push_back(config.saveParams);
         summary["written_after_this_file"] = pending;
         writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+        if (afterSummary)
+            afterSummary();
     }
     if (charts)
         charts(config.out, finished);

@@ -59,8 +59,10 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
 /// failure), 128 + signal interrupted (0 for SIGUSR1). A finished run's summary.json goes last, so that its
 /// presence means every file is there; an interrupted or failed run's goes first, with metrics.csv, and names
 /// the files still to come (a stopped MPI job may have a second left). `engineSummary` is added under the
-/// engine's name; `failure` (the job's, e.g. a dead rank) marks the whole run failed.
+/// engine's name; `failure` (the job's, e.g. a dead rank) marks the whole run failed. `afterSummary` is called
+/// once the first files are written (an interrupted or failed run's summary.json and metrics.csv).
 int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<HeadlessModeRun>>& runs,
-    const ChartWriter& charts, const Json& engineSummary, const std::string& failure = {});
+    const ChartWriter& charts, const Json& engineSummary, const std::string& failure = {},
+    const std::function<void()>& afterSummary = {});
 
 } // namespace sgdscope

@@ -178,7 +178,7 @@ Json engineJson(const MpiContext& mpi)
     engine["thread_level"] = mpi.threadLevelName();
     engine["clock_offsets_seconds"] = mpi.offsets(); // each rank's clock to rank 0's (added to its times)
     engine["clock_offset_round_trips_seconds"] = mpi.roundTrips(); // of the first estimate: the error bound is half
-    engine["clock_offset_reestimates"] = mpi.offsetReestimates(); // by the watch's beats during the run
+    engine["clock_offset_reestimates"] = mpi.offsetReestimates(); // per rank, by the watch's beats during the run
     Json ranks = Json::object();
     for (const auto& [mode, work] : mpi.work()) {
         Json list = Json::array();
@@ -192,67 +192,78 @@ Json engineJson(const MpiContext& mpi)
 }
 
 /// Leaves at once (the job is ending: a rank is gone, or mpirun is tearing the job down; MPI_Finalize would
-/// wait for processes that will not come).
+/// wait for processes that will not come). Only stderr is flushed: standard output's progress lines may be
+/// stuck in a pipe that mpirun no longer reads.
 [[noreturn]] void leave(MpiContext& mpi, int exitCode)
 {
     mpi.stopWatch(false);
-    std::fflush(nullptr);
+    std::fflush(stderr);
     std::_Exit(exitCode);
 }
 
-/// Rank 0 after a failure: says which rank failed and why, writes what was done (summary first) before any
-/// further MPI call (MPI's progress on a dead peer's half-received message can crash a process), then tells
-/// the others to end, and ends.
+/// Rank 0 after a failure: says which rank failed and why, writes summary.json and metrics.csv before any
+/// further MPI call (MPI's progress on a dead peer's half-received message can crash a process), tells the
+/// others it is ending (so that its silence while it draws the charts is not taken for a hang), writes the
+/// rest, ends the job.
 [[noreturn]] void endFailedJob(MpiContext& mpi, const PreparedRun& run,
-    const std::vector<std::unique_ptr<HeadlessModeRun>>& runs, const ChartWriter& charts, const std::string& failure)
+    std::vector<std::unique_ptr<HeadlessModeRun>>& runs, const ChartWriter& charts, const std::string& failure)
 {
     std::fprintf(stderr, "sgdscope: %s; the job ends, and %s/summary.json says what was done\n", failure.c_str(),
         run.config.out.c_str());
     std::fflush(stderr);
+    // The mode that was running when the problem stopped it failed (it was not interrupted by a signal).
+    if (!runs.empty() && runs.back()->result.failure.empty() && runs.back()->result.interrupted
+        && interruptSignal() == 0) {
+        runs.back()->result.failure = failure;
+        runs.back()->result.interrupted = false;
+    }
     mpi.stopWatch(false);
-    writeResults(run, runs, charts, engineJson(mpi), failure);
-    if (mpi.watch())
-        mpi.watch()->endJob(1);
+    PeerWatch* watch = mpi.watch();
+    try {
+        writeResults(run, runs, charts, engineJson(mpi), failure, [&] {
+            if (watch)
+                watch->announceEnding();
+        });
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sgdscope: rank 0: %s, while writing the failed run's files\n", e.what());
+    }
+    if (watch)
+        watch->endJob(1);
     leave(mpi, 1);
 }
 
 /// A rank other than 0 after a failure: what its watch saw (rank 0 ended the job, or is gone or silent), or
-/// an error of its own, which it tells rank 0 (rank 0 says it, once) before it ends.
+/// an error of its own, which it tells rank 0, which says it once and ends the job. This rank says something
+/// only when rank 0 cannot.
 [[noreturn]] void endFailedPeer(MpiContext& mpi, const std::string& error)
 {
     PeerWatch* watch = mpi.watch();
-    std::optional<PeerProblem> problem = watch ? watch->problem() : std::nullopt;
-    if (!problem && watch) {
-        watch->reportError(error);
-        // Rank 0 says it and ends the job; if it does not within 10 s, this rank says it itself.
-        const double start = MpiContext::now();
-        while (!watch->hasProblem() && MpiContext::now() - start < 10.0)
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        problem = watch->problem();
-        if (!problem || problem->kind != PeerProblem::Kind::Ended) {
-            std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
-            leave(mpi, 1);
-        }
-    }
-    if (!problem) {
+    if (!watch) {
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
         leave(mpi, 1);
     }
-    if (problem->kind == PeerProblem::Kind::Ended)
-        leave(mpi, problem->exitCode);
-    // Rank 0 is gone or silent: the first other rank says so.
+    const bool ownError = !watch->hasProblem();
+    if (ownError)
+        watch->reportError(error);
+    // Rank 0 ends the job (its watch stops it at once), or it is gone or silent: the watch tells which.
+    while (!watch->hasProblem())
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const PeerProblem problem = *watch->problem();
+    if (problem.kind == PeerProblem::Kind::Ended)
+        leave(mpi, problem.exitCode);
+    // Rank 0 is gone or silent: the first other rank says so (and this rank's own error, which rank 0 never
+    // said).
+    if (ownError)
+        std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
     if (mpi.rank() == 1)
-        std::fprintf(stderr, "sgdscope: rank 1: %s; the job ends without its files (rank 0 writes them)\n",
-            problem->describe(watch->silence()).c_str());
+        std::fprintf(stderr, "sgdscope: rank 1: %s; the job ends without results (rank 0 writes them)\n",
+            problem.describe(watch->silence()).c_str());
     leave(mpi, 1);
 }
 
-} // namespace
-
-int runMpiJob(
-    const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts, const ProgressFactory& progress)
+int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts,
+    const ProgressFactory& progress)
 {
-    MpiContext& mpi = MpiContext::init();
     const int rank = mpi.rank();
     const int size = mpi.size();
 
@@ -294,13 +305,17 @@ int runMpiJob(
     } catch (const std::exception& e) {
         problem = e.what();
     }
-    if (interruptSignal() != 0) {
-        // Interrupted before training began: there is nothing to summarise.
-        if (rank == 0)
-            std::fprintf(stderr, "sgdscope: interrupted before training began; nothing written\n");
-        leave(mpi, interruptedExitCode(interruptSignal()));
-    }
     try {
+        // Interrupted before training began (rank 0 decides for all): there is nothing to summarise.
+        if (mpi.broadcast(rank == 0 && interruptSignal() != 0 ? 1 : 0) != 0) {
+            if (rank == 0)
+                std::fprintf(stderr, "sgdscope: interrupted before training began; nothing written\n");
+            const int sig = interruptSignal();
+            if (sig == SIGTERM || sig == SIGINT)
+                leave(mpi, interruptedExitCode(sig));
+            mpi.finalize();
+            return sig != 0 ? interruptedExitCode(sig) : 0;
+        }
         if (agreeOnProblems(mpi, problem))
             return refused(mpi);
         const std::vector<std::uint64_t> data = mpi.gather(dataHash(run.problem->train()));
@@ -320,7 +335,7 @@ int runMpiJob(
         // Every process's clock against rank 0's, for one time axis.
         mpi.estimateClockOffsets();
     } catch (const RunFailure& e) {
-        // A rank died or hung before training: nothing to summarise.
+        // A rank died, hung or failed before training: nothing to summarise.
         if (rank == 0)
             std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n", e.what());
         leave(mpi, 1);
@@ -360,6 +375,10 @@ int runMpiJob(
     } catch (const std::exception& e) {
         failure = (rank == 0 ? "rank 0: " : "") + std::string(e.what());
     }
+    // A problem the watch found may have stopped the last mode at a boundary (as a signal would) without a wait
+    // to throw it: it is the job's failure all the same.
+    if (failure.empty() && rank == 0 && mpi.watch() && mpi.watch()->hasProblem())
+        failure = mpi.watch()->problem()->describe(mpi.watch()->silence());
     if (!failure.empty()) {
         if (rank == 0)
             endFailedJob(mpi, run, runs, charts, failure);
@@ -369,17 +388,18 @@ int runMpiJob(
     // 5. Rank 0 writes every file while the others wait (mpirun ends the whole job when one process leaves);
     //    every process ends with rank 0's exit code.
     int exitCode = 0;
+    if (rank == 0) {
+        exitCode = writeResults(run, runs, charts, engineJson(mpi));
+        // The results are written: a rank that leaves from here on is no failure.
+        mpi.stopWatch();
+    }
     try {
-        if (rank == 0)
-            exitCode = writeResults(run, runs, charts, engineJson(mpi));
         exitCode = static_cast<int>(mpi.broadcast(exitCode));
     } catch (const RunFailure& e) {
-        if (rank == 0) {
-            std::fprintf(stderr, "sgdscope: %s, while rank 0 wrote the results\n", e.what());
-            leave(mpi, 1);
-        }
+        // (Only the others wait here, watching rank 0 while it writes.)
         endFailedPeer(mpi, e.what());
     }
+    mpi.stopWatch();
     const int sig = interruptSignal();
     if (sig == SIGTERM || sig == SIGINT) {
         // mpirun is ending the job (it passes these on and kills a second after): MPI_Finalize would wait for
@@ -388,6 +408,22 @@ int runMpiJob(
     }
     mpi.finalize();
     return exitCode;
+}
+} // namespace
+
+int runMpiJob(
+    const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts, const ProgressFactory& progress)
+{
+    MpiContext& mpi = MpiContext::init();
+    // Whatever goes wrong on this rank is said once, with its rank, and ends the job non-zero.
+    try {
+        return runJob(mpi, given, givenProblem, charts, progress);
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "sgdscope: rank %d: out of memory\n", mpi.rank());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), e.what());
+    }
+    leave(mpi, 1);
 }
 
 } // namespace sgdscope

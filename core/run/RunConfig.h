@@ -75,7 +75,7 @@ struct RunConfig
     double rotatingStraggler = 1.0;
     double heavyTail = 0.0;
     double jitter = 0.0;
-    double peerTimeout = 6.0; // --engine mpi: seconds a process waits for another before it ends the job
+    double peerTimeout = 6.0; // --engine mpi: seconds of silence after which a process is given up (PeerWatch)
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLr = AsyncLearningRate::Constant;
     std::int64_t evalEvery = -1; // updates between whole-set losses; -1: automatic, 0: only at the end

@@ -38,7 +38,8 @@ MPI_Comm& commAt(std::vector<char>& storage)
     return *reinterpret_cast<MPI_Comm*>(storage.data());
 }
 
-/// This host, as one string: its name and its boot (processes with the same string see each other's ids).
+/// This host, as one string: its name, its boot and this process's pid namespace (processes with the same
+/// string see each other's process ids; containers that share a host name do not).
 std::string hostIdentity()
 {
     char name[256] = {};
@@ -46,7 +47,10 @@ std::string hostIdentity()
     std::string boot;
     std::ifstream in("/proc/sys/kernel/random/boot_id");
     std::getline(in, boot);
-    return std::string(name) + "/" + boot;
+    char pidNamespace[128] = {};
+    const ssize_t n = readlink("/proc/self/ns/pid", pidNamespace, sizeof pidNamespace - 1);
+    return std::string(name) + "/" + boot + "/"
+        + (n > 0 ? std::string(pidNamespace, static_cast<std::size_t>(n)) : "?");
 }
 
 /// The watch's beats on a communicator of their own (no match with the training's messages): sends without
@@ -200,6 +204,9 @@ void MpiContext::startWatch(double silenceSeconds)
     settings.initialOffset = m_offsetToRoot;
     settings.localPids = m_localPids;
     settings.interrupted = [] { return cancellationRequested(); };
+    // A problem stops the run at its next boundary, as a signal would (and cuts an evaluation short): the
+    // job then ends at its next wait, with the problem as its failure.
+    settings.onProblem = [] { requestCancellation(); };
     m_watch = std::make_unique<PeerWatch>(settings, std::make_unique<MpiBeatChannel>(commAt(m_beatComm)));
 }
 
@@ -223,9 +230,11 @@ std::vector<double> MpiContext::offsets() const
     return latest;
 }
 
-int MpiContext::offsetReestimates() const
+std::vector<int> MpiContext::offsetReestimates() const
 {
-    return m_watch ? m_watch->reestimates() : 0;
+    if (!m_watch || m_rank != 0)
+        return std::vector<int>(static_cast<std::size_t>(m_size), 0);
+    return m_watch->allReestimates();
 }
 
 template<typename Done>

@@ -56,10 +56,10 @@ public:
     /// During the run the watch re-estimates the offset from its beats (PeerWatch).
     double toRoot(double localSeconds) const;
     /// On rank 0: each rank's offset to rank 0 (its latest estimate), the round trip the first estimate was
-    /// made with (seconds), and how many times the offsets were re-estimated since.
+    /// made with (seconds), and how many times each rank's offset was re-estimated since.
     std::vector<double> offsets() const;
     const std::vector<double>& roundTrips() const { return m_roundTrips; }
-    int offsetReestimates() const;
+    std::vector<int> offsetReestimates() const;
 
     /// Starts the watch (PeerWatch): from now on a peer is given up only when its process is gone, it sent
     /// nothing for `silenceSeconds` (--peer-timeout), or it failed. Collective.

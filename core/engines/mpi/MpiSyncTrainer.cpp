@@ -23,11 +23,11 @@ constexpr int finalTag = 12;
 constexpr std::size_t blockFloats = 4096;
 
 /// The size of every broadcast of parameters (all ranks must give MPI_Ibcast the same): control, update,
-/// batch, when rank 0 had every gradient of the previous update, when it sent these, when each rank's gradient
-/// arrived (rank 0's clock), the parameters.
+/// batch, when rank 0 began to take the gradients of the previous update (its own part done), when it had them
+/// all, when it sent these, when each rank's gradient arrived (rank 0's clock), the parameters.
 std::size_t parametersMessageBytes(int ranks, std::size_t floats)
 {
-    return 2 * sizeof(std::int64_t) + sizeof(std::int32_t) + (2 + static_cast<std::size_t>(ranks)) * sizeof(double)
+    return 2 * sizeof(std::int64_t) + sizeof(std::int32_t) + (3 + static_cast<std::size_t>(ranks)) * sizeof(double)
         + floats * sizeof(float);
 }
 
@@ -62,25 +62,27 @@ struct RankSpans
         if (end > sent)
             spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
     }
-    /// A wait for the parameters, after this rank sent its gradient: for its gradient to reach rank 0 (network)
-    /// until rank 0 had it (`mineRoot`), for the slowest worker until rank 0 had every gradient (`allRoot`),
-    /// for rank 0 itself (its combine, apply and any evaluation: a read from a server) until it sent them
-    /// (`sentRoot`), for the parameters on the wire after.
-    void addWait(double localStart, double localEnd, double mineRoot, double allRoot, double sentRoot)
+    /// A wait for the parameters, after this rank sent its gradient (rank 0's clock for the times given):
+    /// for rank 0 to finish its own part (`takingRoot`: rank 0 is a worker too, and a slower one is a barrier),
+    /// for its gradient to reach rank 0 (network) until rank 0 had it (`mineRoot`), for the slowest worker until
+    /// rank 0 had every gradient (`allRoot`), for rank 0 itself (its combine, apply and any evaluation: a read
+    /// from a server) until it sent them (`sentRoot`), for the parameters on the wire after.
+    void addWait(
+        double localStart, double localEnd, double takingRoot, double mineRoot, double allRoot, double sentRoot)
     {
         const double start = mpi.toRoot(localStart);
         const double end = mpi.toRoot(localEnd);
         const double mine = std::clamp(mineRoot, start, end);
+        const double taking = std::clamp(takingRoot, start, mine);
         const double all = std::clamp(allRoot, mine, end);
         const double sent = std::clamp(sentRoot, all, end);
-        if (mine > start)
-            spans.push_back({worker, SpanKind::WaitNetwork, start, mine, 0});
-        if (all > mine)
-            spans.push_back({worker, SpanKind::WaitBarrier, mine, all, 0});
-        if (sent > all)
-            spans.push_back({worker, SpanKind::WaitRead, all, sent, 0});
-        if (end > sent)
-            spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
+        const std::pair<SpanKind, std::pair<double, double>> parts[] = {{SpanKind::WaitBarrier, {start, taking}},
+            {SpanKind::WaitNetwork, {taking, mine}}, {SpanKind::WaitBarrier, {mine, all}},
+            {SpanKind::WaitRead, {all, sent}}, {SpanKind::WaitNetwork, {sent, end}}};
+        for (const auto& [kind, span] : parts) {
+            if (span.second > span.first)
+                spans.push_back({worker, kind, span.first, span.second, 0});
+        }
     }
 };
 } // namespace
@@ -144,6 +146,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_go.put(std::int64_t {1});
     m_go.put(m_updates);
     m_go.put(static_cast<std::int32_t>(m_settings.batch));
+    m_go.put(m_takingGradientsAt);
     m_go.put(m_allGradientsAt);
     m_go.put(m_mpi.toRoot(MpiContext::now()));
     for (const double at : m_arrivals)
@@ -173,6 +176,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     // Every other rank's part: the roots of its subtrees, its chunks' losses and its spans. Silence counts
     // from here (rank 0's own computing and delay are not the others' fault).
     const double waitStart = MpiContext::now();
+    m_takingGradientsAt = waitStart;
     double lastSent = waitStart;
     std::fill(m_gradients.postedAt.begin(), m_gradients.postedAt.end(), waitStart);
     for (std::size_t k = 0; k < m_gradients.from.size(); ++k) {
@@ -237,6 +241,7 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
     m_go.put(std::int64_t {0});
     m_go.put(m_updates);
     m_go.put(static_cast<std::int32_t>(m_settings.batch));
+    m_go.put(m_takingGradientsAt);
     m_go.put(m_allGradientsAt);
     m_go.put(m_mpi.toRoot(MpiContext::now()));
     for (const double at : m_arrivals)
@@ -300,6 +305,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         const auto control = in.get<std::int64_t>();
         const auto update = in.get<std::int64_t>();
         const auto batch = in.get<std::int32_t>();
+        const auto taking = in.get<double>();
         const auto allArrived = in.get<double>();
         const auto sentAt = in.get<double>();
         double mine = 0.0;
@@ -308,7 +314,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
             if (r == rank)
                 mine = at;
         }
-        spans.addWait(waitStart, arrived, mine, allArrived, sentAt);
+        spans.addWait(waitStart, arrived, taking, mine, allArrived, sentAt);
         if (control == 0) {
             out.clear();
             out.putSpans(spans.spans);

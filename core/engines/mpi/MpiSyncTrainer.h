@@ -17,7 +17,8 @@ namespace sgdscope {
 /// the update. So the parameters are bit for bit those of the threads engine, for any number of processes.
 ///
 /// Measured per rank with its own clock, converted to rank 0's (the offsets are estimated at start): waiting
-/// for its gradient to reach rank 0 (WaitNetwork), for the parameters while rank 0 waited for the slowest
+/// for rank 0 to finish its own part (WaitBarrier), for its gradient to reach rank 0 (WaitNetwork), for the
+/// parameters while rank 0 waited for the slowest
 /// (WaitBarrier), while rank 0 combined, applied and
 /// evaluated (WaitRead: the others wait for rank 0 as for a server) and while they travel (WaitNetwork),
 /// compute, straggler delay, sending its gradient (Communicate); rank 0 also adds and applies (Apply) and
@@ -49,6 +50,7 @@ private:
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
     MpiMessage m_go; // the parameters broadcast (its buffer kept from update to update)
     std::int64_t m_computedSamples = 0; // by rank 0 itself
+    double m_takingGradientsAt = 0.0; // when rank 0 began to take the last update's gradients (its clock)
     double m_allGradientsAt = 0.0; // when rank 0 had every gradient of the last update (its clock)
     std::vector<double> m_arrivals; // when each rank's gradient of the last update arrived (rank 0's: 0)
 };

@@ -14,6 +14,7 @@ namespace {
 constexpr std::int32_t beatKind = 1;
 constexpr std::int32_t errorKind = 2;
 constexpr std::int32_t endKind = 3;
+constexpr std::int32_t endingKind = 4;
 constexpr auto pollInterval = std::chrono::milliseconds(1);
 
 double steadyNow()
@@ -44,11 +45,11 @@ std::string PeerProblem::describe(double silenceLimit) const
     const std::string who = "rank " + std::to_string(rank);
     switch (kind) {
     case Kind::Gone:
-        return who + " is gone: its process ended (dead or hung since " + lastHeard + ", its last message)";
+        return who + " is gone: its process ended (dead since " + lastHeard + ", its last message)";
     case Kind::Silent:
         return who + " sent nothing for " + formatNumber(std::round(silentSeconds * 10) / 10) + " s ("
             + (silentSeconds >= silenceLimit ? "--peer-timeout " + formatNumber(silenceLimit)
-                                             : std::string("after the stop signal, while the others still answered"))
+                                             : std::string("after the stop signal, which a living process outlasts"))
             + "; dead or hung since " + lastHeard + ")";
     case Kind::Failed:
         return who + ": " + text;
@@ -121,6 +122,17 @@ void PeerWatch::reportError(const std::string& text)
     m_channel->send(0, out.bytes());
 }
 
+void PeerWatch::announceEnding()
+{
+    MpiMessage out;
+    out.put(endingKind);
+    out.put(steadyNow());
+    std::lock_guard lock(m_mutex);
+    for (int r = 1; r < m_settings.size; ++r)
+        m_channel->send(r, out.bytes());
+    m_channel->flush();
+}
+
 void PeerWatch::endJob(int exitCode)
 {
     MpiMessage out;
@@ -149,12 +161,13 @@ std::vector<double> PeerWatch::offsets() const
 int PeerWatch::reestimates() const
 {
     std::lock_guard lock(m_mutex);
-    if (m_settings.rank != 0)
-        return m_myReestimates;
-    int most = 0;
-    for (const int n : m_reestimates)
-        most = std::max(most, n);
-    return most;
+    return m_myReestimates;
+}
+
+std::vector<int> PeerWatch::allReestimates() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_reestimates;
 }
 
 void PeerWatch::loop()
@@ -216,6 +229,8 @@ void PeerWatch::receive(double now)
                 p.rank = from;
                 p.text = in.getText();
                 setProblem(std::move(p));
+            } else if (kind == endingKind) {
+                m_rootEnding = true;
             } else if (kind == endKind) {
                 PeerProblem p;
                 p.kind = PeerProblem::Kind::Ended;
@@ -276,6 +291,8 @@ void PeerWatch::check(double now)
         p.lastHeard = timeOfDay(m_lastHeardWall[k]);
         if (pid > 0 && checkProcesses && processGone(pid)) {
             p.kind = PeerProblem::Kind::Gone;
+        } else if (r == 0 && m_rootEnding) {
+            continue; // rank 0 writes its files and then ends the job: silence is expected
         } else if (silent >= m_settings.silence) {
             p.kind = PeerProblem::Kind::Silent;
         } else if (pid <= 0 && m_signalAt >= 0 && now - m_signalAt >= m_settings.afterSignal
@@ -296,6 +313,8 @@ void PeerWatch::setProblem(PeerProblem problem)
         return;
     m_problem = std::move(problem);
     m_hasProblem.store(true, std::memory_order_release);
+    if (m_settings.onProblem)
+        m_settings.onProblem();
 }
 
 bool PeerWatch::processGone(long pid) const

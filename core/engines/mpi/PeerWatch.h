@@ -78,6 +78,7 @@ public:
         double initialOffset = 0.0; // this rank's offset to rank 0 (added to its times)
         std::vector<long> localPids; // per rank: its process id if it runs on this host, else 0
         std::function<bool()> interrupted; // whether a stop signal came
+        std::function<void()> onProblem; // called (on the watch's thread) when the first problem is found
     };
     PeerWatch(Settings settings, std::unique_ptr<BeatChannel> channel);
     ~PeerWatch();
@@ -89,6 +90,9 @@ public:
     std::optional<PeerProblem> problem() const;
     /// On a rank other than 0: tells rank 0 this rank failed, with its message.
     void reportError(const std::string& text);
+    /// On rank 0: tells every rank that the job is ending and that rank 0 is writing its files, so that its
+    /// silence until endJob is not taken for a hang (its process being gone still is).
+    void announceEnding();
     /// On rank 0: tells every rank the job ends with `exitCode`.
     void endJob(int exitCode);
     /// Stops the thread, after completing what it still sends if `flush` (a job that ends because a peer is gone
@@ -101,8 +105,10 @@ public:
     double offsetToRoot() const { return m_offset.load(std::memory_order_relaxed); }
     /// On rank 0: every rank's offset as it last reported it (rank 0's is 0).
     std::vector<double> offsets() const;
-    /// How many times this rank's offset was re-estimated (on rank 0: the most any rank did).
+    /// How many times this rank's offset was re-estimated.
     int reestimates() const;
+    /// On rank 0: every rank's count of re-estimates as it last reported it (rank 0's is 0).
+    std::vector<int> allReestimates() const;
 
 private:
     void loop();
@@ -127,6 +133,7 @@ private:
     std::vector<int> m_reestimates; // rank 0: per rank, as reported
     int m_myReestimates = 0;
     double m_signalAt = -1.0;
+    bool m_rootEnding = false; // rank 0 announced the end: its silence is not a hang
     double m_nextProcessCheck = 0.0;
     double m_windowEnd = 0.0;
     double m_bestTrip = 1e300;
