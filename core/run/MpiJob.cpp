@@ -61,6 +61,18 @@ bool agreeOnProblems(MpiContext& mpi, const std::string& mine)
     return mpi.broadcast(any) != 0;
 }
 
+/// The first rank whose `value` differs from rank 0's, or -1, on every rank.
+std::int64_t firstRankDiffering(MpiContext& mpi, std::uint64_t value)
+{
+    const std::vector<std::uint64_t> all = mpi.gather(value);
+    std::int64_t differs = -1;
+    for (std::size_t r = 1; r < all.size() && differs < 0; ++r) {
+        if (all[r] != all[0])
+            differs = static_cast<std::int64_t>(r);
+    }
+    return mpi.broadcast(differs);
+}
+
 /// Ends a job refused before training: every process leaves with exit code 2, rank 0 (which said why) first.
 int refused(MpiContext& mpi)
 {
@@ -274,13 +286,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         problem = shapeProblem(config, size, mpi.threadsSupported(), mpi.threadLevelName());
     if (agreeOnProblems(mpi, problem))
         return refused(mpi);
-    const std::vector<std::uint64_t> hashes = mpi.gather(configurationHash(config));
-    std::int64_t differs = -1;
-    for (std::size_t r = 1; r < hashes.size() && differs < 0; ++r) {
-        if (hashes[r] != hashes[0])
-            differs = static_cast<std::int64_t>(r);
-    }
-    if (mpi.broadcast(differs) >= 0) {
+    if (const std::int64_t differs = firstRankDiffering(mpi, configurationHash(config)); differs >= 0) {
         if (rank == 0)
             std::fprintf(stderr,
                 "sgdscope: --engine mpi: rank %lld was given other options than rank 0 (its configuration "
@@ -318,13 +324,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
         if (agreeOnProblems(mpi, problem))
             return refused(mpi);
-        const std::vector<std::uint64_t> data = mpi.gather(dataHash(run.problem->train()));
-        std::int64_t other = -1;
-        for (std::size_t r = 1; r < data.size() && other < 0; ++r) {
-            if (data[r] != data[0])
-                other = static_cast<std::int64_t>(r);
-        }
-        if (mpi.broadcast(other) >= 0) {
+        if (const std::int64_t other = firstRankDiffering(mpi, dataHash(run.problem->train())); other >= 0) {
             if (rank == 0)
                 std::fprintf(stderr,
                     "sgdscope: --engine mpi: rank %lld loaded other training data than rank 0 (a different file at "

@@ -142,19 +142,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_gradients.arm();
 
     // The parameters (and "go") to every rank, by MPI's broadcast tree.
-    m_go.clear();
-    m_go.put(std::int64_t {1});
-    m_go.put(m_updates);
-    m_go.put(static_cast<std::int32_t>(m_settings.batch));
-    m_go.put(m_takingGradientsAt);
-    m_go.put(m_allGradientsAt);
-    m_go.put(m_mpi.toRoot(MpiContext::now()));
-    for (const double at : m_arrivals)
-        m_go.put(at);
-    m_go.putFloats(m_params.data(), m_params.size());
-    assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
-    if (m_mpi.size() > 1)
-        m_mpi.broadcast(m_go.data(), m_go.bytes().size());
+    broadcastParameters(true);
     mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
 
     // Rank 0's own part: worker 0's chunks.
@@ -233,12 +221,10 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     reportCut(m_cutter, observer, false);
 }
 
-void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
+void MpiSyncTrainer::broadcastParameters(bool go)
 {
-    // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
-    // (The same size as every broadcast of parameters.)
     m_go.clear();
-    m_go.put(std::int64_t {0});
+    m_go.put(std::int64_t {go ? 1 : 0});
     m_go.put(m_updates);
     m_go.put(static_cast<std::int32_t>(m_settings.batch));
     m_go.put(m_takingGradientsAt);
@@ -247,8 +233,15 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
     for (const double at : m_arrivals)
         m_go.put(at);
     m_go.putFloats(m_params.data(), m_params.size());
+    assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
     if (m_mpi.size() > 1)
         m_mpi.broadcast(m_go.data(), m_go.bytes().size());
+}
+
+void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
+{
+    // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
+    broadcastParameters(false);
     std::vector<RankWork> work {{0, static_cast<long>(::getpid()), m_computedSamples, m_updates}};
     std::vector<char> buffer(1 << 20);
     for (int r = 1; r < m_mpi.size(); ++r) {

@@ -41,6 +41,8 @@ protected:
 
 private:
     void preparePlan();
+    /// Broadcasts the parameters with the times of the last update's gradients: to go on (`go`) or to stop.
+    void broadcastParameters(bool go);
 
     MpiContext& m_mpi;
     BatchCursor m_cursor;
