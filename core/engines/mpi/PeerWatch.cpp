@@ -286,9 +286,6 @@ void PeerWatch::check(double now)
         const double silent = now - m_lastHeard[k];
         const long pid = m_settings.localPids[k];
         PeerProblem p;
-        p.rank = r;
-        p.silentSeconds = silent;
-        p.lastHeard = timeOfDay(m_lastHeardWall[k]);
         if (pid > 0 && checkProcesses && processGone(pid)) {
             p.kind = PeerProblem::Kind::Gone;
         } else if (r == 0 && m_rootEnding) {
@@ -302,6 +299,9 @@ void PeerWatch::check(double now)
         } else {
             continue;
         }
+        p.rank = r;
+        p.silentSeconds = silent;
+        p.lastHeard = timeOfDay(m_lastHeardWall[k]);
         setProblem(std::move(p));
         return;
     }
