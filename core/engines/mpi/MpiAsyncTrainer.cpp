@@ -51,7 +51,6 @@ MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, Trainer
     }
     m_cutter.setWorkers(m_workers);
     m_gradients.arm();
-    std::fill(m_gradients.postedAt.begin(), m_gradients.postedAt.end(), std::numeric_limits<double>::infinity());
 }
 
 MpiAsyncTrainer::~MpiAsyncTrainer() = default;
@@ -85,9 +84,6 @@ bool MpiAsyncTrainer::answer(int w, bool push)
         --m_pushesLeft;
     }
     m_mpi.send(out.bytes().data(), out.bytes().size(), w + 1, answerTag);
-    // From now on the worker owes a push (a silent one is dead or hung), or owes nothing until asked again.
-    m_gradients.postedAt[static_cast<std::size_t>(w)]
-        = count > 0 ? MpiContext::now() : std::numeric_limits<double>::infinity();
     return count > 0;
 }
 

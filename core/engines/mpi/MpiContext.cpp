@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -404,7 +403,6 @@ void MpiContext::PostedReceives::arm()
     const std::size_t n = from.size();
     requests.assign(n * sizeof(MPI_Request), 0);
     sizes.assign(n, 0);
-    postedAt.assign(n, MpiContext::now());
     for (std::size_t i = 0; i < n; ++i)
         post(static_cast<int>(i));
     armed = true;
@@ -415,7 +413,6 @@ void MpiContext::PostedReceives::post(int i)
     const auto k = static_cast<std::size_t>(i);
     MPI_Irecv(buffers[k].data(), static_cast<int>(buffers[k].size()), MPI_BYTE, from[k], tag, MPI_COMM_WORLD,
         requestAt(requests, k));
-    postedAt[k] = MpiContext::now();
 }
 
 void MpiContext::PostedReceives::cancel()
@@ -457,12 +454,8 @@ int MpiContext::receiveAny(PostedReceives& posted)
         }
         return false;
     });
-    if (!ok) {
-        // The peer waited for longest is the one that does not answer.
-        const auto oldest = static_cast<std::size_t>(
-            std::min_element(posted.postedAt.begin(), posted.postedAt.end()) - posted.postedAt.begin());
-        abortForSilence(posted.from[oldest], "receiving from");
-    }
+    if (!ok) // (before the watch runs: during training the watch names a silent peer)
+        abortForSilence(posted.from[posted.next], "receiving from");
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     posted.sizes[static_cast<std::size_t>(index)] = static_cast<std::size_t>(count);

@@ -144,8 +144,6 @@ struct MpiContext::PostedReceives
     std::vector<std::vector<char>> buffers;
     std::vector<std::size_t> sizes; // of the message received into each buffer
     std::vector<char> requests; // opaque MPI_Request storage
-    /// Since when each peer is expected to answer (to name the one that takes longest; +infinity: not expected).
-    std::vector<double> postedAt;
     bool armed = false;
     std::size_t next = 0; // where the next poll starts (round robin)
     /// Posts a receive for every peer (once).

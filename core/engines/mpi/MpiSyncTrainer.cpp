@@ -166,10 +166,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const double waitStart = MpiContext::now();
     m_takingGradientsAt = waitStart;
     double lastSent = waitStart;
-    std::fill(m_gradients.postedAt.begin(), m_gradients.postedAt.end(), waitStart);
     for (std::size_t k = 0; k < m_gradients.from.size(); ++k) {
         const int arrived = m_mpi.receiveAny(m_gradients);
-        m_gradients.postedAt[static_cast<std::size_t>(arrived)] = std::numeric_limits<double>::infinity(); // done
         m_arrivals[static_cast<std::size_t>(arrived) + 1] = MpiContext::now();
     }
     for (int r = 1; r < m_mpi.size(); ++r) {
