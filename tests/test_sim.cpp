@@ -100,6 +100,26 @@ double medianComputeSpan(const QString& path)
         durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2), durations.end());
     return durations[durations.size() / 2];
 }
+/// "" if every worker of `run` computed its samples at `speed` flop/s: the model's flops per sample, and a whole
+/// number of tree additions (how many depends on where its chunks sit in the reduction tree), else what differs.
+QString computedAtSpeed(const Json& run, double speed)
+{
+    const double perSample = run.at("cost_model").at("flops_per_sample").get<double>();
+    const double perAddition = run.at("cost_model").at("tree_addition_flops").get<double>();
+    for (const Json& w : run.at("workers_detail")) {
+        const double flops = w.at("compute_seconds").get<double>() * speed;
+        const double additions = (flops - w.at("samples").get<double>() * perSample) / perAddition;
+        if (additions < -1e-6 || std::fabs(additions - std::round(additions)) > 1e-6 * std::max(1.0, additions))
+            return QStringLiteral("%1: worker %2 computed %3 flops for %4 samples of %5 flops (and additions of %6)")
+                .arg(QString::fromStdString(run.at("mode").get<std::string>()))
+                .arg(w.at("worker").get<int>())
+                .arg(flops)
+                .arg(w.at("samples").get<double>())
+                .arg(perSample)
+                .arg(perAddition);
+    }
+    return {};
+}
 } // namespace
 
 class TestSim : public QObject
@@ -109,6 +129,39 @@ private:
     QTemporaryDir m_dir;
     int m_runs = 0;
     QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
+    /// Writes a platform file of one fully routed zone: `hosts` as given, every pair joined by link `l`.
+    QString platform(const QString& name, const QStringList& hosts, const QString& link)
+    {
+        QString xml = QStringLiteral("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                                     "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n"
+                                     "<zone id=\"z\" routing=\"Full\">\n");
+        QStringList ids;
+        for (const QString& h : hosts) {
+            xml += QStringLiteral("  <host %1/>\n").arg(h);
+            ids << h.section(QLatin1Char('"'), 1, 1);
+        }
+        xml += QStringLiteral("  <link id=\"l\" %1/>\n").arg(link);
+        for (int a = 0; a < ids.size(); ++a) {
+            for (int b = a + 1; b < ids.size(); ++b)
+                xml += QStringLiteral("  <route src=\"%1\" dst=\"%2\"><link_ctn id=\"l\"/></route>\n")
+                           .arg(ids[a], ids[b]);
+        }
+        xml += QStringLiteral("</zone>\n</platform>\n");
+        return writeFile(name, xml.toUtf8());
+    }
+    QString writeFile(const QString& name, const QByteArray& text)
+    {
+        const QString path = m_dir.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size())
+            qFatal("cannot write %s", qPrintable(path));
+        return path;
+    }
+    static QStringList onPlatform(const QString& path, const char* rest)
+    {
+        return QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--platform"), path}
+        + words(rest);
+    }
 
 private slots:
     void syncGivesTheThreadsEnginesBits_data()
@@ -165,6 +218,10 @@ private slots:
         }
     }
 
+    // What this checks is bookkeeping, not the timing model: by Little's law the mean staleness of P workers that
+    // always have one push in flight is P - 1 whatever their speeds, so any timing passes. It pins that staleness
+    // counts the updates applied between a push's read and its apply. The timing is checked by the per-worker
+    // test below, by the spans on platforms, and by the push rate on the ideal cluster.
     void idealAsyncStalenessIsWorkersMinusOne_data()
     {
         QTest::addColumn<int>("workers");
@@ -188,11 +245,25 @@ private slots:
     // flight); a straggler shows in who is stale by how much. P = 8, worker 0 four times slower: in its 4 units
     // the 7 others push 28 times; in a fast worker's unit the 6 other fast ones push 6 times and the slow one a
     // quarter of a time: 6.25.
+    // The same whether worker 0 is a straggler (--slow) or sits on a host four times slower than the others.
+    void idealAsyncStragglerIsStaleByTheOthersPushes_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addRow("4x straggler") << words("--cluster ideal --slow 0:4");
+        QStringList hosts {QStringLiteral("id=\"h0\" speed=\"0.5Gf\"")};
+        for (int h = 1; h <= 8; ++h)
+            hosts << QStringLiteral("id=\"h%1\" speed=\"2Gf\"").arg(h);
+        // Links that take no measurable time: the model's figure is the ideal cluster's.
+        QTest::addRow("host at a quarter speed") << QStringList {QStringLiteral("--platform"),
+            platform(QStringLiteral("quarter.xml"), hosts,
+                QStringLiteral("bandwidth=\"1e15Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\""))};
+    }
+
     void idealAsyncStragglerIsStaleByTheOthersPushes()
     {
+        QFETCH(QStringList, args);
         const Run r = runApp(nextOut(),
-            words("--preset blobs --mode async --batch 512 --lr 0.001 --steps 120 --engine sim --cluster ideal "
-                  "--workers 8 --slow 0:4"));
+            words("--preset blobs --mode async --batch 512 --lr 0.001 --steps 120 --engine sim --workers 8") + args);
         QCOMPARE(r.exitCode, 0);
         const auto& workers = firstRun(r).at("workers_detail");
         const double slow = workers.at(0).at("mean_staleness").get<double>();
@@ -322,15 +393,145 @@ private slots:
         QCOMPARE(withoutWall(a.summary).dump(), withoutWall(c.summary).dump());
     }
 
+    // Hosts of 2 Gflop/s: every worker computes its samples at that speed.
     void platformFileRunsOnItsHosts()
     {
         const Run r = runApp(nextOut(),
             QStringList {QStringLiteral("--platform"), QStringLiteral(SGDSCOPE_TEST_DATA "/cluster-4hosts.xml")}
-                + words("--engine sim --workers 3 --preset blobs --steps 10"));
-        QCOMPARE(r.exitCode, 0);
-        QCOMPARE(firstRun(r).at("cluster").get<std::string>(),
-            std::string("platform " SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"));
-        QVERIFY(firstRun(r).at("seconds").get<double>() > 0);
+                + words("--engine sim --mode both --workers 3 --preset blobs --batch 96 --steps 10"));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        for (const Json& run : r.summary.at("runs")) {
+            QCOMPARE(run.at("cluster").get<std::string>(),
+                std::string("platform " SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"));
+            const QString why = computedAtSpeed(run, 2e9);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+        }
+    }
+
+    // Compute is work on the worker's host: a host at half speed, whether declared, by its pstate or by an
+    // availability profile, takes twice as long for the same samples (each worker has 32 of the 96).
+    void hostAtHalfSpeedDoublesItsComputeSpans_data()
+    {
+        QTest::addColumn<QString>("slowHost");
+        QTest::addRow("declared") << QStringLiteral("id=\"b\" speed=\"1Gf\"");
+        QTest::addRow("pstate") << QStringLiteral("id=\"b\" speed=\"2Gf,1Gf\" pstate=\"1\"");
+        // SimGrid reads a profile file from the platform file's folder.
+        writeFile(QStringLiteral("half.profile"), "0 0.5\n");
+        QTest::addRow("availability profile") << QStringLiteral("id=\"b\" speed=\"2Gf\" speed_file=\"half.profile\"");
+    }
+
+    void hostAtHalfSpeedDoublesItsComputeSpans()
+    {
+        QFETCH(QString, slowHost);
+        double compute[2] = {0, 0}; // worker 1's, on host b at full speed and at half
+        double waits[2] = {0, 0}; // worker 0's
+        for (const int slowed : {0, 1}) {
+            const QString b = slowed ? slowHost : QStringLiteral("id=\"b\" speed=\"2Gf\"");
+            const QString file = platform(
+                QStringLiteral("half-%1-%2.xml")
+                    .arg(QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-')))
+                    .arg(slowed),
+                {QStringLiteral("id=\"a\" speed=\"2Gf\""), b, QStringLiteral("id=\"c\" speed=\"2Gf\"")},
+                QStringLiteral("bandwidth=\"10GBps\" latency=\"10us\""));
+            const Run r
+                = runApp(nextOut(), onPlatform(file, "--mode sync --workers 3 --preset blobs --batch 96 --steps 20"));
+            QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+            const Json& w = firstRun(r).at("workers_detail");
+            compute[slowed] = w[1].at("compute_seconds").get<double>();
+            waits[slowed] = w[0].at("idle_fraction").get<double>();
+        }
+        QVERIFY2(std::fabs(compute[1] / compute[0] - 2.0) <= 1e-6,
+            qPrintable(QStringLiteral("half speed computes %1 times as long").arg(compute[1] / compute[0])));
+        // And the others wait for it, most of the time (they compute half of it).
+        QVERIFY2(waits[1] > 0.4 && waits[0] < 0.1,
+            qPrintable(QStringLiteral("worker 0 idles %1, then %2 of its time").arg(waits[0]).arg(waits[1])));
+    }
+
+    // Messages cross the platform's links at their bandwidth: a gradient of message_bytes over a link of B bytes
+    // per second and no latency takes message_bytes / B, and twice that at half the bandwidth.
+    void linkAtHalfBandwidthDoublesMessageSpans()
+    {
+        double perMessage[2] = {0, 0};
+        const double bandwidth[2] = {1e9, 0.5e9};
+        for (int i = 0; i < 2; ++i) {
+            const QString file = platform(QStringLiteral("link-%1.xml").arg(i),
+                {QStringLiteral("id=\"a\" speed=\"2Gf\""), QStringLiteral("id=\"b\" speed=\"2Gf\"")},
+                QStringLiteral("bandwidth=\"%1Bps\" latency=\"0s\"").arg(bandwidth[i]));
+            const Run r = runApp(nextOut(), onPlatform(file, "--mode sync --workers 2 --preset blobs --steps 20"));
+            QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+            const Json& run = firstRun(r);
+            // Worker 1 sends its gradient to worker 0 once an update; worker 0 sends it the parameters back.
+            perMessage[i] = run.at("workers_detail")[1].at("communication_seconds").get<double>()
+                / run.at("updates").get<double>();
+            const double model = run.at("cost_model").at("message_bytes").get<double>() / bandwidth[i];
+            QVERIFY2(std::fabs(perMessage[i] / model - 1.0) <= 1e-6,
+                qPrintable(
+                    QStringLiteral("a message took %1 s, the link's figure is %2 s").arg(perMessage[i]).arg(model)));
+        }
+        QVERIFY2(std::fabs(perMessage[1] / perMessage[0] - 2.0) <= 1e-6,
+            qPrintable(QStringLiteral("ratio %1").arg(perMessage[1] / perMessage[0])));
+    }
+
+    // Several workers on one multi-core host (--placement pack) compute each on a core of their own, at the
+    // host's speed; async's server takes the next host. --placement spread needs a host per worker.
+    void packedWorkersShareAMultiCoreHost()
+    {
+        const QString file = platform(QStringLiteral("cores.xml"),
+            {QStringLiteral("id=\"big\" speed=\"2Gf\" core=\"4\""), QStringLiteral("id=\"small\" speed=\"2Gf\"")},
+            QStringLiteral("bandwidth=\"10GBps\" latency=\"10us\""));
+        const Run packed = runApp(nextOut(),
+            onPlatform(file, "--placement pack --mode both --workers 4 --preset blobs --batch 96 --steps 10"));
+        QVERIFY2(packed.exitCode == 0, qPrintable(packed.stderrText));
+        for (const Json& run : packed.summary.at("runs")) {
+            QCOMPARE(run.at("placement").get<std::string>(), std::string("pack"));
+            const QString why = computedAtSpeed(run, 2e9);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+            // On one host, sync's gradients and parameters change hands in memory.
+            if (run.at("mode").get<std::string>() == "sync")
+                QCOMPARE(run.at("all_workers").at("communication_seconds").get<double>(), 0.0);
+        }
+        const QString out = nextOut();
+        const Run spread = runApp(out, onPlatform(file, "--mode sync --workers 4 --preset blobs --steps 10"));
+        QCOMPARE(spread.exitCode, 2);
+        QVERIFY2(
+            spread.stderrText.contains(QStringLiteral("it has 2 hosts, and 4 workers need 4 with --placement spread")),
+            qPrintable(spread.stderrText));
+        QVERIFY(!QFileInfo::exists(out));
+    }
+
+    // Time as fine as the model: the parabola's update is under a nanosecond of work (SimGrid's sleeps round to
+    // 1 ns; its executions do not). One worker on the ideal cluster pushes every compute + apply; eight equal
+    // workers (6 samples each) keep the server under its load, so each of them pushes every compute + apply
+    // too, and the cluster eight times as often (the first round's queue aside).
+    void idealPushTimeIsTheModelsFigure_data()
+    {
+        QTest::addColumn<int>("workers");
+        QTest::addRow("P1") << 1;
+        QTest::addRow("P8") << 8;
+    }
+
+    void idealPushTimeIsTheModelsFigure()
+    {
+        QFETCH(int, workers);
+        const Run r = runApp(nextOut(),
+            words("--preset parabola --mode async --batch 48 --momentum 0 --steps 4000 --engine sim --cluster ideal")
+                + QStringList {QStringLiteral("--workers"), QString::number(workers)});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        const Json& run = firstRun(r);
+        const double speed = run.at("host_flops").get<double>();
+        const double pushes = run.at("updates").get<double>();
+        const double compute = 48.0 / workers * run.at("cost_model").at("flops_per_sample").get<double>() / speed;
+        const double apply = run.at("cost_model").at("apply_flops").get<double>() / speed;
+        const QString why = computedAtSpeed(run, speed);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        const double computed = run.at("all_workers").at("compute_seconds").get<double>() / pushes;
+        QVERIFY2(computed >= compute, "less compute than the samples'");
+        const double perPush = run.at("seconds").get<double>() / pushes;
+        const double model = (computed + apply) / workers;
+        QVERIFY2(std::fabs(perPush / model - 1.0) <= 2e-3,
+            qPrintable(QStringLiteral("%1 s a push, the model says %2 s").arg(perPush).arg(model)));
+        for (const Json& w : run.at("workers_detail"))
+            QVERIFY2(w.at("unaccounted_seconds").get<double>() >= 0, "negative unaccounted time");
     }
 
     void badInputIsRefused_data()
@@ -353,11 +554,32 @@ private slots:
             QStringLiteral("sim"), QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
             QStringLiteral("2"), QStringLiteral("--platform"), data + QStringLiteral("/one-way-route-platform.xml")}
                                                        << QStringLiteral("there is no route from host b to host a");
-        // Workers do not share hosts: more workers than the platform's hosts is refused.
+        // By default workers do not share hosts: more workers than the platform's hosts is refused.
         QTest::addRow("more workers than hosts")
             << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--workers"),
                    QStringLiteral("4"), QStringLiteral("--platform"), data + QStringLiteral("/cluster-4hosts.xml")}
-            << QStringLiteral("it has 4 hosts, and this run needs 5 (4 workers and a parameter server)");
+            << QStringLiteral("it has 4 hosts, and 4 workers and a parameter server need 5 with --placement spread");
+        QTest::addRow("more workers than cores")
+            << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--placement"),
+                   QStringLiteral("pack"), QStringLiteral("--workers"), QStringLiteral("4"),
+                   QStringLiteral("--platform"), data + QStringLiteral("/cluster-4hosts.xml")}
+            << QStringLiteral("its hosts have 4 cores in all, and 4 workers and a parameter server need 5");
+        // What would stop the simulation half-way is refused before anything is written.
+        const QStringList two {QStringLiteral("id=\"a\" speed=\"1Gf\""), QStringLiteral("id=\"b\" speed=\"0f\"")};
+        QTest::addRow("host of speed 0") << onPlatform(
+            platform(QStringLiteral("speed0.xml"), two, QStringLiteral("bandwidth=\"1GBps\" latency=\"0s\"")),
+            "--workers 1") << QStringLiteral("host 'b' has a speed of 0 flop/s; every host needs a speed above 0");
+        const QStringList fine {QStringLiteral("id=\"a\" speed=\"1Gf\""), QStringLiteral("id=\"b\" speed=\"1Gf\"")};
+        QTest::addRow("link of bandwidth 0") << onPlatform(
+            platform(QStringLiteral("bw0.xml"), fine, QStringLiteral("bandwidth=\"0Bps\" latency=\"0s\"")),
+            "--workers 1") << QStringLiteral("link 'l' has a bandwidth of 0 B/s; every link needs a bandwidth above 0");
+        QTest::addRow("missing profile file") << onPlatform(
+            platform(QStringLiteral("noprofile.xml"),
+                {QStringLiteral("id=\"a\" speed=\"1Gf\" speed_file=\"no-such.profile\""), fine[1]},
+                QStringLiteral("bandwidth=\"1GBps\" latency=\"0s\"")),
+            "--workers 1") << QStringLiteral("Cannot open file 'no-such.profile'");
+        QTest::addRow("placement without sim")
+            << words("--placement pack") << QStringLiteral("--placement: applies to the simulated cluster only");
         QTest::addRow("unknown cluster") << words("--engine sim --cluster moon")
                                          << QStringLiteral("--cluster: unknown value 'moon'");
         QTest::addRow("cluster without sim")

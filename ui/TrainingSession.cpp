@@ -111,7 +111,7 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
         // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
         // on a missing route).
         const std::string why = checkPlatformFile(
-            pending.platformFile.toStdString(), settings.workers + 1, routesNeeded(settings.workers, true, true));
+            pending.platformFile.toStdString(), settings.workers, true, run.engine.sim.placement, true, true);
         if (!why.empty())
             throw SgdError("the platform file cannot take " + std::to_string(settings.workers) + " workers: " + why);
     }
@@ -197,7 +197,7 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
             const std::string why = checkPlatformFile(
-                settings.platformFile.toStdString(), settings.workers + 1, routesNeeded(settings.workers, true, true));
+                settings.platformFile.toStdString(), settings.workers, true, Placement::Spread, true, true);
             if (!why.empty())
                 throw SgdError("--platform: " + why);
         }

@@ -103,6 +103,16 @@ Json summaryJson(const ModeResult& r)
                                                                : "platform " + r.engineChoice.sim.platformFile;
         if (r.engineChoice.sim.platformFile.empty())
             j["host_flops"] = r.engineChoice.sim.hostFlops;
+        j["placement"] = nameOf(placementNames, r.engineChoice.sim.placement);
+        if (r.simCost)
+            j["cost_model"]
+                = Json {{"flops_per_sample", r.simCost->flopsPerSample}, {"tree_addition_flops", r.simCost->addFlops},
+                    {"apply_flops", r.simCost->applyFlops(r.settings.momentum != 0.0)},
+                    {"message_bytes", r.simCost->messageBytes},
+                    {"note",
+                        "what the simulated hosts compute (flops at the host's speed; a straggler's factor multiplies "
+                        "them) and what the links carry (bytes), per sample, per tree addition, per update and per "
+                        "message"}};
     }
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();

@@ -45,13 +45,12 @@ EngineChoice engineChoiceFor(
     engine.simHosts = hosts;
     engine.sim.cluster = config.cluster;
     engine.sim.platformFile = config.platform;
+    engine.sim.placement = config.placement;
     if (!config.platform.empty()) {
-        const auto pairs = routesNeeded(config.workers, config.runsSync(), config.runsAsync());
-        if (const std::string why = checkPlatformFile(config.platform, hosts, pairs); !why.empty())
-            throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why
-                + (hosts > 1 ? " (" + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
-                            + (config.runsAsync() ? " and a parameter server" : "") + ")"
-                             : ""));
+        if (const std::string why = checkPlatformFile(config.platform, config.workers, config.runsAsync(),
+                config.placement, config.runsSync(), config.runsAsync());
+            !why.empty())
+            throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
     } else if (config.cluster == ClusterKind::Local) {
         // the run's sync pattern if it has one (a mode-both run's hosts are the same for both modes)
         engine.sim.hostFlops = measureLocalHostFlops(problem, settings, config.runsSync() ? Mode::Sync : Mode::Async);
@@ -212,6 +211,8 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.mode = mode;
     result.engine = trainer->engineName();
     result.engineChoice = run.engine;
+    if (run.engine.kind == EngineKind::Sim)
+        result.simCost.emplace(run.problem->spec, run.problem->layout);
     result.settings = run.settings;
     // Report the chunk size actually used (0 in the settings means "automatic").
     result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);

@@ -2,12 +2,14 @@
 
 #include "core/engines/Trainer.h"
 #include "core/engines/TrainerFactory.h"
+#include "core/engines/sim/SimCost.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/run/RunConfig.h"
 #include "core/train/Problem.h"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,7 @@ struct ModeResult
     Mode mode = Mode::Sync;
     std::string engine;
     EngineChoice engineChoice;
+    std::optional<SimCost> simCost; // a simulated run: what its cluster charges for the work
     TrainerSettings settings; // with the chunk size actually used
     std::int64_t updates = 0;
     std::int64_t samples = 0;

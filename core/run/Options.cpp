@@ -157,6 +157,14 @@ std::vector<OptionSpec> makeTable()
                                            : std::string("applies to the simulated cluster only (--engine sim)");
     };
     t.push_back(platform);
+    OptionSpec placement = choice("placement", "HOW", placementNames, &RunConfig::placement,
+        "sim only: spread (default: one worker per host, in the platform's order, async's server on the next) | "
+        "pack (workers fill each host's cores in order, the server the next free core; they share the host's speed)");
+    placement.whyInapplicable = [](const RunConfig& c) {
+        return c.engine == EngineKind::Sim ? std::string()
+                                           : std::string("applies to the simulated cluster only (--engine sim)");
+    };
+    t.push_back(placement);
     OptionSpec peerTimeout = number("peer-timeout", "S", 1, false, 86400, false, &RunConfig::peerTimeout,
         "mpi only: seconds of silence after which a process is given up as dead or hung and the job ends naming "
         "it (default 6). Silence, not slowness: every process sends a beat 10 times a second from a thread of its "

@@ -49,6 +49,7 @@ struct RunConfig
     EngineKind engine = EngineKind::Threads;
     ClusterKind cluster = ClusterKind::Datacenter;
     std::string platform; // SimGrid platform file (instead of a built-in cluster)
+    Placement placement = Placement::Spread; // workers on the simulated hosts
     RunMode mode = RunMode::Both;
     int workers = 1;
     int batch = 0; // 0: the whole training set

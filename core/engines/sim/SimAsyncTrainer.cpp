@@ -88,6 +88,7 @@ SimAsyncTrainer::SimAsyncTrainer(
     , m_stepBuffer(m_params.size(), 0.0f)
 {
     SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
+    SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
     m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
     prepareWorkers();
 }
@@ -96,10 +97,7 @@ SimAsyncTrainer::~SimAsyncTrainer() = default;
 
 void SimAsyncTrainer::settingsChanged()
 {
-    if (m_settings.workers + 1 > static_cast<int>(SimWorld::get().hosts().size()))
-        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " workers and a parameter server need "
-            + std::to_string(m_settings.workers + 1) + " hosts, and the simulated cluster has "
-            + std::to_string(SimWorld::get().hosts().size()));
+    SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
     prepareWorkers();
 }
 
@@ -266,7 +264,7 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
 void SimAsyncTrainer::simulate(Slice& slice)
 {
     const int workers = slice.workers;
-    const auto& hosts = SimWorld::get().hosts();
+    const std::vector<sg4::Host*> hosts = SimWorld::get().place(workers, true);
     sg4::Host* serverHost = hosts[static_cast<std::size_t>(workers)];
     slice.readySignal = sg4::Semaphore::create(0);
     for (int w = 0; w < workers; ++w)
@@ -286,8 +284,8 @@ void SimAsyncTrainer::simulate(Slice& slice)
         slice.wake[static_cast<std::size_t>(w)]->release();
     }
 
-    sg4::Actor::create("parameter-server", serverHost, [this, &slice, serverHost, applyFlops] {
-        try {
+    sg4::Actor::create("parameter-server", serverHost, [this, &slice, applyFlops] {
+        SimWorld::guarded(slice.failure, [this, &slice, applyFlops] {
             const MomentumSgd rule(m_settings.momentum);
             const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
             const std::size_t size = m_params.size();
@@ -300,7 +298,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                     computePending(slice); // the math, for real, for every gradient in flight
                 Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
                 if (push.applied) {
-                    sg4::this_actor::sleep_for(applyFlops / serverHost->get_speed());
+                    SimWorld::compute(applyFlops);
                     const float* step = rule.direction(
                         s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data(), s.velocity.data(), 0, size);
                     MomentumSgd::apply(m_params.data(), step, rate.at(slice.version - s.versionRead), 0, size);
@@ -322,49 +320,49 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 slice.answered[static_cast<std::size_t>(w)] = SimWorld::clock();
                 slice.wake[static_cast<std::size_t>(w)]->release();
             }
-        } catch (...) {
-            if (!slice.failure)
-                slice.failure = std::current_exception();
-            slice.stopped = true;
-        }
+        });
     });
     for (int w = 0; w < workers; ++w) {
         sg4::Host* host = hosts[static_cast<std::size_t>(w)];
         sg4::Actor::create("async-worker-" + std::to_string(w), host,
             [this, &slice, host, serverHost, w, flopsPerSample, addFlops, bytes] {
-                const auto me = static_cast<std::size_t>(w);
-                auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
-                    if (end > start)
-                        slice.spans[me].push_back({w, kind, start, end, samples});
-                };
-                WorkerState& s = *m_workers[me];
-                double waitFrom = SimWorld::clock();
-                while (true) {
-                    slice.wake[me]->acquire();
-                    // Waiting for the server (its queue and applies), then for the parameters on the wire.
-                    const double answered = std::clamp(slice.answered[me], waitFrom, SimWorld::clock());
-                    span(SpanKind::WaitRead, waitFrom, answered);
-                    if (!s.assigned || slice.failure)
-                        break;
-                    const double downloadStart = SimWorld::clock();
-                    SimWorld::get().send(serverHost, host, bytes);
-                    span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
-                    const auto merges = static_cast<std::size_t>(s.plan.workers.front().treeAdditions());
-                    const double compute
-                        = (s.count * flopsPerSample + static_cast<double>(merges) * addFlops) / host->get_speed();
-                    const double start = SimWorld::clock();
-                    sg4::this_actor::sleep_for(compute * m_stragglers.slowdown(w, s.pushes));
-                    span(SpanKind::Compute, start, start + compute, s.count);
-                    span(SpanKind::Delay, start + compute, SimWorld::clock());
-                    const double uploadStart = SimWorld::clock();
-                    SimWorld::get().send(host, serverHost, bytes);
-                    span(SpanKind::Communicate, uploadStart, SimWorld::clock());
-                    slice.ready.emplace_back(w, SimWorld::clock());
-                    slice.readySignal->release();
-                    waitFrom = SimWorld::clock();
-                }
-                slice.exitAt[me] = SimWorld::clock();
-                slice.end = std::max(slice.end, SimWorld::clock());
+                SimWorld::guarded(slice.failure, [&] {
+                    const auto me = static_cast<std::size_t>(w);
+                    auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
+                        if (end > start)
+                            slice.spans[me].push_back({w, kind, start, end, samples});
+                    };
+                    WorkerState& s = *m_workers[me];
+                    double waitFrom = SimWorld::clock();
+                    while (true) {
+                        slice.wake[me]->acquire();
+                        // Waiting for the server (its queue and applies), then for the parameters on the wire.
+                        const double answered = std::clamp(slice.answered[me], waitFrom, SimWorld::clock());
+                        span(SpanKind::WaitRead, waitFrom, answered);
+                        if (!s.assigned || slice.failure)
+                            break;
+                        const double downloadStart = SimWorld::clock();
+                        SimWorld::get().send(serverHost, host, bytes);
+                        span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
+                        const auto merges = static_cast<std::size_t>(s.plan.workers.front().treeAdditions());
+                        // The work at the host's speed; a straggler's factor is that much more work of the same kind.
+                        const double flops = s.count * flopsPerSample + static_cast<double>(merges) * addFlops;
+                        const double start = SimWorld::clock();
+                        SimWorld::compute(flops);
+                        const double computed = SimWorld::clock();
+                        SimWorld::compute(flops * (m_stragglers.slowdown(w, s.pushes) - 1.0));
+                        span(SpanKind::Compute, start, computed, s.count);
+                        span(SpanKind::Delay, computed, SimWorld::clock());
+                        const double uploadStart = SimWorld::clock();
+                        SimWorld::get().send(host, serverHost, bytes);
+                        span(SpanKind::Communicate, uploadStart, SimWorld::clock());
+                        slice.ready.emplace_back(w, SimWorld::clock());
+                        slice.readySignal->release();
+                        waitFrom = SimWorld::clock();
+                    }
+                    slice.exitAt[me] = SimWorld::clock();
+                    slice.end = std::max(slice.end, SimWorld::clock());
+                });
             });
     }
     SimWorld::get().run();

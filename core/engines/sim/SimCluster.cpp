@@ -3,7 +3,10 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <sys/resource.h>
@@ -36,22 +39,104 @@ std::string clusterFiguresText()
            "wan: 50 Gflop/s hosts, 1 Gb/s links, 30 ms host to host";
 }
 
-std::vector<std::pair<int, int>> routesNeeded(int workers, bool sync, bool async)
+std::string placeWorkers(
+    const std::vector<int>& coresPerHost, int workers, bool server, Placement placement, std::vector<int>& hostOf)
+{
+    hostOf.clear();
+    const int actors = workers + (server ? 1 : 0);
+    std::size_t host = 0;
+    int used = 0; // cores of `host` taken
+    while (static_cast<int>(hostOf.size()) < actors && host < coresPerHost.size()) {
+        const int cores = placement == Placement::Pack ? std::max(1, coresPerHost[host]) : 1;
+        if (used < cores) {
+            hostOf.push_back(static_cast<int>(host));
+            ++used;
+        } else {
+            ++host;
+            used = 0;
+        }
+    }
+    if (static_cast<int>(hostOf.size()) == actors)
+        return {};
+    const std::string who
+        = std::to_string(workers) + (workers == 1 ? " worker" : " workers") + (server ? " and a parameter server" : "");
+    if (placement == Placement::Spread)
+        return "it has " + std::to_string(coresPerHost.size()) + " hosts, and " + who + " need "
+            + std::to_string(actors) + " with --placement spread (one each; --placement pack fills every host's "
+            + "cores)";
+    long long cores = 0;
+    for (const int c : coresPerHost)
+        cores += std::max(1, c);
+    return "its hosts have " + std::to_string(cores) + " cores in all, and " + who + " need " + std::to_string(actors);
+}
+
+std::vector<std::pair<int, int>> routesNeeded(const std::vector<int>& hostOf, int workers, bool sync, bool async)
 {
     std::vector<std::pair<int, int>> pairs;
-    for (int w = 1; w < workers && sync; ++w) {
-        const int parent = w - (w & -w);
-        pairs.emplace_back(w, parent);
-        pairs.emplace_back(parent, w);
-    }
-    for (int w = 0; w < workers && async; ++w) {
-        pairs.emplace_back(w, workers);
-        pairs.emplace_back(workers, w);
-    }
+    auto both = [&](int a, int b) {
+        const int ha = hostOf[static_cast<std::size_t>(a)];
+        const int hb = hostOf[static_cast<std::size_t>(b)];
+        if (ha != hb) {
+            pairs.emplace_back(ha, hb);
+            pairs.emplace_back(hb, ha);
+        }
+    };
+    for (int w = 1; w < workers && sync; ++w)
+        both(w, w - (w & -w));
+    for (int w = 0; w < workers && async; ++w)
+        both(w, workers);
     return pairs;
 }
 
-std::string checkPlatformFile(const std::string& path, int hostsNeeded, const std::vector<std::pair<int, int>>& pairs)
+namespace {
+std::string shortNumber(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
+
+/// In the checking child: the first thing of the loaded platform that would stop a simulation, or "".
+std::string unusablePart(
+    const simgrid::s4u::Engine& engine, int workers, bool server, Placement placement, bool sync, bool async)
+{
+    const std::vector<simgrid::s4u::Host*> hosts = engine.get_all_hosts();
+    std::vector<int> cores;
+    for (simgrid::s4u::Host* h : hosts) {
+        for (unsigned long p = 0; p < h->get_pstate_count(); ++p) {
+            const double speed = h->get_pstate_speed(p);
+            if (!(speed > 0) || !std::isfinite(speed))
+                return "host '" + h->get_name() + "' has a speed of " + shortNumber(speed)
+                    + (h->get_pstate_count() > 1 ? " flop/s in its pstate " + std::to_string(p) : " flop/s")
+                    + "; every host needs a speed above 0";
+        }
+        cores.push_back(h->get_core_count());
+    }
+    for (simgrid::s4u::Link* l : engine.get_all_links()) {
+        const double bandwidth = l->get_bandwidth();
+        if (!(bandwidth > 0) || !std::isfinite(bandwidth))
+            return "link '" + l->get_name() + "' has a bandwidth of " + shortNumber(bandwidth)
+                + " B/s; every link needs a bandwidth above 0";
+        if (!(l->get_latency() >= 0) || !std::isfinite(l->get_latency()))
+            return "link '" + l->get_name() + "' has a latency of " + shortNumber(l->get_latency()) + " s";
+    }
+    std::vector<int> hostOf;
+    if (std::string why = placeWorkers(cores, workers, server, placement, hostOf); !why.empty())
+        return why;
+    for (const auto& [a, b] : routesNeeded(hostOf, workers, sync, async)) {
+        std::vector<simgrid::s4u::Link*> links;
+        double latency = 0.0;
+        hosts[static_cast<std::size_t>(a)]->route_to(hosts[static_cast<std::size_t>(b)], links, &latency);
+        if (links.empty() && latency <= 0)
+            return "there is no route from host " + hosts[static_cast<std::size_t>(a)]->get_name() + " to host "
+                + hosts[static_cast<std::size_t>(b)]->get_name();
+    }
+    return {};
+}
+} // namespace
+
+std::string checkPlatformFile(
+    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async)
 {
     int pipeFds[2];
     if (::pipe(pipeFds) != 0)
@@ -76,23 +161,10 @@ std::string checkPlatformFile(const std::string& path, int hostsNeeded, const st
         try {
             engine.load_platform(path);
             engine.seal_platform(); // needed before route_to()
-            const std::vector<simgrid::s4u::Host*> hosts = engine.get_all_hosts();
-            if (static_cast<int>(hosts.size()) < hostsNeeded) {
-                std::printf("it has %zu hosts, and this run needs %d\n", hosts.size(), hostsNeeded);
+            if (const std::string why = unusablePart(engine, workers, server, placement, sync, async); !why.empty()) {
+                std::printf("%s\n", why.c_str());
                 std::fflush(stdout);
                 ::_exit(3);
-            }
-            for (const auto& [a, b] : pairs) {
-                std::vector<simgrid::s4u::Link*> links;
-                double latency = 0.0;
-                hosts[static_cast<std::size_t>(a)]->route_to(hosts[static_cast<std::size_t>(b)], links, &latency);
-                if (links.empty() && latency <= 0) {
-                    std::printf("there is no route from host %s to host %s\n",
-                        hosts[static_cast<std::size_t>(a)]->get_cname(),
-                        hosts[static_cast<std::size_t>(b)]->get_cname());
-                    std::fflush(stdout);
-                    ::_exit(3);
-                }
             }
         } catch (const std::exception& e) {
             std::printf("%s\n", e.what());
@@ -120,16 +192,23 @@ std::string checkPlatformFile(const std::string& path, int hostsNeeded, const st
             break;
         start = end + 1;
     }
+    // SimGrid's own "[file:line:] [category/LEVEL] " before its words.
+    for (const char* level : {"/CRITICAL] ", "/ERROR] "}) {
+        if (const std::size_t at = line.find(level); at != std::string::npos)
+            line = line.substr(at + std::strlen(level));
+    }
     while (!line.empty() && line.front() == '[') {
         const std::size_t close = line.find("] ");
         if (close == std::string::npos)
             break;
         line = line.substr(close + 2);
     }
+    if (line.rfind("Cannot open file '/", 0) == 0)
+        line += " (SimGrid 3.32 looks for a profile file in the platform file's folder: name it relative to that)";
     if (line.empty())
         line = WIFSIGNALED(status) ? "SimGrid stopped on signal " + std::to_string(WTERMSIG(status))
                                    : "SimGrid could not use it";
-    return line.substr(0, 300);
+    return line.substr(0, 400);
 }
 
 } // namespace sgdscope

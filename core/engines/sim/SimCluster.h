@@ -21,10 +21,25 @@ enum class ClusterKind
 inline constexpr NameTable<ClusterKind, 4> clusterNames {{{"ideal", ClusterKind::Ideal}, {"local", ClusterKind::Local},
     {"datacenter", ClusterKind::Datacenter}, {"wan", ClusterKind::Wan}}};
 
-/// A host speed for clusters that do not measure this machine: 50 Gflop/s, about what one AVX-512 core
-/// sustains on this project's GEMM-bound training step (fashion-mnist: 6.9 Mflop per sample at 80k
-/// samples/s here is 55 Gflop/s).
+/// A host speed for clusters that do not measure this machine: 50 Gflop/s, the order of what one AVX-512 core
+/// sustains on a GEMM-bound training step (fashion-mnist's model is 1.007 Mflop per sample forward and backward,
+/// SimCost::flopsPerSample; 50 Gflop/s is 50k samples a second on one host).
 inline constexpr double nominalHostFlops = 50e9;
+
+/// How a run's workers (and async's parameter server, after them) are placed on the platform's hosts, taken in
+/// the platform's order. Several actors on one host share its cores as SimGrid shares them: each computation
+/// gets at most one core's speed, and more computations than cores split the host's speed between them.
+enum class Placement
+{
+    Spread, // one worker per host: worker w on host w, the server on host P (every built-in host has one core)
+    Pack, // workers fill each host's cores in order (a 4-core host takes 4 workers), the server the next free core
+};
+inline constexpr NameTable<Placement, 2> placementNames {{{"spread", Placement::Spread}, {"pack", Placement::Pack}}};
+
+/// Places `workers` workers, and a server if `server`, on hosts with `coresPerHost` cores each. Fills `hostOf`
+/// (the workers' host indices, then the server's) and returns "", or returns why the hosts are too few.
+std::string placeWorkers(
+    const std::vector<int>& coresPerHost, int workers, bool server, Placement placement, std::vector<int>& hostOf);
 
 /// One link's figures.
 struct LinkFigures
@@ -40,13 +55,18 @@ LinkFigures linkFiguresOf(ClusterKind kind);
 /// One line per built-in cluster with its figures, for --help and the README.
 std::string clusterFiguresText();
 
-/// The pairs of hosts (by index) whose routes a run uses, both ways: sync's reduction tree (child to parent,
-/// and the broadcast back) and, for async, every worker with the parameter server (host `workers`).
-std::vector<std::pair<int, int>> routesNeeded(int workers, bool sync, bool async);
+/// The pairs of hosts (indices into the platform's hosts) whose routes a run uses, both ways: sync's reduction
+/// tree (child to parent, and the broadcast back) and, for async, every worker with the parameter server;
+/// `hostOf` is placeWorkers' answer for the run's workers and server. Two actors on one host exchange their
+/// messages in memory: no route needed.
+std::vector<std::pair<int, int>> routesNeeded(const std::vector<int>& hostOf, int workers, bool sync, bool async);
 
 /// Checks a SimGrid platform file in a child process (SimGrid aborts the process on some errors, e.g. a
-/// missing route, and allows one platform per process): that it loads, has at least `hostsNeeded` hosts,
-/// and that each of `pairs` of host indices has a route. Returns "" if usable, else the reason in one line.
-std::string checkPlatformFile(const std::string& path, int hostsNeeded, const std::vector<std::pair<int, int>>& pairs);
+/// missing route or a profile file it cannot read, and allows one platform per process): that it loads, that
+/// every host computes and every link carries something (a speed or bandwidth of 0 would stop the simulation),
+/// that `workers` workers (and a server if `server`) fit on it with `placement`, and that every route the run
+/// uses exists. Returns "" if usable, else the reason in one line, naming the host, link or file.
+std::string checkPlatformFile(
+    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async);
 
 } // namespace sgdscope

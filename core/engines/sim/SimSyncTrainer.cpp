@@ -45,7 +45,7 @@ struct SimSyncTrainer::Slice
     int workers = 0;
     int updates = 0;
     double sliceStart = 0.0; // virtual clock at the start
-    std::vector<double> baseSeconds; // per worker: its compute at its host's speed
+    std::vector<double> flops; // per worker: its part of the batch and its tree additions, in flops
     std::vector<std::vector<double>> factor; // [update][worker] straggler factor
     std::vector<int> samples; // per worker, per update
     double addFlops = 0.0;
@@ -72,6 +72,7 @@ SimSyncTrainer::SimSyncTrainer(
     , m_velocity(m_params.size(), 0.0f)
 {
     SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers));
+    SimWorld::get().place(m_settings.workers, false); // throws if they do not fit
     m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
     preparePlan();
 }
@@ -80,9 +81,7 @@ SimSyncTrainer::~SimSyncTrainer() = default;
 
 void SimSyncTrainer::settingsChanged()
 {
-    if (m_settings.workers > static_cast<int>(SimWorld::get().hosts().size()))
-        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " workers need as many hosts, and the "
-            + "simulated cluster has " + std::to_string(SimWorld::get().hosts().size()));
+    SimWorld::get().place(m_settings.workers, false); // throws if they do not fit
     preparePlan();
 }
 
@@ -163,15 +162,13 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     slice.workers = workers;
     slice.updates = static_cast<int>(losses.size());
     slice.sliceStart = SimWorld::clock();
-    const auto& hosts = SimWorld::get().hosts();
     for (int w = 0; w < workers; ++w) {
         const WorkerReduction& part = m_reduction.plan.workers[static_cast<std::size_t>(w)];
         int samples = 0;
         for (int c = part.chunks.begin; c < part.chunks.end; ++c)
             samples += m_reduction.chunks.samples(c).size();
         const auto merges = static_cast<std::size_t>(part.treeAdditions());
-        const double flops = samples * m_cost.flopsPerSample + static_cast<double>(merges) * m_cost.addFlops;
-        slice.baseSeconds.push_back(flops / hosts[static_cast<std::size_t>(w)]->get_speed());
+        slice.flops.push_back(samples * m_cost.flopsPerSample + static_cast<double>(merges) * m_cost.addFlops);
         slice.samples.push_back(samples);
     }
     for (int u = 0; u < slice.updates; ++u) {
@@ -229,7 +226,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
 void SimSyncTrainer::simulate(Slice& slice)
 {
     const int workers = slice.workers;
-    const auto& hosts = SimWorld::get().hosts();
+    const std::vector<sg4::Host*> hosts = SimWorld::get().place(workers, false);
     slice.arrivals.assign(static_cast<std::size_t>(workers), {});
     slice.parametersSent.assign(static_cast<std::size_t>(workers), 0.0);
     slice.spans.assign(static_cast<std::size_t>(workers), {});
@@ -241,8 +238,7 @@ void SimSyncTrainer::simulate(Slice& slice)
     }
     for (int w = 0; w < workers; ++w) {
         sg4::Actor::create("sync-worker-" + std::to_string(w), hosts[static_cast<std::size_t>(w)], [&slice, &hosts, w] {
-            // An exception must not leave an actor (SimGrid aborts): keep the first, the driver rethrows it.
-            try {
+            SimWorld::guarded(slice.failure, [&slice, &hosts, w] {
                 const auto me = static_cast<std::size_t>(w);
                 auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
                     if (end > start)
@@ -258,13 +254,14 @@ void SimSyncTrainer::simulate(Slice& slice)
                     span(SpanKind::WaitNetwork, sent, SimWorld::clock());
                 };
                 const std::vector<int> children = childrenOf(w, slice.workers);
-                const double speed = hosts[me]->get_speed();
                 for (int u = 0; u < slice.updates; ++u) {
+                    // The work at the host's speed; a straggler's factor is that much more work of the same kind.
                     const double start = SimWorld::clock();
-                    const double base = slice.baseSeconds[me];
-                    sg4::this_actor::sleep_for(base * slice.factor[static_cast<std::size_t>(u)][me]);
-                    span(SpanKind::Compute, start, start + base, slice.samples[me]);
-                    span(SpanKind::Delay, start + base, SimWorld::clock());
+                    SimWorld::compute(slice.flops[me]);
+                    const double computed = SimWorld::clock();
+                    SimWorld::compute(slice.flops[me] * (slice.factor[static_cast<std::size_t>(u)][me] - 1.0));
+                    span(SpanKind::Compute, start, computed, slice.samples[me]);
+                    span(SpanKind::Delay, computed, SimWorld::clock());
                     for (std::size_t c = 0; c < children.size(); ++c) {
                         std::pair<int, double> arrival;
                         waitFor(
@@ -276,7 +273,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                             },
                             SpanKind::WaitBarrier);
                         const double addStart = SimWorld::clock();
-                        sg4::this_actor::sleep_for(slice.addFlops / speed);
+                        SimWorld::compute(slice.addFlops);
                         span(SpanKind::Apply, addStart, SimWorld::clock());
                     }
                     if (w != 0) {
@@ -291,7 +288,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                             SpanKind::WaitBarrier);
                     } else {
                         const double applyStart = SimWorld::clock();
-                        sg4::this_actor::sleep_for(slice.applyFlops / speed);
+                        SimWorld::compute(slice.applyFlops);
                         span(SpanKind::Apply, applyStart, SimWorld::clock());
                         slice.applied[static_cast<std::size_t>(u)] = SimWorld::clock();
                     }
@@ -306,10 +303,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                     auto& done = slice.done[static_cast<std::size_t>(u)];
                     done = std::max(done, SimWorld::clock());
                 }
-            } catch (...) {
-                if (!slice.failure)
-                    slice.failure = std::current_exception();
-            }
+            });
         });
     }
     SimWorld::get().run();

@@ -3,6 +3,8 @@
 #include "core/engines/sim/SimCluster.h"
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ struct SimPlatformChoice
     ClusterKind cluster = ClusterKind::Datacenter;
     std::string platformFile; // when set, the cluster is ignored
     double hostFlops = nominalHostFlops; // built-in clusters' host speed (Local: measured by the caller)
+    Placement placement = Placement::Spread; // how workers take the hosts (built-in hosts have one core each)
     bool operator==(const SimPlatformChoice&) const = default;
 };
 
@@ -35,13 +38,24 @@ public:
     /// many hosts is fine, anything else throws SgdError.
     void ensurePlatform(const SimPlatformChoice& choice, int hosts);
     const std::vector<simgrid::s4u::Host*>& hosts() const { return m_hosts; }
+    /// The hosts of `workers` workers, then of the parameter server if `server` (placeWorkers with the run's
+    /// placement); throws SgdError naming --workers if they do not fit.
+    std::vector<simgrid::s4u::Host*> place(int workers, bool server) const;
     /// The `ideal` cluster: messages take no time at all (so they are not simulated).
     bool costlessNetwork() const
     {
         return m_built && m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Ideal;
     }
-    /// Models a message of `bytes` from one host to another, blocking the calling actor until it arrived.
+    /// Models a message of `bytes` from one host to another, blocking the calling actor until it arrived. Between
+    /// two actors of one host it is a hand-over in memory, and takes no simulated time.
     void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t bytes) const;
+    /// The calling actor computes `flops` on its host: at the host's speed (its current pstate and availability
+    /// profile), sharing the host's cores with the other actors computing there.
+    static void compute(double flops);
+    /// Runs an actor's body. An exception it throws (SimGrid would abort the process, or report a deadlock as
+    /// the others wait for it) is kept in `failure`, the first one only, and ends every other actor, so that
+    /// run() returns and the driver rethrows it: the user sees our message.
+    static void guarded(std::exception_ptr& failure, const std::function<void()>& body);
     /// Runs the simulation until every actor has finished.
     void run();
     static double clock();
