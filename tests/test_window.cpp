@@ -240,7 +240,7 @@ private slots:
             {QStringLiteral("--engine"), QStringLiteral("sim"), QStringLiteral("--platform"),
                 QStringLiteral(SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"), QStringLiteral("--workers"),
                 QStringLiteral("8")},
-            "--platform: it has 4 hosts, and this run needs 9");
+            "--platform: it has 4 hosts, and 8 workers and a parameter server need 9 with --placement spread");
     }
 
     void badOptionsAreRefusedWithTheReason()

@@ -104,6 +104,19 @@ Json summaryJson(const ModeResult& r)
         if (r.engineChoice.sim.platformFile.empty())
             j["host_flops"] = r.engineChoice.sim.hostFlops;
         j["placement"] = nameOf(placementNames, r.engineChoice.sim.placement);
+        if (r.engineChoice.sim.platformFile.empty() && r.engineChoice.sim.cluster == ClusterKind::Local) {
+            const LocalCalibration& c = r.engineChoice.sim.calibration;
+            j["local_calibration"] = Json {{"host_flops", c.hostFlops},
+                {"median_seconds_per_sample", c.medianSecondsPerSample}, {"spread", c.spread},
+                {"compute_spans", c.spans}, {"threads", c.threads}, {"memory_bytes_per_second", c.memoryBytesPerSecond},
+                {"other_processes_cpu_share", c.otherProcessesCpuShare}, {"busy", c.busy()},
+                {"note",
+                    "measured at the start on this machine's threads engine: host_flops = the model's flops per "
+                    "sample / the median seconds per sample of its compute spans; spread = (75th - 25th "
+                    "percentile) / median; other_processes_cpu_share = what other processes took of this process's "
+                    "cores meanwhile; busy (a share above 0.2 or a spread above 0.5): the figures describe a loaded "
+                    "machine"}};
+        }
         if (r.simCost)
             j["cost_model"]
                 = Json {{"flops_per_sample", r.simCost->flopsPerSample}, {"tree_addition_flops", r.simCost->addFlops},

@@ -53,7 +53,11 @@ EngineChoice engineChoiceFor(
             throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
     } else if (config.cluster == ClusterKind::Local) {
         // the run's sync pattern if it has one (a mode-both run's hosts are the same for both modes)
-        engine.sim.hostFlops = measureLocalHostFlops(problem, settings, config.runsSync() ? Mode::Sync : Mode::Async);
+        engine.sim.calibration = calibrateLocalCluster(problem, settings, config.runsSync() ? Mode::Sync : Mode::Async);
+        engine.sim.hostFlops = engine.sim.calibration.hostFlops;
+        if (!(engine.sim.hostFlops > 0))
+            throw SgdError("--cluster local: the calibration on this machine measured no worker step ("
+                + std::to_string(engine.sim.calibration.spans) + " compute spans); try again, or use another cluster");
     }
     return engine;
 }

@@ -171,6 +171,11 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
     if (config.runsAsync() && asyncWorkers > run.settings.batch)
         std::fprintf(stderr, "note: async gives each worker a slice of the batch of %d: workers %d to %d have none\n",
             run.settings.batch, run.settings.batch, asyncWorkers - 1);
+    if (const LocalCalibration& c = run.engine.sim.calibration; c.busy())
+        std::fprintf(stderr,
+            "warning: the local cluster was measured on a busy machine (other processes took %.0f%% of this "
+            "process's cores, the worker steps spread by %.0f%%): its speeds describe this load, not this machine\n",
+            100.0 * c.otherProcessesCpuShare, 100.0 * c.spread);
     if (run.config.layers != asGiven.layers)
         std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
             layersText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),

@@ -159,7 +159,7 @@ std::vector<OptionSpec> makeTable()
     t.push_back(platform);
     OptionSpec placement = choice("placement", "HOW", placementNames, &RunConfig::placement,
         "sim only: spread (default: one worker per host, in the platform's order, async's server on the next) | "
-        "pack (workers fill each host's cores in order, the server the next free core; they share the host's speed)");
+        "pack (workers fill each host's cores in order, a core each, the server the next free core)");
     placement.whyInapplicable = [](const RunConfig& c) {
         return c.engine == EngineKind::Sim ? std::string()
                                            : std::string("applies to the simulated cluster only (--engine sim)");

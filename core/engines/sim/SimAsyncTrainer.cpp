@@ -272,9 +272,12 @@ void SimAsyncTrainer::simulate(Slice& slice)
     slice.answered.assign(static_cast<std::size_t>(workers), slice.sliceStart);
     slice.spans.assign(static_cast<std::size_t>(workers), {});
     slice.exitAt.assign(static_cast<std::size_t>(workers), slice.sliceStart);
-    const double applyFlops = m_cost.applyFlops(m_settings.momentum != 0.0);
+    const bool momentum = m_settings.momentum != 0.0;
+    const double applyFlops = SimWorld::get().memoryWork(m_cost.applyFlops(momentum), m_cost.applyBytes(momentum));
+    // local: a worker copies the parameters in memory (as the threads engine's do) instead of receiving them.
+    const double copyWork = SimWorld::get().stepsMeasured() ? SimWorld::get().memoryWork(0.0, m_cost.copyBytes()) : 0.0;
     const double flopsPerSample = m_cost.flopsPerSample;
-    const double addFlops = m_cost.addFlops;
+    const double addFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops; // local: in the measured step
     const std::uint64_t bytes = m_cost.messageBytes;
 
     // The server hands out everybody's first push of the slice at its start.
@@ -325,7 +328,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
     for (int w = 0; w < workers; ++w) {
         sg4::Host* host = hosts[static_cast<std::size_t>(w)];
         sg4::Actor::create("async-worker-" + std::to_string(w), host,
-            [this, &slice, host, serverHost, w, flopsPerSample, addFlops, bytes] {
+            [this, &slice, host, serverHost, w, flopsPerSample, addFlops, copyWork, bytes] {
                 SimWorld::guarded(slice.failure, [&] {
                     const auto me = static_cast<std::size_t>(w);
                     auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
@@ -344,6 +347,9 @@ void SimAsyncTrainer::simulate(Slice& slice)
                         const double downloadStart = SimWorld::clock();
                         SimWorld::get().send(serverHost, host, bytes);
                         span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
+                        const double copyStart = SimWorld::clock();
+                        SimWorld::compute(copyWork);
+                        span(SpanKind::Communicate, copyStart, SimWorld::clock());
                         const auto merges = static_cast<std::size_t>(s.plan.workers.front().treeAdditions());
                         // The work at the host's speed; a straggler's factor is that much more work of the same kind.
                         const double flops = s.count * flopsPerSample + static_cast<double>(merges) * addFlops;

@@ -21,7 +21,7 @@ LinkFigures linkFiguresOf(ClusterKind kind)
     case ClusterKind::Ideal:
         return {1e15, 0.0, true};
     case ClusterKind::Local:
-        return {1e10, 0.5e-6, false}; // a memory bus: 10 GB/s per core, half a microsecond
+        return {1e15, 0.0, true}; // workers share memory: no messages (copies are priced as memory work)
     case ClusterKind::Datacenter:
         return {1.25e9, 10e-6, false};
     case ClusterKind::Wan:
@@ -33,8 +33,8 @@ LinkFigures linkFiguresOf(ClusterKind kind)
 std::string clusterFiguresText()
 {
     return "ideal: equal hosts of 50 Gflop/s, a network without cost (the textbook model); "
-           "local: hosts as fast as one core of this machine for this model (measured at start), links of 10 GB/s "
-           "and 0.5 us (a memory bus); "
+           "local: hosts as fast as a worker of this machine on this model and its memory bandwidth (measured at "
+           "start), no messages: workers share memory; "
            "datacenter: 50 Gflop/s hosts, 10 Gb/s links, 20 us host to host through one switch; "
            "wan: 50 Gflop/s hosts, 1 Gb/s links, 30 ms host to host";
 }

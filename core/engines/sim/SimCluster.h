@@ -14,7 +14,8 @@ namespace sgdscope {
 enum class ClusterKind
 {
     Ideal, // equal hosts, network without cost: the textbook model
-    Local, // hosts as fast as one core of this machine (measured at start), a memory-bus-like network
+    Local, // hosts as fast as a worker of this machine (measured at start); in memory: no messages, copies and
+           // applies at this machine's memory bandwidth
     Datacenter, // 10 Gb/s links, 10 us per link (20 us host to host)
     Wan, // 1 Gb/s links, 15 ms per link (30 ms host to host)
 };
@@ -40,6 +41,21 @@ inline constexpr NameTable<Placement, 2> placementNames {{{"spread", Placement::
 /// (the workers' host indices, then the server's) and returns "", or returns why the hosts are too few.
 std::string placeWorkers(
     const std::vector<int>& coresPerHost, int workers, bool server, Placement placement, std::vector<int>& hostOf);
+
+/// What the `local` cluster measured on this machine at the start of the run (core/run/LocalCalibration.h).
+struct LocalCalibration
+{
+    double hostFlops = 0.0; // one worker's speed on this model: flops per sample / the median compute span per sample
+    double medianSecondsPerSample = 0.0; // of the compute spans measured
+    double spread = 0.0; // (75th - 25th percentile) / median, of the spans' seconds per sample
+    int spans = 0; // compute spans measured
+    int threads = 0; // workers the threads engine ran (min(P, this machine's threads))
+    double memoryBytesPerSecond = 0.0; // a copy of the parameters' size here, bytes read and written per second
+    double otherProcessesCpuShare = 0.0; // of the CPU time of the cores this process may use, while measuring
+    /// Measured on a machine too busy for the figures to mean what this machine does when it is quiet.
+    bool busy() const { return otherProcessesCpuShare > 0.2 || spread > 0.5; }
+    bool operator==(const LocalCalibration&) const = default;
+};
 
 /// One link's figures.
 struct LinkFigures

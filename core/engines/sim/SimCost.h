@@ -20,6 +20,11 @@ struct SimCost
     double addFlops = 0.0;
     /// Applying an update: w -= lr g (2 flops per parameter), with momentum v = m v + g first (4).
     double applyFlops(bool momentum) const { return (momentum ? 4.0 : 2.0) * m_parameters; }
+    /// Bytes through memory: an apply reads w, g (and v) and writes w (and v); a tree addition reads two
+    /// gradients and writes one; a copy of the parameters reads and writes them once.
+    double applyBytes(bool momentum) const { return (momentum ? 5.0 : 3.0) * 4.0 * m_parameters; }
+    double addBytes() const { return 3.0 * 4.0 * m_parameters; }
+    double copyBytes() const { return 2.0 * 4.0 * m_parameters; }
     /// A gradient or the parameters on the wire (float32).
     std::uint64_t messageBytes = 0;
 

@@ -48,8 +48,8 @@ struct SimSyncTrainer::Slice
     std::vector<double> flops; // per worker: its part of the batch and its tree additions, in flops
     std::vector<std::vector<double>> factor; // [update][worker] straggler factor
     std::vector<int> samples; // per worker, per update
-    double addFlops = 0.0;
-    double applyFlops = 0.0;
+    double addWork = 0.0; // flops at the host's speed (SimWorld::memoryWork)
+    double applyWork = 0.0;
     std::uint64_t bytes = 0;
     // Simulation state.
     std::vector<std::deque<std::pair<int, double>>> arrivals; // per worker: gradients arrived (child, send start)
@@ -168,7 +168,8 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         for (int c = part.chunks.begin; c < part.chunks.end; ++c)
             samples += m_reduction.chunks.samples(c).size();
         const auto merges = static_cast<std::size_t>(part.treeAdditions());
-        slice.flops.push_back(samples * m_cost.flopsPerSample + static_cast<double>(merges) * m_cost.addFlops);
+        const double mergeFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops;
+        slice.flops.push_back(samples * m_cost.flopsPerSample + static_cast<double>(merges) * mergeFlops);
         slice.samples.push_back(samples);
     }
     for (int u = 0; u < slice.updates; ++u) {
@@ -178,8 +179,9 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
                 slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_updates + u) : 1.0);
         slice.factor.push_back(std::move(factors));
     }
-    slice.addFlops = m_cost.addFlops;
-    slice.applyFlops = m_cost.applyFlops(m_settings.momentum != 0.0);
+    const bool momentum = m_settings.momentum != 0.0;
+    slice.addWork = SimWorld::get().memoryWork(m_cost.addFlops, m_cost.addBytes());
+    slice.applyWork = SimWorld::get().memoryWork(m_cost.applyFlops(momentum), m_cost.applyBytes(momentum));
     slice.bytes = m_cost.messageBytes;
     simulate(slice);
     if (slice.failure)
@@ -273,7 +275,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                             },
                             SpanKind::WaitBarrier);
                         const double addStart = SimWorld::clock();
-                        SimWorld::compute(slice.addFlops);
+                        SimWorld::compute(slice.addWork);
                         span(SpanKind::Apply, addStart, SimWorld::clock());
                     }
                     if (w != 0) {
@@ -288,7 +290,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                             SpanKind::WaitBarrier);
                     } else {
                         const double applyStart = SimWorld::clock();
-                        SimWorld::compute(slice.applyFlops);
+                        SimWorld::compute(slice.applyWork);
                         span(SpanKind::Apply, applyStart, SimWorld::clock());
                         slice.applied[static_cast<std::size_t>(u)] = SimWorld::clock();
                     }

@@ -90,6 +90,14 @@ std::vector<sg4::Host*> SimWorld::place(int workers, bool server) const
     return placed;
 }
 
+double SimWorld::memoryWork(double flops, double bytes) const
+{
+    const double bandwidth = m_choice.calibration.memoryBytesPerSecond;
+    if (!stepsMeasured() || !(bandwidth > 0))
+        return flops;
+    return bytes / bandwidth * m_choice.hostFlops;
+}
+
 void SimWorld::compute(double flops)
 {
     if (flops > 0)

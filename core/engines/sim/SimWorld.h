@@ -23,6 +23,9 @@ struct SimPlatformChoice
     std::string platformFile; // when set, the cluster is ignored
     double hostFlops = nominalHostFlops; // built-in clusters' host speed (Local: measured by the caller)
     Placement placement = Placement::Spread; // how workers take the hosts (built-in hosts have one core each)
+    /// Local: what was measured; its memory bandwidth prices applies, tree additions and copies (else 0: they are
+    /// flops at the host's speed).
+    LocalCalibration calibration;
     bool operator==(const SimPlatformChoice&) const = default;
 };
 
@@ -44,7 +47,18 @@ public:
     /// The `ideal` cluster: messages take no time at all (so they are not simulated).
     bool costlessNetwork() const
     {
-        return m_built && m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Ideal;
+        return m_built && m_choice.platformFile.empty()
+            && (m_choice.cluster == ClusterKind::Ideal || m_choice.cluster == ClusterKind::Local);
+    }
+    /// The work, in flops at the host's speed, of an operation that does `flops` and moves `bytes` through memory:
+    /// on `local` it is priced at the measured memory bandwidth (in the flops the host does meanwhile), elsewhere
+    /// as its flops.
+    double memoryWork(double flops, double bytes) const;
+    /// `local`: the hosts' speed was measured on whole worker steps, their chunk additions included (they are not
+    /// charged again).
+    bool stepsMeasured() const
+    {
+        return m_built && m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Local;
     }
     /// Models a message of `bytes` from one host to another, blocking the calling actor until it arrived. Between
     /// two actors of one host it is a hand-over in memory, and takes no simulated time.
