@@ -197,7 +197,7 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
             const std::string why = checkPlatformFile(
-                settings.platformFile.toStdString(), settings.workers, true, Placement::Spread, true, true);
+                settings.platformFile.toStdString(), settings.workers, true, config.placement, true, true);
             if (!why.empty())
                 throw SgdError("--platform: " + why);
         }

@@ -109,13 +109,49 @@ Json summaryJson(const ModeResult& r)
             j["local_calibration"] = Json {{"host_flops", c.hostFlops},
                 {"median_seconds_per_sample", c.medianSecondsPerSample}, {"spread", c.spread},
                 {"compute_spans", c.spans}, {"threads", c.threads}, {"memory_bytes_per_second", c.memoryBytesPerSecond},
-                {"other_processes_cpu_share", c.otherProcessesCpuShare}, {"busy", c.busy()},
+                {"waited_for_a_core_share", c.waitedForACoreShare >= 0 ? Json(c.waitedForACoreShare) : Json(nullptr)},
+                {"busy", c.busy()},
                 {"note",
                     "measured at the start on this machine's threads engine: host_flops = the model's flops per "
                     "sample / the median seconds per sample of its compute spans; spread = (75th - 25th "
-                    "percentile) / median; other_processes_cpu_share = what other processes took of this process's "
-                    "cores meanwhile; busy (a share above 0.2 or a spread above 0.5): the figures describe a loaded "
-                    "machine"}};
+                    "percentile) / median; waited_for_a_core_share = of the time its threads wanted a core, the share "
+                    "they waited for one (the kernel's run-queue delay; null where it does not say); busy (a share "
+                    "above 0.2 or a spread above 0.5): the figures describe a loaded machine"}};
+        }
+        if (r.simCost) {
+            const bool local
+                = r.engineChoice.sim.platformFile.empty() && r.engineChoice.sim.cluster == ClusterKind::Local;
+            const bool momentum = r.settings.momentum != 0.0;
+            Json cost {{"flops_per_sample", r.simCost->flopsPerSample}, {"tree_addition_flops", r.simCost->addFlops},
+                {"apply_flops", r.simCost->applyFlops(momentum)}, {"message_bytes", r.simCost->messageBytes}};
+            if (local) {
+                cost["apply_bytes"] = r.simCost->applyBytes(momentum);
+                cost["tree_addition_bytes"] = r.simCost->addBytes();
+                cost["copy_bytes"] = r.simCost->copyBytes();
+                cost["note"] = "local: a worker's samples at the measured host_flops, its chunk additions included "
+                               "in that measured step; applies, the reduction tree's additions and async's parameter "
+                               "copies priced as their bytes at local_calibration.memory_bytes_per_second; no "
+                               "messages (workers share memory)";
+            } else {
+                cost["note"] = "what the simulated hosts compute (flops at the host's speed: per sample, per tree "
+                               "addition, per update; a straggler's factor multiplies a worker's samples and "
+                               "additions) and what the links carry (bytes per message)";
+            }
+            j["cost_model"] = std::move(cost);
+        }
+        if (r.engineChoice.sim.platformFile.empty() && r.engineChoice.sim.cluster == ClusterKind::Local) {
+            const LocalCalibration& c = r.engineChoice.sim.calibration;
+            j["local_calibration"] = Json {{"host_flops", c.hostFlops},
+                {"median_seconds_per_sample", c.medianSecondsPerSample}, {"spread", c.spread},
+                {"compute_spans", c.spans}, {"threads", c.threads}, {"memory_bytes_per_second", c.memoryBytesPerSecond},
+                {"waited_for_a_core_share", c.waitedForACoreShare >= 0 ? Json(c.waitedForACoreShare) : Json(nullptr)},
+                {"busy", c.busy()},
+                {"note",
+                    "measured at the start on this machine's threads engine: host_flops = the model's flops per "
+                    "sample / the median seconds per sample of its compute spans; spread = (75th - 25th "
+                    "percentile) / median; waited_for_a_core_share = of the time its threads wanted a core, the share "
+                    "they waited for one (the kernel's run-queue delay; null where it does not say); busy (a share "
+                    "above 0.2 or a spread above 0.5): the figures describe a loaded machine"}};
         }
         if (r.simCost)
             j["cost_model"]

@@ -173,9 +173,10 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
             run.settings.batch, run.settings.batch, asyncWorkers - 1);
     if (const LocalCalibration& c = run.engine.sim.calibration; c.busy())
         std::fprintf(stderr,
-            "warning: the local cluster was measured on a busy machine (other processes took %.0f%% of this "
-            "process's cores, the worker steps spread by %.0f%%): its speeds describe this load, not this machine\n",
-            100.0 * c.otherProcessesCpuShare, 100.0 * c.spread);
+            "warning: the local cluster was measured on a busy machine (its threads waited for a core %.0f%% of the "
+            "time they wanted one, its worker steps spread by %.0f%%): its speeds describe this load, not this "
+            "machine\n",
+            100.0 * std::max(0.0, c.waitedForACoreShare), 100.0 * c.spread);
     if (run.config.layers != asGiven.layers)
         std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
             layersText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),

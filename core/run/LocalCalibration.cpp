@@ -8,9 +8,7 @@
 
 #include <omp.h>
 
-#include <sched.h>
-#include <sys/resource.h>
-#include <unistd.h>
+#include <dirent.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,57 +38,60 @@ public:
     std::vector<double> perSample;
 };
 
-/// CPU time of the cores this process may use, in seconds: (all of it, the busy part), from /proc/stat.
-std::pair<double, double> cpuTimeOfMyCores()
+/// This process's threads, summed: (seconds on a core, seconds runnable but waiting for one) from
+/// /proc/self/task/*/schedstat, or (-1, -1) where the kernel does not say.
+std::pair<double, double> coreTimeOfMyThreads()
 {
-    cpu_set_t mine;
-    CPU_ZERO(&mine);
-    if (::sched_getaffinity(0, sizeof mine, &mine) != 0)
-        return {0.0, 0.0};
-    std::ifstream stat("/proc/stat");
-    std::string line;
-    double total = 0.0;
-    double busy = 0.0;
-    while (std::getline(stat, line)) {
-        int cpu = -1;
-        if (std::sscanf(line.c_str(), "cpu%d", &cpu) != 1 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mine))
+    DIR* tasks = ::opendir("/proc/self/task");
+    if (!tasks)
+        return {-1.0, -1.0};
+    double running = 0.0;
+    double waiting = 0.0;
+    bool any = false;
+    while (const dirent* task = ::readdir(tasks)) {
+        if (task->d_name[0] == '.')
             continue;
-        std::istringstream fields(line.substr(line.find(' ')));
-        double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-        fields >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-        busy += user + nice + system + irq + softirq + steal;
-        total += user + nice + system + idle + iowait + irq + softirq + steal;
+        const std::string path = std::string("/proc/self/task/") + task->d_name + "/schedstat";
+        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+            unsigned long long run = 0;
+            unsigned long long wait = 0;
+            if (std::fscanf(f, "%llu %llu", &run, &wait) == 2) {
+                running += 1e-9 * static_cast<double>(run);
+                waiting += 1e-9 * static_cast<double>(wait);
+                any = true;
+            }
+            std::fclose(f);
+        }
     }
-    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
-    return {total / tick, busy / tick};
+    ::closedir(tasks);
+    return any ? std::pair {running, waiting} : std::pair {-1.0, -1.0};
 }
 
-double myCpuSeconds()
-{
-    rusage usage {};
-    ::getrusage(RUSAGE_SELF, &usage);
-    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + 1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-/// Bytes read and written per second by a copy of `floats` floats: the median of repeated copies.
+/// Bytes read and written per second by copies of `floats` floats: each sample times enough copies in a row to
+/// take at least 50 us (a small model's copy is shorter than the clock's resolution); the median of the samples.
 double copyBandwidth(std::size_t floats)
 {
     std::vector<float> a(floats, 1.0f);
     std::vector<float> b(floats, 0.0f);
     using Clock = std::chrono::steady_clock;
+    const double bytes = 2.0 * static_cast<double>(floats * sizeof(float));
+    int copies = 1;
     std::vector<double> rates;
     const auto until = Clock::now() + std::chrono::milliseconds(50);
-    for (int i = 0; i < 1000 && (i < 9 || Clock::now() < until); ++i) {
+    while (rates.size() < 9 || (Clock::now() < until && rates.size() < 1000)) {
         const auto start = Clock::now();
-        std::memcpy(b.data(), a.data(), floats * sizeof(float));
-        a[i % floats] = b[(i * 7) % floats]; // the copies cannot be left out
+        for (int k = 0; k < copies; ++k) {
+            std::memcpy(b.data(), a.data(), floats * sizeof(float));
+            // The copies may not be left out, merged or moved out of the timed stretch.
+            asm volatile("" : : "r"(b.data()), "r"(a.data()) : "memory");
+        }
         const double s = std::chrono::duration<double>(Clock::now() - start).count();
-        if (s > 0)
-            rates.push_back(2.0 * static_cast<double>(floats * sizeof(float)) / s);
+        if (s < 50e-6 && copies < (1 << 24)) {
+            copies *= 2;
+            continue;
+        }
+        rates.push_back(bytes * copies / s);
     }
-    if (rates.empty())
-        return 0.0;
     auto middle = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);
     std::nth_element(rates.begin(), middle, rates.end());
     return *middle;
@@ -127,15 +128,15 @@ LocalCalibration calibrateLocalCluster(std::shared_ptr<const Problem> problem, c
     // a 4x straggler's first 40 updates compute at 2.3 ms a step, the next 110 at 1.8): not measured.
     trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), warmUpSeconds}, quiet);
     ComputeSpans spans;
-    const auto [totalBefore, busyBefore] = cpuTimeOfMyCores();
-    const double mineBefore = myCpuSeconds();
+    const auto [runBefore, waitBefore] = coreTimeOfMyThreads();
     trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), seconds}, spans);
-    const auto [totalAfter, busyAfter] = cpuTimeOfMyCores();
-    const double mine = myCpuSeconds() - mineBefore;
+    const auto [runAfter, waitAfter] = coreTimeOfMyThreads();
     LocalCalibration c;
     c.threads = s.workers;
-    if (totalAfter > totalBefore)
-        c.otherProcessesCpuShare = std::clamp((busyAfter - busyBefore - mine) / (totalAfter - totalBefore), 0.0, 1.0);
+    const double wanted = (runAfter - runBefore) + (waitAfter - waitBefore);
+    c.waitedForACoreShare = runBefore >= 0 && runAfter >= 0 && wanted > 0
+        ? std::clamp((waitAfter - waitBefore) / wanted, 0.0, 1.0)
+        : -1.0;
     c.memoryBytesPerSecond = copyBandwidth(problem->layout.parameterCount());
     std::vector<double>& v = spans.perSample;
     c.spans = static_cast<int>(v.size());

@@ -151,15 +151,17 @@ std::vector<OptionSpec> makeTable()
     };
     t.push_back(cluster);
     OptionSpec platform = path("platform", "FILE", &RunConfig::platform,
-        "sim only: a SimGrid platform file (XML) instead of a built-in cluster; workers use its hosts in order");
+        "sim only: a SimGrid platform file (XML) instead of a built-in cluster; workers use its hosts in the order "
+        "of their names (see --placement)");
     platform.whyInapplicable = [](const RunConfig& c) {
         return c.engine == EngineKind::Sim ? std::string()
                                            : std::string("applies to the simulated cluster only (--engine sim)");
     };
     t.push_back(platform);
     OptionSpec placement = choice("placement", "HOW", placementNames, &RunConfig::placement,
-        "sim only: spread (default: one worker per host, in the platform's order, async's server on the next) | "
-        "pack (workers fill each host's cores in order, a core each, the server the next free core)");
+        "sim only: spread (default: one worker per host, hosts sorted by name as SimGrid lists them, async's server "
+        "on the next) | pack (workers fill each host's cores in that order, a core each, the server the next free "
+        "core; the built-in clusters' hosts have one core, so it changes nothing there)");
     placement.whyInapplicable = [](const RunConfig& c) {
         return c.engine == EngineKind::Sim ? std::string()
                                            : std::string("applies to the simulated cluster only (--engine sim)");

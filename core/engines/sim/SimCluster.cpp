@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <regex>
 #include <vector>
 
 #include <sys/resource.h>
@@ -96,6 +98,43 @@ std::string shortNumber(double v)
     return text;
 }
 
+/// The profile files a platform file names (speed_file, bandwidth_file, state_file attributes), read as SimGrid
+/// reads them (relative to the platform file's folder): "" if none would stop the simulation, else why. A speed
+/// or bandwidth that falls to 0 makes SimGrid abort; a host that turns off takes its workers with it, which the
+/// simulated cluster does not model (nobody takes over their work).
+std::string unusableProfile(const std::string& platformPath)
+{
+    std::string xml;
+    if (std::FILE* file = std::fopen(platformPath.c_str(), "rb")) {
+        char buffer[65536];
+        for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;)
+            xml.append(buffer, n);
+        std::fclose(file);
+    }
+    const std::string folder
+        = platformPath.find('/') == std::string::npos ? "." : platformPath.substr(0, platformPath.rfind('/'));
+    static const std::regex attribute(R"re(\b(speed_file|bandwidth_file|state_file)\s*=\s*"([^"]*)")re");
+    for (auto it = std::sregex_iterator(xml.begin(), xml.end(), attribute); it != std::sregex_iterator(); ++it) {
+        const std::string kind = (*it)[1];
+        const std::string name = (*it)[2];
+        if (kind == "state_file")
+            return "state_file '" + name
+                + "' turns a host off and on, which the simulated cluster does not model "
+                  "(nobody takes over a lost worker's part)";
+        std::ifstream profile(name.empty() || name.front() == '/' ? name : folder + "/" + name);
+        std::string line;
+        for (int number = 1; std::getline(profile, line); ++number) {
+            double date = 0.0;
+            double value = 0.0;
+            if (std::sscanf(line.c_str(), "%lf %lf", &date, &value) == 2 && !(value > 0))
+                return kind + " '" + name + "' line " + std::to_string(number) + " sets the "
+                    + (kind == "speed_file" ? "speed" : "bandwidth") + " to " + shortNumber(value)
+                    + "; it must stay above 0";
+        }
+    }
+    return {};
+}
+
 /// In the checking child: the first thing of the loaded platform that would stop a simulation, or "".
 std::string unusablePart(
     const simgrid::s4u::Engine& engine, int workers, bool server, Placement placement, bool sync, bool async)
@@ -161,7 +200,10 @@ std::string checkPlatformFile(
         try {
             engine.load_platform(path);
             engine.seal_platform(); // needed before route_to()
-            if (const std::string why = unusablePart(engine, workers, server, placement, sync, async); !why.empty()) {
+            std::string why = unusableProfile(path);
+            if (why.empty())
+                why = unusablePart(engine, workers, server, placement, sync, async);
+            if (!why.empty()) {
                 std::printf("%s\n", why.c_str());
                 std::fflush(stdout);
                 ::_exit(3);

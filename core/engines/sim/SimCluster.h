@@ -51,9 +51,11 @@ struct LocalCalibration
     int spans = 0; // compute spans measured
     int threads = 0; // workers the threads engine ran (min(P, this machine's threads))
     double memoryBytesPerSecond = 0.0; // a copy of the parameters' size here, bytes read and written per second
-    double otherProcessesCpuShare = 0.0; // of the CPU time of the cores this process may use, while measuring
+    /// Of the time this process's threads wanted a core while measuring, the share they waited for one (run-queue
+    /// delay, /proc/self/task/*/schedstat); -1 where the kernel does not say.
+    double waitedForACoreShare = -1.0;
     /// Measured on a machine too busy for the figures to mean what this machine does when it is quiet.
-    bool busy() const { return otherProcessesCpuShare > 0.2 || spread > 0.5; }
+    bool busy() const { return waitedForACoreShare > 0.2 || spread > 0.5; }
     bool operator==(const LocalCalibration&) const = default;
 };
 

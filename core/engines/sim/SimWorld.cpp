@@ -6,6 +6,9 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
+#include <cstdio>
+
 namespace sgdscope {
 
 namespace sg4 = simgrid::s4u;
@@ -20,6 +23,8 @@ SimWorld& SimWorld::get()
 SimWorld::SimWorld()
 {
     xbt_log_control_set("root.thresh:critical"); // SimGrid's own messages are not the user's business
+    // Its deadlock report too: a stalled simulation is our error (run()).
+    xbt_log_control_set("ker_engine.app:file:/dev/null ker_engine.additivity:off");
     static int argc = 1;
     static char name[] = "sgdscope";
     static char* argv[] = {name, nullptr};
@@ -29,9 +34,9 @@ SimWorld::SimWorld()
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/TCP-gamma", 1e12);
     sg4::Engine::set_config("network/crosstraffic", false);
-    // Time to the femtosecond: SimGrid's default of 1 ns ends every activity within a nanosecond of its end at
-    // once, and rounds sleeps up to it; the parabola's update is 0.64 ns of work, its pushes 6 ns.
-    sg4::Engine::set_config("surf/precision", 1e-15);
+    // A simulation that stops with actors still waiting (a host turned off by its state profile, a speed or
+    // bandwidth profile that falls to 0): an error, not results.
+    sg4::Engine::on_deadlock_cb([this] { m_stalledAt = clock(); });
 }
 
 void SimWorld::ensurePlatform(const SimPlatformChoice& choice, int hosts)
@@ -100,8 +105,10 @@ double SimWorld::memoryWork(double flops, double bytes) const
 
 void SimWorld::compute(double flops)
 {
-    if (flops > 0)
+    if (flops > 0) {
+        get().m_lastStart = clock();
         sg4::this_actor::execute(flops);
+    }
 }
 
 void SimWorld::guarded(std::exception_ptr& failure, const std::function<void()>& body)
@@ -117,15 +124,53 @@ void SimWorld::guarded(std::exception_ptr& failure, const std::function<void()>&
     }
 }
 
-void SimWorld::send(sg4::Host* from, sg4::Host* to, std::uint64_t bytes) const
+void SimWorld::send(sg4::Host* from, sg4::Host* to, std::uint64_t bytes)
 {
-    if (!costlessNetwork() && from != to)
+    if (!costlessNetwork() && from != to) {
+        m_lastStart = clock();
         sg4::Comm::sendto(from, to, bytes);
+    }
 }
+
+namespace {
+// SimGrid ends an activity when the clock is within its precision of the activity's end; the clock's own
+// rounding is one unit in its last place (2^-52 of it). So the precision must stay well above that, and as fine
+// as possible: SimGrid's default of 1 ns ends every activity within a nanosecond of its end at once, where the
+// parabola's update is 0.64 ns of work and its pushes 6 ns. It is kept at 2^-44 of twice the clock (256 times
+// the clock's rounding), and never below a femtosecond.
+constexpr double finestPrecision = 1e-15;
+constexpr double precisionPerSecond = 0x1p-44;
+
+void keepPrecisionUntil(double end)
+{
+    sg4::Engine::set_config("surf/precision", std::max(finestPrecision, end * precisionPerSecond));
+}
+} // namespace
 
 void SimWorld::run()
 {
+    // The precision follows the clock: set for [now, twice now] and raised by a daemon actor each time the clock
+    // doubles (it ends with the last other actor).
+    const double firstRaise = std::max(2.0 * clock(), finestPrecision / precisionPerSecond);
+    keepPrecisionUntil(2.0 * std::max(clock(), firstRaise));
+    // It stops at 10^12 virtual seconds: its sleeps would otherwise keep a stalled simulation going forever.
+    sg4::Actor::create("precision", m_hosts.front(), [firstRaise] {
+        for (double at = firstRaise; at < 1e12; at *= 2.0) {
+            sg4::this_actor::sleep_until(at);
+            keepPrecisionUntil(2.0 * at);
+        }
+    })->daemonize();
+    m_stalledAt = -1.0;
+    m_lastStart = clock();
     m_engine->run();
+    if (m_stalledAt >= 0.0) {
+        char at[32];
+        std::snprintf(at, sizeof at, "%.9g", m_lastStart);
+        throw SgdError(std::string("the simulation stalled after virtual second ") + at
+            + ", when work or a message last started: its actors wait for work or messages that never end (a host "
+              "turned off by its state profile, or "
+              "a speed or bandwidth profile that falls to 0?)");
+    }
 }
 
 double SimWorld::clock()

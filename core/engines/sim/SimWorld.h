@@ -62,7 +62,7 @@ public:
     }
     /// Models a message of `bytes` from one host to another, blocking the calling actor until it arrived. Between
     /// two actors of one host it is a hand-over in memory, and takes no simulated time.
-    void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t bytes) const;
+    void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t bytes);
     /// The calling actor computes `flops` on its host: at the host's speed (its current pstate and availability
     /// profile), sharing the host's cores with the other actors computing there.
     static void compute(double flops);
@@ -70,7 +70,7 @@ public:
     /// the others wait for it) is kept in `failure`, the first one only, and ends every other actor, so that
     /// run() returns and the driver rethrows it: the user sees our message.
     static void guarded(std::exception_ptr& failure, const std::function<void()>& body);
-    /// Runs the simulation until every actor has finished.
+    /// Runs the simulation until every actor has finished; throws SgdError if it stalled with actors waiting.
     void run();
     static double clock();
 
@@ -80,6 +80,8 @@ private:
     bool m_built = false;
     SimPlatformChoice m_choice;
     std::vector<simgrid::s4u::Host*> m_hosts;
+    double m_stalledAt = -1.0; // the virtual clock when SimGrid found its actors deadlocked, -1 if it did not
+    double m_lastStart = 0.0; // when an actor last started work or a message
 };
 
 } // namespace sgdscope
