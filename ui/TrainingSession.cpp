@@ -16,7 +16,9 @@
 
 #include <QStringList>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -69,7 +71,7 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     return t;
 }
 
-QStringList notesFor(const TrainerSettings& t)
+QStringList notesFor(const TrainerSettings& t, const EngineChoice& engine)
 {
     const ChunkLayout layout(t.batch, chunkSizeFor(t.chunk, t.batch));
     QStringList notes;
@@ -86,6 +88,12 @@ QStringList notesFor(const TrainerSettings& t)
                      .arg(t.batch)
                      .arg(t.workers)
                      .arg(layout.chunkCount);
+    if (const LocalCalibration& c = engine.sim.calibration; engine.kind == EngineKind::Sim && c.busy())
+        notes << QStringLiteral("The local cluster was measured on a busy machine (its threads waited for a core "
+                                "%1% of the time they wanted one, its steps spread by %2%): its speeds describe "
+                                "this load, not this machine.")
+                     .arg(std::lround(100.0 * std::max(0.0, c.waitedForACoreShare)))
+                     .arg(std::lround(100.0 * c.spread));
     return notes;
 }
 
@@ -122,7 +130,7 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
         std::lock_guard lock(shared.mutex);
         shared.staging.markers[static_cast<std::size_t>(m)].push_back(
             {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending)});
-        shared.staging.notes = notesFor(settings);
+        shared.staging.notes = notesFor(settings, run.engine);
     }
 }
 } // namespace
@@ -269,7 +277,7 @@ void runTrainingSession(
         std::array<std::int64_t, modeCount> simSliceUpdates {1, 1};
         report([&](MetricsBatch& b) {
             b.ready = true;
-            b.notes = notesFor(initial);
+            b.notes = notesFor(initial, run.engine);
         });
         bool digestsSent = false;
         while (!shared->stop.load()) {

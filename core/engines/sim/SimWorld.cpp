@@ -136,8 +136,8 @@ namespace {
 // SimGrid ends an activity when the clock is within its precision of the activity's end; the clock's own
 // rounding is one unit in its last place (2^-52 of it). So the precision must stay well above that, and as fine
 // as possible: SimGrid's default of 1 ns ends every activity within a nanosecond of its end at once, where the
-// parabola's update is 0.64 ns of work and its pushes 6 ns. It is kept at 2^-44 of twice the clock (256 times
-// the clock's rounding), and never below a femtosecond.
+// parabola's update is 0.64 ns of work and its pushes 6 ns. It is kept between 2^-44 and 2^-43 of the clock (at
+// least 256 times the clock's rounding), and never below a femtosecond.
 constexpr double finestPrecision = 1e-15;
 constexpr double precisionPerSecond = 0x1p-44;
 
@@ -167,9 +167,8 @@ void SimWorld::run()
         char at[32];
         std::snprintf(at, sizeof at, "%.9g", m_lastStart);
         throw SgdError(std::string("the simulation stalled after virtual second ") + at
-            + ", when work or a message last started: its actors wait for work or messages that never end (a host "
-              "turned off by its state profile, or "
-              "a speed or bandwidth profile that falls to 0?)");
+            + ", when work or a message last started: its actors wait for work or messages that never end (a "
+              "host turned off, or a speed or bandwidth that fell to 0?)");
     }
 }
 

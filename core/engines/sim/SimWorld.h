@@ -44,7 +44,8 @@ public:
     /// The hosts of `workers` workers, then of the parameter server if `server` (placeWorkers with the run's
     /// placement); throws SgdError naming --workers if they do not fit.
     std::vector<simgrid::s4u::Host*> place(int workers, bool server) const;
-    /// The `ideal` cluster: messages take no time at all (so they are not simulated).
+    /// The `ideal` cluster (messages take no time at all) and `local` (workers share memory): no messages are
+    /// simulated.
     bool costlessNetwork() const
     {
         return m_built && m_choice.platformFile.empty()
