@@ -40,15 +40,18 @@ struct Run
     QByteArray metrics;
 };
 
+/// Runs sgdscope headless into `out`; `launcher` (e.g. taskset and its arguments) starts it if given.
 Run runApp(const QString& out, const QStringList& args,
-    const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
+    const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(), const QStringList& launcher = {})
 {
     Run r;
     r.out = out;
     QProcess p;
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SGDSCOPE_BINARY),
-        QStringList {QStringLiteral("--headless"), QStringLiteral("--out"), out} + args);
+    const QStringList command = launcher
+        + QStringList {QStringLiteral(SGDSCOPE_BINARY), QStringLiteral("--headless"), QStringLiteral("--out"), out}
+        + args;
+    p.start(command.front(), command.mid(1));
     if (!p.waitForFinished(300000)) {
         p.kill();
         p.waitForFinished();
@@ -397,32 +400,26 @@ private slots:
                     QStringLiteral("while :; do :; done")});
             QVERIFY(spinners.back()->waitForStarted());
         }
-        const QString out = nextOut();
-        QProcess app;
-        app.start(QStringLiteral("taskset"),
-            QStringList {QStringLiteral("-c"), pin, QStringLiteral(SGDSCOPE_BINARY), QStringLiteral("--headless"),
-                QStringLiteral("--out"), out}
-                + words("--preset fashion-mnist --workers 2 --steps 20 --eval-every 0 --mode sync --engine sim "
-                        "--cluster local"));
-        const bool finished = app.waitForFinished(300000);
+        const Run r = runApp(nextOut(),
+            words("--preset fashion-mnist --workers 2 --steps 20 --eval-every 0 --mode sync --engine sim --cluster "
+                  "local"),
+            QProcessEnvironment::systemEnvironment(), {QStringLiteral("taskset"), QStringLiteral("-c"), pin});
         for (auto& p : spinners) {
             p->kill();
             p->waitForFinished();
         }
-        QVERIFY(finished);
-        const QString err = QString::fromUtf8(app.readAllStandardError());
-        QVERIFY2(app.exitCode() == 0, qPrintable(err));
-        QFile file(out + QStringLiteral("/summary.json"));
-        QVERIFY(file.open(QIODevice::ReadOnly));
-        const QByteArray bytes = file.readAll();
-        const Json summary
-            = parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "summary");
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        const Json& summary = r.summary;
         const Json& c = summary.at("runs").front().at("local_calibration");
         QVERIFY2(c.at("busy").get<bool>() && c.at("waited_for_a_core_share").get<double>() > 0.2,
             qPrintable(QString::fromStdString(c.dump())));
-        QVERIFY2(
-            err.contains(QStringLiteral("warning: the local cluster was measured on a busy machine")), qPrintable(err));
+        QVERIFY2(r.stderrText.contains(QStringLiteral("warning: the local cluster was measured on a busy machine")),
+            qPrintable(r.stderrText));
         QVERIFY(c.at("host_flops").get<double>() > 0 && c.at("memory_bytes_per_second").get<double>() > 0);
+        // local prices applies and copies as bytes, and says so in its cost model.
+        const Json& cost = summary.at("runs").front().at("cost_model");
+        QVERIFY2(cost.contains("apply_bytes") && cost.at("copy_bytes").get<double>() > 0,
+            qPrintable(QString::fromStdString(cost.dump())));
     }
 
     // The same configuration and seed give the same files (but for the wall-clock seconds), with any number of

@@ -104,7 +104,7 @@ Json summaryJson(const ModeResult& r)
         if (r.engineChoice.sim.platformFile.empty())
             j["host_flops"] = r.engineChoice.sim.hostFlops;
         j["placement"] = nameOf(placementNames, r.engineChoice.sim.placement);
-        if (r.engineChoice.sim.platformFile.empty() && r.engineChoice.sim.cluster == ClusterKind::Local) {
+        if (r.engineChoice.sim.measuresThisMachine()) {
             const LocalCalibration& c = r.engineChoice.sim.calibration;
             j["local_calibration"] = Json {{"host_flops", c.hostFlops},
                 {"median_seconds_per_sample", c.medianSecondsPerSample}, {"spread", c.spread},
@@ -119,12 +119,10 @@ Json summaryJson(const ModeResult& r)
                     "above 0.2 or a spread above 0.5): the figures describe a loaded machine"}};
         }
         if (r.simCost) {
-            const bool local
-                = r.engineChoice.sim.platformFile.empty() && r.engineChoice.sim.cluster == ClusterKind::Local;
             const bool momentum = r.settings.momentum != 0.0;
             Json cost {{"flops_per_sample", r.simCost->flopsPerSample}, {"tree_addition_flops", r.simCost->addFlops},
                 {"apply_flops", r.simCost->applyFlops(momentum)}, {"message_bytes", r.simCost->messageBytes}};
-            if (local) {
+            if (r.engineChoice.sim.measuresThisMachine()) {
                 cost["apply_bytes"] = r.simCost->applyBytes(momentum);
                 cost["tree_addition_bytes"] = r.simCost->addBytes();
                 cost["copy_bytes"] = r.simCost->copyBytes();
@@ -139,29 +137,6 @@ Json summaryJson(const ModeResult& r)
             }
             j["cost_model"] = std::move(cost);
         }
-        if (r.engineChoice.sim.platformFile.empty() && r.engineChoice.sim.cluster == ClusterKind::Local) {
-            const LocalCalibration& c = r.engineChoice.sim.calibration;
-            j["local_calibration"] = Json {{"host_flops", c.hostFlops},
-                {"median_seconds_per_sample", c.medianSecondsPerSample}, {"spread", c.spread},
-                {"compute_spans", c.spans}, {"threads", c.threads}, {"memory_bytes_per_second", c.memoryBytesPerSecond},
-                {"waited_for_a_core_share", c.waitedForACoreShare >= 0 ? Json(c.waitedForACoreShare) : Json(nullptr)},
-                {"busy", c.busy()},
-                {"note",
-                    "measured at the start on this machine's threads engine: host_flops = the model's flops per "
-                    "sample / the median seconds per sample of its compute spans; spread = (75th - 25th "
-                    "percentile) / median; waited_for_a_core_share = of the time its threads wanted a core, the share "
-                    "they waited for one (the kernel's run-queue delay; null where it does not say); busy (a share "
-                    "above 0.2 or a spread above 0.5): the figures describe a loaded machine"}};
-        }
-        if (r.simCost)
-            j["cost_model"]
-                = Json {{"flops_per_sample", r.simCost->flopsPerSample}, {"tree_addition_flops", r.simCost->addFlops},
-                    {"apply_flops", r.simCost->applyFlops(r.settings.momentum != 0.0)},
-                    {"message_bytes", r.simCost->messageBytes},
-                    {"note",
-                        "what the simulated hosts compute (flops at the host's speed; a straggler's factor multiplies "
-                        "them) and what the links carry (bytes), per sample, per tree addition, per update and per "
-                        "message"}};
     }
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();

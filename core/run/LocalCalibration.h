@@ -15,8 +15,9 @@ namespace sgdscope {
 /// worker's speed is the model's flops of a sample divided by the median seconds per sample of its compute
 /// spans. So the simulated workers compute as fast as this machine's workers do, caches, contention between the
 /// cores and all. The memory bandwidth: copies of a buffer of the parameters' size (as applies and copies see
-/// it, in cache or not). And what other processes took of this process's cores meanwhile (/proc/stat), with the
-/// spread of the spans: LocalCalibration::busy() says the figures describe a loaded machine.
+/// it, in cache or not). And the share of the time its threads waited for a core (the kernel's run-queue delay,
+/// /proc/self/task/*/schedstat), with the spread of the spans: LocalCalibration::busy() says the figures describe
+/// a loaded machine.
 LocalCalibration calibrateLocalCluster(std::shared_ptr<const Problem> problem, const TrainerSettings& settings,
     Mode mode, double seconds = 0.4, double warmUpSeconds = 0.6);
 

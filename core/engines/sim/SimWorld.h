@@ -26,6 +26,8 @@ struct SimPlatformChoice
     /// Local: what was measured; its memory bandwidth prices applies, tree additions and copies (else 0: they are
     /// flops at the host's speed).
     LocalCalibration calibration;
+    /// The `local` cluster: hosts and memory measured on this machine, workers that share memory.
+    bool measuresThisMachine() const { return platformFile.empty() && cluster == ClusterKind::Local; }
     bool operator==(const SimPlatformChoice&) const = default;
 };
 
@@ -48,8 +50,9 @@ public:
     /// simulated.
     bool costlessNetwork() const
     {
-        return m_built && m_choice.platformFile.empty()
-            && (m_choice.cluster == ClusterKind::Ideal || m_choice.cluster == ClusterKind::Local);
+        return m_built
+            && (m_choice.measuresThisMachine()
+                || (m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Ideal));
     }
     /// The work, in flops at the host's speed, of an operation that does `flops` and moves `bytes` through memory:
     /// on `local` it is priced at the measured memory bandwidth (in the flops the host does meanwhile), elsewhere
@@ -57,10 +60,7 @@ public:
     double memoryWork(double flops, double bytes) const;
     /// `local`: the hosts' speed was measured on whole worker steps, their chunk additions included (they are not
     /// charged again).
-    bool stepsMeasured() const
-    {
-        return m_built && m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Local;
-    }
+    bool stepsMeasured() const { return m_built && m_choice.measuresThisMachine(); }
     /// Models a message of `bytes` from one host to another, blocking the calling actor until it arrived. Between
     /// two actors of one host it is a hand-over in memory, and takes no simulated time.
     void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t bytes);
