@@ -7,6 +7,9 @@
 #    chunk) against the threads engine at P = 2 on the same batch (target: at least 0.8x), and the same sim
 #    run on one OpenMP thread;
 #  - resident memory of the P = 1024 run;
+#  - the datacenter cluster with 10% of the workers 4x slower and a jitter of 0.2 (parabola, batch 4096, 100 steps
+#    of each mode): pushes per wall second at P = 1024 and 4096 (target: 40,000), wall seconds of each mode at
+#    4096 (target: both within 120 s), resident memory;
 #  - mean staleness and sync idle on the datacenter cluster for P = 2 to 1024, with and without a 10% slow
 #    fraction (4x), on the blobs workload (--table).
 #   bench/bench_sim.sh [build-dir] [--table]
@@ -29,6 +32,11 @@ echo "bench_sim: parabola pushes" >&2
 for p in 64 1024; do
   run "parabola-p$p" --preset parabola --samples 4096 --batch 4096 --lr 0.0001 --mode async --workers "$p" \
     --engine sim --cluster ideal --steps $((p == 64 ? 400 : 100)) --eval-every 0
+done
+echo "bench_sim: datacenter pushes (10% of workers 4x slower, jitter 0.2)" >&2
+for p in 1024 4096; do
+  run "dc-parabola-p$p" --preset parabola --samples 4096 --batch 4096 --lr 0.0001 --mode both --workers "$p" \
+    --engine sim --cluster datacenter --slow-fraction 0.1:4 --jitter 0.2 --steps 100 --eval-every 0
 done
 echo "bench_sim: fashion-mnist" >&2
 fashion=(--preset fashion-mnist --mode sync --batch 4096 --chunk 64 --steps 20 --eval-every 0)
@@ -63,6 +71,14 @@ for p in (64, 1024):
     res[f"parabola_async_P{p}_pushes"] = r["updates"]
 res["parabola_async_P1024_pushes_per_wall_second (target >= 30000)"] = res.pop("parabola_async_P1024_pushes_per_wall_second")
 res["parabola_P1024_resident_MB"] = rss_mb("parabola-p1024")
+for p in (1024, 4096):
+    for mode in ("async", "sync"):
+        r = run_of(f"dc-parabola-p{p}", mode)
+        # A sync update is P workers' pushes: one gradient each.
+        pushes = r["updates"] * (p if mode == "sync" else 1)
+        res[f"datacenter_{mode}_P{p}_pushes_per_wall_second (target >= 40000)"] = round(pushes / r["wall_clock_seconds"])
+        res[f"datacenter_{mode}_P{p}_wall_seconds"] = round(r["wall_clock_seconds"], 2)
+res["datacenter_both_P4096_resident_MB"] = rss_mb("dc-parabola-p4096")
 threads = run_of("fashion-threads-p2", "sync")
 sim = run_of("fashion-sim-p64", "sync")
 sim1 = run_of("fashion-sim-p64-1thread", "sync")

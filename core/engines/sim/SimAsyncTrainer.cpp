@@ -22,6 +22,9 @@ namespace {
 // A slice drains every worker (they all restart together, which is not how a running cluster behaves), so
 // slices are long: evaluations happen inside the simulation, without stopping anybody.
 constexpr std::int64_t maxPushesPerSlice = 262144;
+// Below a million flops of math (a fraction of a millisecond on one core), the gradients in flight are computed on
+// one thread.
+constexpr double minParallelFlops = 1e6;
 } // namespace
 
 /// A worker's state across slices, and its one push in flight.
@@ -44,6 +47,7 @@ struct SimAsyncTrainer::WorkerState
     ParamVector snapshot;
     ChunkLayout chunks;
     ReductionPlan plan;
+    double treeAdditions = 0.0; // of the plan: additions of one gradient into another
     std::vector<ParamVector> buffers;
     std::vector<double> chunkLoss;
     double loss = 0.0;
@@ -159,6 +163,7 @@ bool SimAsyncTrainer::assignPush(Slice& slice, int w)
         while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
             s.buffers.emplace_back(m_params.size(), 0.0f);
         s.chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+        s.treeAdditions = s.plan.workers.front().treeAdditions();
     }
     s.assigned = true;
     s.computed = false;
@@ -174,7 +179,12 @@ void SimAsyncTrainer::computePending(Slice& slice)
             pending.push_back(&s);
     }
     const int jobs = static_cast<int>(pending.size());
-    const int threads = std::min(m_mathThreads, jobs);
+    // This machine's threads for the real math, where there is enough of it to pay for waking them (the parabola's
+    // gradients are a few hundred flops: a parallel loop over them costs more than it saves).
+    double work = 0.0;
+    for (const WorkerState* s : pending)
+        work += s->count * m_cost.flopsPerSample;
+    const int threads = work >= minParallelFlops ? std::min(m_mathThreads, jobs) : 1;
     std::exception_ptr failure;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
     for (int j = 0; j < jobs; ++j) {
@@ -350,13 +360,10 @@ void SimAsyncTrainer::simulate(Slice& slice)
                         const double copyStart = SimWorld::clock();
                         SimWorld::compute(copyWork);
                         span(SpanKind::Communicate, copyStart, SimWorld::clock());
-                        const auto merges = static_cast<std::size_t>(s.plan.workers.front().treeAdditions());
                         // The work at the host's speed; a straggler's factor is that much more work of the same kind.
-                        const double flops = s.count * flopsPerSample + static_cast<double>(merges) * addFlops;
+                        const double flops = s.count * flopsPerSample + s.treeAdditions * addFlops;
                         const double start = SimWorld::clock();
-                        SimWorld::compute(flops);
-                        const double computed = SimWorld::clock();
-                        SimWorld::compute(flops * (m_stragglers.slowdown(w, s.pushes) - 1.0));
+                        const double computed = SimWorld::computeDelayed(flops, m_stragglers.slowdown(w, s.pushes));
                         span(SpanKind::Compute, start, computed, s.count);
                         span(SpanKind::Delay, computed, SimWorld::clock());
                         const double uploadStart = SimWorld::clock();

@@ -259,9 +259,8 @@ void SimSyncTrainer::simulate(Slice& slice)
                 for (int u = 0; u < slice.updates; ++u) {
                     // The work at the host's speed; a straggler's factor is that much more work of the same kind.
                     const double start = SimWorld::clock();
-                    SimWorld::compute(slice.flops[me]);
-                    const double computed = SimWorld::clock();
-                    SimWorld::compute(slice.flops[me] * (slice.factor[static_cast<std::size_t>(u)][me] - 1.0));
+                    const double computed
+                        = SimWorld::computeDelayed(slice.flops[me], slice.factor[static_cast<std::size_t>(u)][me]);
                     span(SpanKind::Compute, start, computed, slice.samples[me]);
                     span(SpanKind::Delay, computed, SimWorld::clock());
                     for (std::size_t c = 0; c < children.size(); ++c) {

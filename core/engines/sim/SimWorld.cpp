@@ -1,17 +1,35 @@
 #include "core/engines/sim/SimWorld.h"
 
 #include "core/common/Error.h"
+#include "core/engines/sim/StarNetwork.h"
 
 #include <simgrid/Exception.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace sgdscope {
 
 namespace sg4 = simgrid::s4u;
+
+namespace {
+/// SGDSCOPE_SIM_NETWORK: "simgrid" times the built-in clusters' messages by SimGrid's own solver (to check
+/// StarNetwork against it), "star" or unset by StarNetwork.
+bool starNetworkWanted()
+{
+    const char* value = std::getenv("SGDSCOPE_SIM_NETWORK");
+    const std::string choice = value ? value : "";
+    if (choice.empty() || choice == "star")
+        return true;
+    if (choice == "simgrid")
+        return false;
+    throw SgdError("SGDSCOPE_SIM_NETWORK: '" + choice + "' is not a network model; use star or simgrid");
+}
+} // namespace
 
 SimWorld& SimWorld::get()
 {
@@ -73,6 +91,14 @@ void SimWorld::ensurePlatform(const SimPlatformChoice& choice, int hosts)
         }
         zone->seal();
         m_engine->seal_platform();
+        if (!link.sharedFreely && starNetworkWanted()) {
+            m_star = std::make_unique<StarNetwork>(hosts, link.bandwidth, link.latency);
+            for (int i = 0; i < hosts; ++i) {
+                const auto id = static_cast<std::size_t>(m_hosts[static_cast<std::size_t>(i)]->get_netpoint()->id());
+                m_hostIndex.resize(std::max(m_hostIndex.size(), id + 1), -1);
+                m_hostIndex[id] = i;
+            }
+        }
     }
     if (choice.platformFile.empty() && static_cast<int>(m_hosts.size()) < hosts)
         throw SgdError("the simulated cluster has " + std::to_string(m_hosts.size()) + " hosts, and this run needs "
@@ -111,6 +137,13 @@ void SimWorld::compute(double flops)
     }
 }
 
+double SimWorld::computeDelayed(double flops, double factor)
+{
+    const double start = clock();
+    compute(flops * factor);
+    return factor > 1.0 ? start + (clock() - start) / factor : clock();
+}
+
 void SimWorld::guarded(std::exception_ptr& failure, const std::function<void()>& body)
 {
     try {
@@ -128,7 +161,11 @@ void SimWorld::send(sg4::Host* from, sg4::Host* to, std::uint64_t bytes)
 {
     if (!costlessNetwork() && from != to) {
         m_lastStart = clock();
-        sg4::Comm::sendto(from, to, bytes);
+        if (m_star)
+            m_star->transfer(m_hostIndex[from->get_netpoint()->id()], m_hostIndex[to->get_netpoint()->id()],
+                static_cast<double>(bytes));
+        else
+            sg4::Comm::sendto(from, to, bytes);
     }
 }
 
@@ -160,6 +197,8 @@ void SimWorld::run()
             keepPrecisionUntil(2.0 * at);
         }
     })->daemonize();
+    if (m_star)
+        m_star->start(m_hosts.front());
     m_stalledAt = -1.0;
     m_lastStart = clock();
     m_engine->run();

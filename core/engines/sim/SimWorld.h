@@ -16,6 +16,8 @@ class Host;
 
 namespace sgdscope {
 
+class StarNetwork;
+
 /// Where a simulated run runs: a built-in cluster (with its host speed) or a SimGrid platform file.
 struct SimPlatformChoice
 {
@@ -67,6 +69,11 @@ public:
     /// The calling actor computes `flops` on its host: at the host's speed (its current pstate and availability
     /// profile), sharing the host's cores with the other actors computing there.
     static void compute(double flops);
+    /// A straggler's step: `flops` of work made `factor` times as much (the factor's extra is more work of the same
+    /// kind), computed as one execution. Returns when the undelayed share would have ended: the execution's time
+    /// split in the proportion of the work (exact while the host's speed holds; under an availability profile
+    /// that changes meanwhile, the split is that proportion of the time, the end is exact).
+    static double computeDelayed(double flops, double factor);
     /// Runs an actor's body. An exception it throws (SimGrid would abort the process, or report a deadlock as
     /// the others wait for it) is kept in `failure`, the first one only, and ends every other actor, so that
     /// run() returns and the driver rethrows it: the user sees our message.
@@ -83,6 +90,10 @@ private:
     std::vector<simgrid::s4u::Host*> m_hosts;
     double m_stalledAt = -1.0; // the virtual clock when SimGrid found its actors deadlocked, -1 if it did not
     double m_lastStart = 0.0; // when an actor last started work or a message
+    /// Built-in clusters with messages: they are timed by StarNetwork (SimGrid's model there, at a cost that does
+    /// not grow with the messages in flight), unless SGDSCOPE_SIM_NETWORK=simgrid asks for SimGrid's own solver.
+    std::unique_ptr<StarNetwork> m_star;
+    std::vector<int> m_hostIndex; // by the host's netpoint id: its index in m_hosts
 };
 
 } // namespace sgdscope
