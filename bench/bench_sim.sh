@@ -10,6 +10,8 @@
 #  - the datacenter cluster with 10% of the workers 4x slower and a jitter of 0.2 (parabola, batch 4096, 100 steps
 #    of each mode): pushes per wall second at P = 1024 and 4096 (target: 40,000), wall seconds of each mode at
 #    4096 (target: both within 120 s), resident memory;
+#  - blobs at P = 512 and 4096, batch 16384 in chunks of 1, 4 and 32: peak resident memory against the estimate
+#    summary.json gives (target: within 25%);
 #  - mean staleness and sync idle on the datacenter cluster for P = 2 to 1024, with and without a 10% slow
 #    fraction (4x), on the blobs workload (--table).
 #   bench/bench_sim.sh [build-dir] [--table]
@@ -37,6 +39,13 @@ echo "bench_sim: datacenter pushes (10% of workers 4x slower, jitter 0.2)" >&2
 for p in 1024 4096; do
   run "dc-parabola-p$p" --preset parabola --samples 4096 --batch 4096 --lr 0.0001 --mode both --workers "$p" \
     --engine sim --cluster datacenter --slow-fraction 0.1:4 --jitter 0.2 --steps 100 --eval-every 0
+done
+echo "bench_sim: memory against the estimate (blobs, batch 16384, both modes)" >&2
+for p in 512 4096; do
+  for c in 1 4 32; do
+    run "mem-p$p-c$c" --preset blobs --batch 16384 --chunk "$c" --mode both --workers "$p" --engine sim \
+      --cluster datacenter --steps 4 --eval-every 0
+  done
 done
 echo "bench_sim: fashion-mnist" >&2
 fashion=(--preset fashion-mnist --mode sync --batch 4096 --chunk 64 --steps 20 --eval-every 0)
@@ -79,6 +88,13 @@ for p in (1024, 4096):
         res[f"datacenter_{mode}_P{p}_pushes_per_wall_second (target >= 40000)"] = round(pushes / r["wall_clock_seconds"])
         res[f"datacenter_{mode}_P{p}_wall_seconds"] = round(r["wall_clock_seconds"], 2)
 res["datacenter_both_P4096_resident_MB"] = rss_mb("dc-parabola-p4096")
+for p in (512, 4096):
+    for c in (1, 4, 32):
+        m = summary(f"mem-p{p}-c{c}")["memory"]
+        res[f"blobs_P{p}_chunk{c}_peak_resident_MB"] = round(m["peak_resident_bytes"] / 1e6, 1)
+        res[f"blobs_P{p}_chunk{c}_estimate_MB"] = round(m["estimate_bytes"] / 1e6, 1)
+        res[f"blobs_P{p}_chunk{c}_resident_over_estimate (target 0.75 to 1.25)"] = round(
+            m["peak_resident_bytes"] / m["estimate_bytes"], 3)
 threads = run_of("fashion-threads-p2", "sync")
 sim = run_of("fashion-sim-p64", "sync")
 sim1 = run_of("fashion-sim-p64-1thread", "sync")

@@ -268,6 +268,37 @@ private slots:
         }
     }
 
+    // The estimate summary.json gives (and runs are refused by) holds what the process then uses: the resident
+    // memory when the run was prepared plus the model's estimate, against the peak resident memory.
+    void memoryEstimateHoldsOnTheSimulatedCluster_data()
+    {
+        QTest::addColumn<QString>("args");
+        QTest::addRow("blobs async P256")
+            << QStringLiteral("--preset blobs --mode async --workers 256 --batch 4096 --steps 6");
+        QTest::addRow("blobs both P256 chunk 1")
+            << QStringLiteral("--preset blobs --mode both --workers 256 --batch 4096 --chunk 1 --steps 6");
+        QTest::addRow("parabola async P2048") << QStringLiteral(
+            "--preset parabola --samples 4096 --lr 0.0001 --mode async --workers 2048 --batch 4096 --steps 40");
+    }
+
+    void memoryEstimateHoldsOnTheSimulatedCluster()
+    {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        QSKIP("a sanitizer's shadow memory is not in the estimate");
+#endif
+        QFETCH(QString, args);
+        const Run r = runApp(
+            nextOut(), args.split(QLatin1Char(' ')) + words("--eval-every 0 --engine sim --cluster datacenter"));
+        QCOMPARE(r.exitCode, 0);
+        const Json& memory = r.summary.at("memory");
+        const double peak = memory.at("peak_resident_bytes").get<double>();
+        const double estimate = memory.at("estimate_bytes").get<double>();
+        QVERIFY2(peak >= 0.75 * estimate && peak <= 1.25 * estimate,
+            qPrintable(QStringLiteral("peak resident %1 MB against an estimate of %2 MB")
+                           .arg(peak / 1e6, 0, 'f', 1)
+                           .arg(estimate / 1e6, 0, 'f', 1)));
+    }
+
     void idealSyncWaitsThreeQuartersForAFourTimesSlowerWorker()
     {
         const Run r = runApp(nextOut(),
@@ -498,9 +529,10 @@ private slots:
         QCOMPARE(a.exitCode, 0);
         QVERIFY(!a.metrics.isEmpty());
         QVERIFY(a.metrics.startsWith("mode,kind,update,samples,virtual_seconds,"));
-        auto withoutWall = [](Json summary) {
+        auto withoutWall = [](Json summary) { // and this machine's memory, measured
             for (Json& run : summary.at("runs"))
                 run.erase("wall_clock_seconds");
+            summary.erase("memory");
             return summary;
         };
         QCOMPARE(a.metrics, b.metrics);

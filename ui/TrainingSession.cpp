@@ -164,6 +164,7 @@ std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfi
 RunConfig sessionConfig(const SessionSettings& settings)
 {
     RunConfig config = sessionOptionsConfig(settings);
+    config.modesSideBySide = true;
     // The panel's batch, checked by prepareRun as headless checks it. (Its micro-batches are not: the window
     // takes any K its slider offers, live as at Start; micro-batches beyond a worker's chunks stay empty.)
     if (settings.globalBatch() > 0) {

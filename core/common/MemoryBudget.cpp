@@ -33,6 +33,32 @@ double availableMemoryBytes()
     return bytes;
 }
 
+namespace {
+double statusBytes(const std::string& field)
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind(field, 0) == 0) {
+            double kB = -1.0;
+            if (std::sscanf(line.c_str() + field.size(), "%lf", &kB) == 1 && kB >= 0)
+                return kB * 1024.0;
+        }
+    }
+    return -1.0;
+}
+} // namespace
+
+double residentBytes()
+{
+    return statusBytes("VmRSS:");
+}
+
+double peakResidentBytes()
+{
+    return statusBytes("VmHWM:");
+}
+
 std::string formatBytes(double bytes)
 {
     char buffer[64];

@@ -9,6 +9,11 @@ namespace sgdscope {
 /// variable SGDSCOPE_MEMORY_LIMIT_MB, when set, caps it (to try the refusals on a big machine).
 double availableMemoryBytes();
 
+/// This process's resident memory now (VmRSS of /proc/self/status) and at its peak so far (VmHWM), in bytes; -1
+/// where the kernel does not say.
+double residentBytes();
+double peakResidentBytes();
+
 /// "1.5 GB", "120 MB", "12 kB".
 std::string formatBytes(double bytes);
 

@@ -133,9 +133,20 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
                 + (s.workers > 1 ? " for " + std::to_string(s.workers) + " workers" : "") + "; use --chunk "
                 + std::to_string(std::max(1, s.batch / (s.accum * s.workers))) + " or smaller, or fewer micro-batches");
     }
+    const std::int64_t perEpoch = std::max<std::int64_t>(1, DataOrder::batchesPerEpoch(train.size(), s.batch));
+    run.steps = config.steps > 0 ? config.steps
+        : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
+                            : perEpoch;
+    if (run.steps > (std::numeric_limits<std::int64_t>::max() / 2) / s.batch)
+        throw SgdError(config.originOf(config.steps > 0 ? "steps" : "epochs") + ": " + std::to_string(run.steps)
+            + " updates of " + std::to_string(s.batch) + " samples is too many");
+    s.sampleBudget = run.steps * s.batch;
     // Refuse what cannot fit before allocating any of it.
-    const MemoryShape shape {config.runsSync(), config.runsAsync(), config.engine, omp_get_max_threads()};
-    requireMemory(modelMemoryBytes(problem->spec, s, chunk, shape), config.originOf("layers"),
+    const MemoryShape shape {
+        config.runsSync(), config.runsAsync(), config.engine, omp_get_max_threads(), config.modesSideBySide};
+    run.modelMemoryBytes = modelMemoryBytes(problem->spec, s, chunk, shape);
+    run.residentWhenPrepared = residentBytes();
+    requireMemory(run.modelMemoryBytes, config.originOf("layers"),
         "an MLP " + problem->spec.layersText() + " trained by " + std::to_string(config.workers)
             + (config.workers == 1 ? " worker" : " workers")
             + (config.mode == RunMode::Both ? " in both modes"
@@ -165,14 +176,6 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
             + " has no test set, and the target is measured on held-out data; use --target-loss");
     s.targetAccuracy = config.targetAccuracy;
     s.targetLoss = config.targetLoss;
-    const std::int64_t perEpoch = std::max<std::int64_t>(1, DataOrder::batchesPerEpoch(train.size(), s.batch));
-    run.steps = config.steps > 0 ? config.steps
-        : config.epochs > 0 ? std::max<std::int64_t>(1, std::llround(config.epochs * static_cast<double>(perEpoch)))
-                            : perEpoch;
-    if (run.steps > (std::numeric_limits<std::int64_t>::max() / 2) / s.batch)
-        throw SgdError(config.originOf(config.steps > 0 ? "steps" : "epochs") + ": " + std::to_string(run.steps)
-            + " updates of " + std::to_string(s.batch) + " samples is too many");
-    s.sampleBudget = run.steps * s.batch;
     // Whole-set loss once per epoch, but no more than 200 times a run (it is not free on large sets).
     const std::int64_t evalEvery = config.evalEvery >= 0
         ? config.evalEvery

@@ -25,6 +25,10 @@ struct PreparedRun
     TrainerSettings settings;
     EngineChoice engine;
     std::int64_t steps = 0; // sync updates
+    /// What training will need on top of what the process holds when it is prepared (modelMemoryBytes), and that
+    /// (its resident memory then, the data loaded; -1 if unknown).
+    double modelMemoryBytes = 0.0;
+    double residentWhenPrepared = -1.0;
 };
 
 /// Loads and checks; throws SgdError (naming the option, field or file) on bad input.

@@ -2,6 +2,7 @@
 
 #include "core/common/Cancellation.h"
 #include "core/common/Error.h"
+#include "core/common/MemoryBudget.h"
 #include "core/io/Files.h"
 #include "core/io/MetricsCsv.h"
 #include "core/io/Safetensors.h"
@@ -264,6 +265,18 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
             firstFailure = r->result.failure;
     }
     summary["runs"] = modesJson;
+    const double peak = peakResidentBytes();
+    summary["memory"] = Json {
+        {"estimate_bytes",
+            run.residentWhenPrepared >= 0 ? Json(run.residentWhenPrepared + run.modelMemoryBytes) : Json(nullptr)},
+        {"resident_when_prepared_bytes",
+            run.residentWhenPrepared >= 0 ? Json(run.residentWhenPrepared) : Json(nullptr)},
+        {"training_estimate_bytes", run.modelMemoryBytes},
+        {"peak_resident_bytes", peak >= 0 ? Json(peak) : Json(nullptr)},
+        {"note",
+            "estimate = this process's resident memory when the run was prepared (libraries, the data) + what "
+            "training was estimated to need (parameters, momenta, reduction buffers, snapshots, workspaces, "
+            "simulated workers); peak_resident_bytes: this process's peak (VmHWM) when the summary was written"}};
     const int signal = interruptSignal();
     summary["interrupted"] = signal != 0 && firstFailure.empty();
     if (signal != 0 && firstFailure.empty())

@@ -1,11 +1,22 @@
 #include "core/run/MemoryEstimate.h"
 
+#include "core/engines/sim/SimCluster.h"
 #include "core/train/ReductionPlan.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace sgdscope {
+
+namespace {
+// The simulated cluster's own memory, measured on the parabola (datacenter, P = 1,024 and 4,096, 2 and 100 updates):
+// 16 kB per worker (an actor and its state); 88 bytes per sync worker step; per async push 80 bytes for the run and
+// 360 bytes until its slice reports (spans).
+constexpr double simWorkerBytes = 16.0 * 1024;
+constexpr double simSyncStepBytes = 88.0;
+constexpr double simPushBytes = 80.0;
+constexpr double simSlicePushBytes = 360.0;
+} // namespace
 
 double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, int chunkSize, const MemoryShape& shape)
 {
@@ -23,26 +34,58 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
         widths += w;
         widest = std::max(widest, static_cast<double>(w));
     }
-    const double p = std::max(1, settings.workers);
-    const double chunk = std::max(1, chunkSize);
-    const double chunks = std::ceil(std::max(1, settings.batch) / chunk);
-    const double treeDepth = std::ceil(std::log2(std::max(2.0, chunks))) + 1;
-    const double reductionBuffers = std::min(chunks, p * treeDepth) + 1;
+    const int workers = std::max(1, settings.workers);
+    const double p = workers;
+    const int batch = std::max(1, settings.batch);
+    const int chunk = std::max(1, std::min(chunkSize, batch));
+    const int microBatches = std::max(1, settings.accum);
+    const int passSamples = passSamplesFor(spec);
+    // The reduction buffers are those of the plans the engines build. Sync: one plan over every worker's chunks
+    // (in one process: threads, sim); MPI's sync process holds its own part and the tree's merges.
+    const double syncBuffers
+        = ReductionPlan::build(ChunkLayout(batch, chunk), workers, microBatches, passSamples).bufferCount;
+    // Async: one plan per push, over the worker's slice of the batch (the largest one).
+    const int slice = (batch + workers - 1) / workers;
+    const double pushBuffers
+        = ReductionPlan::build(ChunkLayout(slice, std::min(chunk, slice)), 1, microBatches, passSamples).bufferCount;
     // A workspace holds a pass (at most passSamplesFor the model) of every layer's values and two layers of
     // deltas, rows padded, and the packed weights of its largest layer; the evaluator's, 256 samples.
-    const double pass = std::min<double>(passSamplesFor(spec), std::max(1, settings.batch));
+    const double pass = std::min<double>(passSamples, batch);
     const double perSample = widths + 3 * widest + 17.0 * static_cast<double>(spec.layers.size());
     const double workspace = perSample * pass + largestLayer + perSample * 256; // training + evaluation
     // Workspaces: one per worker thread here; per machine thread for the simulated cluster (it computes the
     // workers' parts on this machine's cores); one in an MPI process.
+    const double machineThreads = std::max(1, shape.machineThreads);
     const double computing = shape.engine == EngineKind::Threads ? p
-        : shape.engine == EngineKind::Sim ? std::min(p, static_cast<double>(std::max(1, shape.machineThreads)))
-                                          : 1.0;
-    const double sync = params * (3 + reductionBuffers) + computing * workspace;
-    // Async: every worker's snapshot and momentum (held by the server under MPI, with a receive buffer per
-    // worker), and the reduction buffers of those computing.
-    const double async = params * (1 + 2 * p + computing * treeDepth) + computing * workspace;
-    return 4.0 * ((shape.sync ? sync : 0.0) + (shape.async ? async : 0.0) + 2 * params);
+        : shape.engine == EngineKind::Sim                        ? std::min(p, machineThreads)
+                                                                 : 1.0;
+    const double sync = params * (3 + syncBuffers) + computing * workspace;
+    // Async. Threads: every worker thread keeps a snapshot, its momentum and its push's reduction buffers. Sim:
+    // every worker a snapshot, its momentum and its finished gradient, and each thread of the math the buffers of
+    // the one it computes. MPI: the server keeps every worker's momentum and receive buffer; a worker its push's
+    // buffers.
+    const double async = shape.engine == EngineKind::Threads
+        ? params * (1 + p * (2 + pushBuffers)) + computing * workspace
+        : shape.engine == EngineKind::Sim ? params * (1 + 3 * p + computing * pushBuffers) + computing * workspace
+                                          : params * (1 + 2 * p + pushBuffers) + workspace;
+    // The simulated cluster: SimGrid's actor per worker (its context and the stack pages it touches) and the
+    // worker's bookkeeping; what the run records of every worker step (sync) or push (async); and the spans a slice
+    // keeps until it reports, for at most a slice's pushes (async).
+    double simulated = 0.0;
+    if (shape.engine == EngineKind::Sim) {
+        const double workerSteps = static_cast<double>(settings.sampleBudget) / batch * p; // pushes, for async
+        const double syncRecorded = workerSteps * simSyncStepBytes;
+        const double asyncRecorded = workerSteps * simPushBytes
+            + std::min(workerSteps, static_cast<double>(simAsyncPushesPerSlice)) * simSlicePushBytes;
+        const double recorded[2] = {shape.sync ? syncRecorded : 0.0, shape.async ? asyncRecorded : 0.0};
+        simulated = p * simWorkerBytes * (shape.sideBySide && shape.sync && shape.async ? 2 : 1)
+            + (shape.sideBySide ? recorded[0] + recorded[1] : std::max(recorded[0], recorded[1]));
+    }
+    // Headless runs one mode after the other (the first one's trainer is gone when the second starts); the window
+    // both at once.
+    const double trainers[2] = {shape.sync ? sync : 0.0, shape.async ? async : 0.0};
+    const double training = shape.sideBySide ? trainers[0] + trainers[1] : std::max(trainers[0], trainers[1]);
+    return 4.0 * (training + 2 * params) + simulated;
 }
 
 } // namespace sgdscope

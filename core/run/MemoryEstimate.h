@@ -14,6 +14,7 @@ struct MemoryShape
     bool async = true;
     EngineKind engine = EngineKind::Threads;
     int machineThreads = 1;
+    bool sideBySide = false; // both modes' trainers at once (the window), else one after the other
 };
 
 /// An upper estimate of what training this model needs in one process besides the data: parameters,

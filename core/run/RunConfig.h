@@ -87,6 +87,7 @@ struct RunConfig
     std::string out; // output folder (headless)
     std::string trace; // Chrome trace-event JSON of the worker timeline
     bool progress = false; // --progress -: JSON lines of what the window shows, on standard output
+    bool modesSideBySide = false; // not an option: the window trains both modes at once, headless one after another
 
     /// Where each option's value came from, for messages about combinations found later (e.g. a preset's
     /// layers that do not fit the user's data): "--layers", "field \"layers\" of config file 'run.json'",

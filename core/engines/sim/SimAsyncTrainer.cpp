@@ -21,7 +21,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 // A slice drains every worker (they all restart together, which is not how a running cluster behaves), so
 // slices are long: evaluations happen inside the simulation, without stopping anybody.
-constexpr std::int64_t maxPushesPerSlice = 262144;
+constexpr std::int64_t maxPushesPerSlice = simAsyncPushesPerSlice;
 // Below a million flops of math (a fraction of a millisecond on one core), the gradients in flight are computed on
 // one thread.
 constexpr double minParallelFlops = 1e6;
@@ -48,7 +48,7 @@ struct SimAsyncTrainer::WorkerState
     ChunkLayout chunks;
     ReductionPlan plan;
     double treeAdditions = 0.0; // of the plan: additions of one gradient into another
-    std::vector<ParamVector> buffers;
+    ParamVector gradient; // of the push in flight, once computed
     std::vector<double> chunkLoss;
     double loss = 0.0;
 };
@@ -135,6 +135,7 @@ void SimAsyncTrainer::prepareWorkers()
     }
     for (int t = 0; t < m_mathThreads; ++t)
         workspace(t);
+    m_scratch.resize(static_cast<std::size_t>(m_mathThreads));
 }
 
 bool SimAsyncTrainer::assignPush(Slice& slice, int w)
@@ -160,8 +161,6 @@ bool SimAsyncTrainer::assignPush(Slice& slice, int w)
         || static_cast<int>(s.plan.workers.front().microBatches.size()) != m_settings.accum) {
         s.chunks = chunks;
         s.plan = ReductionPlan::build(chunks, 1, m_settings.accum, passSamples());
-        while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
-            s.buffers.emplace_back(m_params.size(), 0.0f);
         s.chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
         s.treeAdditions = s.plan.workers.front().treeAdditions();
     }
@@ -185,14 +184,29 @@ void SimAsyncTrainer::computePending(Slice& slice)
     for (const WorkerState* s : pending)
         work += s->count * m_cost.flopsPerSample;
     const int threads = work >= minParallelFlops ? std::min(m_mathThreads, jobs) : 1;
+    // Every thread's scratch holds the most buffers a pending gradient needs, allocated outside the parallel loop.
+    std::size_t mostBuffers = 0;
+    for (const WorkerState* s : pending)
+        mostBuffers = std::max(mostBuffers, static_cast<std::size_t>(s->plan.bufferCount));
+    for (int t = 0; t < threads; ++t) {
+        std::vector<ParamVector>& scratch = m_scratch[static_cast<std::size_t>(t)];
+        if (scratch.size() < mostBuffers)
+            scratch.resize(mostBuffers);
+        for (ParamVector& b : scratch)
+            b.resize(m_params.size(), 0.0f); // the one a gradient was swapped out of comes back empty
+    }
     std::exception_ptr failure;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
     for (int j = 0; j < jobs; ++j) {
         try {
             WorkerState& s = *pending[static_cast<std::size_t>(j)];
+            std::vector<ParamVector>& scratch = m_scratch[static_cast<std::size_t>(omp_get_thread_num())];
+            if (scratch[static_cast<std::size_t>(s.plan.rootBuffer)].size() != m_params.size())
+                scratch[static_cast<std::size_t>(s.plan.rootBuffer)].assign(m_params.size(), 0.0f);
             computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, s.snapshot.data(), m_view,
-                s.indices.data(), s.plan.workers.front(), static_cast<float>(1.0 / s.count), s.buffers,
+                s.indices.data(), s.plan.workers.front(), static_cast<float>(1.0 / s.count), scratch,
                 s.chunkLoss.data());
+            s.gradient.swap(scratch[static_cast<std::size_t>(s.plan.rootBuffer)]);
             double loss = 0.0;
             for (const double l : s.chunkLoss)
                 loss += l;
@@ -312,8 +326,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
                 if (push.applied) {
                     SimWorld::compute(applyFlops);
-                    const float* step = rule.direction(
-                        s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data(), s.velocity.data(), 0, size);
+                    const float* step = rule.direction(s.gradient.data(), s.velocity.data(), 0, size);
                     MomentumSgd::apply(m_params.data(), step, rate.at(slice.version - s.versionRead), 0, size);
                     ++slice.version;
                     slice.samplesApplied += s.count;

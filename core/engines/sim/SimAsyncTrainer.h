@@ -54,6 +54,9 @@ private:
     ParamVector m_stepBuffer;
     std::int64_t m_claimedSamples = 0;
     int m_mathThreads = 1;
+    /// Per thread of the math: the reduction buffers of the gradient it computes (the finished gradient is swapped
+    /// into the worker's own, so a worker keeps one gradient, not its whole reduction).
+    std::vector<std::vector<ParamVector>> m_scratch;
 };
 
 } // namespace sgdscope

@@ -2,6 +2,7 @@
 
 #include "core/common/NamedValues.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,12 @@ inline constexpr NameTable<ClusterKind, 4> clusterNames {{{"ideal", ClusterKind:
 /// sustains on a GEMM-bound training step (fashion-mnist's model is 1.007 Mflop per sample forward and backward,
 /// SimCost::flopsPerSample; 50 Gflop/s is 50k samples a second on one host).
 inline constexpr double nominalHostFlops = 50e9;
+
+/// How much one slice of a simulated run simulates before its results are reported (its spans and pushes are
+/// kept until then): sync, at most this many worker steps (workers x updates, at least one update); async, at most
+/// this many pushes.
+inline constexpr std::int64_t simSyncWorkerStepsPerSlice = 65536;
+inline constexpr std::int64_t simAsyncPushesPerSlice = 262144;
 
 /// How a run's workers (and async's parameter server, after them) are placed on the platform's hosts, taken in
 /// the platform's order. Several actors on one host share its cores as SimGrid shares them: each computation

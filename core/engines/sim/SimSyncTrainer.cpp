@@ -21,7 +21,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 constexpr std::size_t blockFloats = 4096;
 constexpr int maxUpdatesPerSlice = 1024;
-constexpr std::int64_t maxActorStepsPerSlice = 65536; // workers x updates
+constexpr std::int64_t maxActorStepsPerSlice = simSyncWorkerStepsPerSlice; // workers x updates
 constexpr std::int64_t maxSamplesPerSlice = 65536;
 
 /// The binomial tree over workers 0..P-1 that gradients go up and parameters come down: worker w > 0 sends
