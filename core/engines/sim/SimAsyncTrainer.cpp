@@ -244,6 +244,10 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
 
     const double base = m_seconds - slice.sliceStart;
     std::vector<Span> spans;
+    std::size_t spanCount = 0;
+    for (const auto& w : slice.spans)
+        spanCount += w.size() + 1;
+    spans.reserve(spanCount);
     for (int w = 0; w < workers; ++w) {
         for (Span s : slice.spans[static_cast<std::size_t>(w)]) {
             s.start += base;
@@ -295,6 +299,18 @@ void SimAsyncTrainer::simulate(Slice& slice)
         slice.wake.push_back(sg4::Semaphore::create(0));
     slice.answered.assign(static_cast<std::size_t>(workers), slice.sliceStart);
     slice.spans.assign(static_cast<std::size_t>(workers), {});
+    // Room for what the slice records when the run's sample budget bounds it (the window's time-limited slices
+    // make far fewer pushes than their cap): growing these vectors copied them over and over at thousands of
+    // workers.
+    if (m_settings.sampleBudget != std::numeric_limits<std::int64_t>::max()) {
+        const std::int64_t perPush = std::max(1, m_settings.batch / workers);
+        const std::int64_t budgetPushes = (m_settings.sampleBudget - m_claimedSamples) / perPush + workers;
+        const auto expected
+            = static_cast<std::size_t>(std::max<std::int64_t>(0, std::min(slice.pushesLeft, budgetPushes)));
+        slice.pushes.reserve(expected);
+        for (auto& spans : slice.spans) // read, network, compute, delay, upload
+            spans.reserve(5 * (expected / static_cast<std::size_t>(workers) + 1));
+    }
     slice.exitAt.assign(static_cast<std::size_t>(workers), slice.sliceStart);
     const bool momentum = m_settings.momentum != 0.0;
     const double applyFlops = SimWorld::get().memoryWork(m_cost.applyFlops(momentum), m_cost.applyBytes(momentum));
