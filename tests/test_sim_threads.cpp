@@ -1,0 +1,71 @@
+// The simulated cluster in this process (no child, no fork), so that ThreadSanitizer sees its OpenMP batches: the
+// sync workers' parts and async's gradients in flight are computed on this machine's threads, and the results do
+// not depend on how many.
+#include "core/run/ConfigBuilder.h"
+#include "core/run/Experiment.h"
+#include "core/run/RunConfig.h"
+
+#include <QTest>
+
+#include <omp.h>
+
+using namespace sgdscope;
+
+namespace {
+
+/// Blobs on the datacenter cluster, 8 workers with stragglers: each async push is 512 samples, enough math
+/// (tens of Mflop) that the gradients in flight are computed in parallel.
+PreparedRun simulatedRun()
+{
+    ConfigBuilder b;
+    b.applyPreset("blobs", "test");
+    b.applyOption("engine", "sim");
+    b.applyOption("cluster", "datacenter");
+    b.applyOption("mode", "both"); // hosts for both modes' runs (async has a server): the platform never changes
+    b.applyOption("workers", "8");
+    b.applyOption("batch", "4096");
+    b.applyOption("steps", "6");
+    b.applyOption("jitter", "0.3");
+    b.applyOption("slow", "2:3");
+    return prepareRun(b.resolve());
+}
+
+} // namespace
+
+class TestSimThreads : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // One SimGrid platform per process: every run here is on the same datacenter cluster.
+    void digestsDoNotDependOnTheThreadCount_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addRow("sync") << QStringLiteral("sync");
+        QTest::addRow("async") << QStringLiteral("async");
+    }
+
+    void digestsDoNotDependOnTheThreadCount()
+    {
+        QFETCH(QString, mode);
+        const Mode m = mode == QStringLiteral("sync") ? Mode::Sync : Mode::Async;
+        std::string digests[2];
+        std::int64_t updates[2] = {0, 0};
+        for (const int threads : {2, 1}) {
+            omp_set_num_threads(threads); // the simulated trainers compute on omp_get_max_threads() threads
+            const PreparedRun run = simulatedRun();
+            TrainingObserver none;
+            const ModeResult r = runMode(run, m, none);
+            QVERIFY(!r.diverged);
+            digests[threads - 1] = r.paramsDigest;
+            updates[threads - 1] = r.updates;
+        }
+        omp_set_num_threads(2);
+        QVERIFY(updates[0] > 0);
+        QCOMPARE(updates[1], updates[0]);
+        QCOMPARE(digests[1], digests[0]);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSimThreads)
+#include "test_sim_threads.moc"
