@@ -246,6 +246,8 @@ private slots:
         QCOMPARE(a.size(), b.size());
         auto close = [](double x, double y) { return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(y), 1e-12); };
         for (std::size_t m = 0; m < a.size(); ++m) {
+            QCOMPARE(a[m].at("network_model").get<std::string>(), std::string("star"));
+            QCOMPARE(b[m].at("network_model").get<std::string>(), std::string("simgrid"));
             const std::string mode = a[m].at("mode").get<std::string>();
             const double seconds = a[m].at("seconds").get<double>();
             QVERIFY2(close(seconds, b[m].at("seconds").get<double>()),
@@ -277,8 +279,12 @@ private slots:
             << QStringLiteral("--preset blobs --mode async --workers 256 --batch 4096 --steps 6");
         QTest::addRow("blobs both P256 chunk 1")
             << QStringLiteral("--preset blobs --mode both --workers 256 --batch 4096 --chunk 1 --steps 6");
-        QTest::addRow("parabola async P2048") << QStringLiteral(
-            "--preset parabola --samples 4096 --lr 0.0001 --mode async --workers 2048 --batch 4096 --steps 40");
+        // Several slices: the estimate holds for a run longer than one slice (at first the heap grew slice by
+        // slice).
+        QTest::addRow("parabola async P2048, 2 slices") << QStringLiteral(
+            "--preset parabola --samples 4096 --lr 0.0001 --mode async --workers 2048 --batch 4096 --steps 160");
+        QTest::addRow("parabola sync P1024, 5 slices") << QStringLiteral(
+            "--preset parabola --samples 4096 --lr 0.0001 --mode sync --workers 1024 --batch 4096 --steps 300");
     }
 
     void memoryEstimateHoldsOnTheSimulatedCluster()
@@ -291,6 +297,8 @@ private slots:
             nextOut(), args.split(QLatin1Char(' ')) + words("--eval-every 0 --engine sim --cluster datacenter"));
         QCOMPARE(r.exitCode, 0);
         const Json& memory = r.summary.at("memory");
+        QVERIFY2(memory.at("peak_resident_bytes").is_number() && memory.at("estimate_bytes").is_number(),
+            "this kernel does not say how much memory the process holds");
         const double peak = memory.at("peak_resident_bytes").get<double>();
         const double estimate = memory.at("estimate_bytes").get<double>();
         QVERIFY2(peak >= 0.75 * estimate && peak <= 1.25 * estimate,

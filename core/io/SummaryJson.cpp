@@ -1,5 +1,6 @@
 #include "core/io/SummaryJson.h"
 
+#include "core/engines/sim/SimWorld.h"
 #include "core/nn/kernels/Isa.h"
 
 #include <cmath>
@@ -104,6 +105,7 @@ Json summaryJson(const ModeResult& r)
         if (r.engineChoice.sim.platformFile.empty())
             j["host_flops"] = r.engineChoice.sim.hostFlops;
         j["placement"] = nameOf(placementNames, r.engineChoice.sim.placement);
+        j["network_model"] = networkModelOf(r.engineChoice.sim); // none, star (ours, as SimGrid's CM02) or simgrid
         if (r.engineChoice.sim.measuresThisMachine()) {
             const LocalCalibration& c = r.engineChoice.sim.calibration;
             j["local_calibration"] = Json {{"host_flops", c.hostFlops},

@@ -28,7 +28,8 @@ public:
         int worker;
     };
 
-    explicit RunRecorder(std::size_t capacity = 1 << 17, std::size_t spanCapacity = 0);
+    static constexpr std::size_t defaultCapacity = 1 << 17;
+    explicit RunRecorder(std::size_t capacity = defaultCapacity, std::size_t spanCapacity = 0);
     /// An update as a point: what the recorder keeps of it (and what the window plots).
     static UpdatePoint pointOf(const UpdateEvent& update, const UpdateFigures& figures);
 

@@ -1,6 +1,7 @@
 #include "core/run/MemoryEstimate.h"
 
 #include "core/engines/sim/SimCluster.h"
+#include "core/metrics/RunRecorder.h"
 #include "core/train/ReductionPlan.h"
 
 #include <algorithm>
@@ -9,11 +10,12 @@
 namespace sgdscope {
 
 namespace {
-// The simulated cluster's own memory, measured on the parabola (datacenter, P = 1,024 and 4,096, 2 and 100 updates):
-// 16 kB per worker (an actor and its state); 88 bytes per sync worker step; per async push 80 bytes for the run and
-// 360 bytes until its slice reports (spans).
+// The simulated cluster's own memory, measured on the parabola (datacenter, P = 256 to 4,096, 2 to 6,144 updates):
+// 16 kB per worker (an actor and its state); 300 bytes per sync worker step of a slice; per async push, 80 bytes
+// kept by the run and 360 bytes until its slice reports (spans). (Sync's per step figure is 110 bytes at
+// P = 1,024 and 560 at 4,096: 300 is within 25% of both runs' resident memory.)
 constexpr double simWorkerBytes = 16.0 * 1024;
-constexpr double simSyncStepBytes = 88.0;
+constexpr double simSyncStepBytes = 300.0;
 constexpr double simPushBytes = 80.0;
 constexpr double simSlicePushBytes = 360.0;
 } // namespace
@@ -69,13 +71,15 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
         : shape.engine == EngineKind::Sim ? params * (1 + 3 * p + computing * pushBuffers) + computing * workspace
                                           : params * (1 + 2 * p + pushBuffers) + workspace;
     // The simulated cluster: SimGrid's actor per worker (its context and the stack pages it touches) and the
-    // worker's bookkeeping; what the run records of every worker step (sync) or push (async); and the spans a slice
-    // keeps until it reports, for at most a slice's pushes (async).
+    // worker's bookkeeping; what a slice records until it reports (spans, pushes), for at most a slice's worker
+    // steps; and per async push what the run keeps, for at most the recorder's points.
     double simulated = 0.0;
     if (shape.engine == EngineKind::Sim) {
         const double workerSteps = static_cast<double>(settings.sampleBudget) / batch * p; // pushes, for async
-        const double syncRecorded = workerSteps * simSyncStepBytes;
-        const double asyncRecorded = workerSteps * simPushBytes
+        const double syncRecorded
+            = std::min(workerSteps, std::max(static_cast<double>(simSyncWorkerStepsPerSlice), p)) * simSyncStepBytes;
+        const double asyncRecorded
+            = std::min(workerSteps, static_cast<double>(RunRecorder::defaultCapacity)) * simPushBytes
             + std::min(workerSteps, static_cast<double>(simAsyncPushesPerSlice)) * simSlicePushBytes;
         const double recorded[2] = {shape.sync ? syncRecorded : 0.0, shape.async ? asyncRecorded : 0.0};
         simulated = p * simWorkerBytes * (shape.sideBySide && shape.sync && shape.async ? 2 : 1)

@@ -89,7 +89,6 @@ SimAsyncTrainer::SimAsyncTrainer(
     : Trainer(std::move(problem), std::move(settings), Mode::Async)
     , m_platform(std::move(platform))
     , m_cost(m_problem->spec, m_problem->layout)
-    , m_stepBuffer(m_params.size(), 0.0f)
 {
     SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
     SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
@@ -229,6 +228,11 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         pushes = std::min(pushes, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
 
     Slice slice;
+    if (m_kept) { // the last slice's vectors, with their room: allocating them anew each slice fragmented the heap
+        slice.pushes.swap(m_kept->pushes);
+        slice.spans.swap(m_kept->spans);
+        slice.pushes.clear();
+    }
     slice.workers = workers;
     slice.pushesLeft = pushes;
     slice.version = m_updates;
@@ -243,7 +247,8 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         std::rethrow_exception(slice.failure);
 
     const double base = m_seconds - slice.sliceStart;
-    std::vector<Span> spans;
+    std::vector<Span>& spans = m_reported;
+    spans.clear();
     std::size_t spanCount = 0;
     for (const auto& w : slice.spans)
         spanCount += w.size() + 1;
@@ -287,6 +292,10 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
              ++nextEvaluation)
             reportEvaluation(slice.evaluations[nextEvaluation].second, observer);
     }
+    if (!m_kept)
+        m_kept = std::make_unique<Slice>();
+    m_kept->pushes.swap(slice.pushes);
+    m_kept->spans.swap(slice.spans);
 }
 
 void SimAsyncTrainer::simulate(Slice& slice)
@@ -298,7 +307,9 @@ void SimAsyncTrainer::simulate(Slice& slice)
     for (int w = 0; w < workers; ++w)
         slice.wake.push_back(sg4::Semaphore::create(0));
     slice.answered.assign(static_cast<std::size_t>(workers), slice.sliceStart);
-    slice.spans.assign(static_cast<std::size_t>(workers), {});
+    slice.spans.resize(static_cast<std::size_t>(workers));
+    for (auto& w : slice.spans)
+        w.clear();
     // Room for what the slice records when the run's sample budget bounds it (the window's time-limited slices
     // make far fewer pushes than their cap): growing these vectors copied them over and over at thousands of
     // workers.

@@ -51,12 +51,13 @@ private:
     SimPlatformChoice m_platform;
     SimCost m_cost;
     std::vector<std::unique_ptr<WorkerState>> m_workers;
-    ParamVector m_stepBuffer;
     std::int64_t m_claimedSamples = 0;
     int m_mathThreads = 1;
     /// Per thread of the math: the reduction buffers of the gradient it computes (the finished gradient is swapped
     /// into the worker's own, so a worker keeps one gradient, not its whole reduction).
     std::vector<std::vector<ParamVector>> m_scratch;
+    std::unique_ptr<Slice> m_kept; // the last slice's pushes and spans vectors, kept for their room
+    std::vector<Span> m_reported; // the spans reported for a slice
 };
 
 } // namespace sgdscope

@@ -31,6 +31,15 @@ bool starNetworkWanted()
 }
 } // namespace
 
+std::string networkModelOf(const SimPlatformChoice& choice)
+{
+    if (!choice.platformFile.empty())
+        return "simgrid";
+    if (linkFiguresOf(choice.cluster).sharedFreely)
+        return "none";
+    return starNetworkWanted() ? "star" : "simgrid";
+}
+
 SimWorld& SimWorld::get()
 {
     // Never destroyed: SimGrid's engine lives until the process ends (a second one may not be made).
@@ -65,6 +74,7 @@ void SimWorld::ensurePlatform(const SimPlatformChoice& choice, int hosts)
                            "process); start a new run");
         return;
     }
+    const bool starNetwork = starNetworkWanted(); // before anything is built: a bad value leaves nothing half-made
     if (!choice.platformFile.empty()) {
         m_engine->load_platform(choice.platformFile);
         m_engine->seal_platform();
@@ -91,7 +101,7 @@ void SimWorld::ensurePlatform(const SimPlatformChoice& choice, int hosts)
         }
         zone->seal();
         m_engine->seal_platform();
-        if (!link.sharedFreely && starNetworkWanted()) {
+        if (!link.sharedFreely && starNetwork) {
             m_star = std::make_unique<StarNetwork>(hosts, link.bandwidth, link.latency);
             for (int i = 0; i < hosts; ++i) {
                 const auto id = static_cast<std::size_t>(m_hosts[static_cast<std::size_t>(i)]->get_netpoint()->id());
@@ -202,6 +212,8 @@ void SimWorld::run()
     m_stalledAt = -1.0;
     m_lastStart = clock();
     m_engine->run();
+    if (m_star && m_star->failure())
+        std::rethrow_exception(m_star->failure());
     if (m_stalledAt >= 0.0) {
         char at[32];
         std::snprintf(at, sizeof at, "%.9g", m_lastStart);

@@ -33,6 +33,11 @@ struct SimPlatformChoice
     bool operator==(const SimPlatformChoice&) const = default;
 };
 
+/// How a simulated run's messages are timed: "none" (ideal, local: no messages), "star" (the built-in clusters:
+/// StarNetwork), "simgrid" (platform files, or SGDSCOPE_SIM_NETWORK=simgrid: SimGrid's CM02 solver). Throws
+/// SgdError on a bad SGDSCOPE_SIM_NETWORK.
+std::string networkModelOf(const SimPlatformChoice& choice);
+
 /// The one simulation of this process. SimGrid allows one engine per process and its clock never goes back,
 /// so every simulated trainer of a process (sync and async of --mode both) shares this one, each on its own
 /// stretch of the clock. Built on first use; single-threaded (the driving thread).

@@ -1,6 +1,7 @@
 #include "core/engines/sim/StarNetwork.h"
 
 #include "core/common/Error.h"
+#include "core/engines/sim/SimWorld.h"
 
 #include <simgrid/s4u.hpp>
 
@@ -27,7 +28,8 @@ void StarNetwork::start(sg4::Host* host)
     m_events = {};
     m_wake = sg4::Semaphore::create(0);
     m_armed = std::numeric_limits<double>::infinity();
-    sg4::Actor::create("network", host, [this] { serve(); })->daemonize();
+    m_failure = nullptr;
+    sg4::Actor::create("network", host, [this] { SimWorld::guarded(m_failure, [this] { serve(); }); })->daemonize();
 }
 
 void StarNetwork::transfer(int from, int to, double bytes)
@@ -72,19 +74,27 @@ void StarNetwork::serve()
         while (!m_events.empty() && m_events.top().at <= now + tolerance) {
             const Event e = m_events.top();
             m_events.pop();
-            if (e.arrival) {
-                if (m_flows[static_cast<std::size_t>(e.index)].serial == e.tag)
-                    arrive(e.index, now);
-            } else if (m_links[static_cast<std::size_t>(e.index)].generation == e.tag) {
+            if (stale(e))
+                continue;
+            if (e.arrival)
+                arrive(e.index, now);
+            else
                 depart(e.index, now);
-            }
         }
+        while (!m_events.empty() && stale(m_events.top())) // a departure that an arrival made later
+            m_events.pop();
         m_armed = m_events.empty() ? std::numeric_limits<double>::infinity() : m_events.top().at;
         if (m_events.empty())
             m_wake->acquire();
         else
             m_wake->acquire_timeout(m_armed - now);
     }
+}
+
+bool StarNetwork::stale(const Event& e) const
+{
+    return e.arrival ? m_flows[static_cast<std::size_t>(e.index)].serial != e.tag
+                     : m_links[static_cast<std::size_t>(e.index)].generation != e.tag;
 }
 
 void StarNetwork::advance(Link& link, double now) const

@@ -3,6 +3,7 @@
 #include <simgrid/forward.h>
 
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <queue>
 #include <vector>
@@ -32,6 +33,8 @@ public:
     /// Forgets every message (those of actors killed by a failure) and starts the daemon actor that ends the
     /// messages, on `host`. Once per SimWorld::run, before the others start.
     void start(simgrid::s4u::Host* host);
+    /// What ended the daemon (a message it refused), rethrown by SimWorld::run; null if nothing.
+    std::exception_ptr failure() const { return m_failure; }
     /// Blocks the calling actor while `bytes` go from host `from` to host `to` (indices into the cluster's hosts).
     void transfer(int from, int to, double bytes);
 
@@ -78,6 +81,7 @@ private:
     };
 
     void serve();
+    bool stale(const Event& e) const;
     void arrive(int flow, double now);
     void depart(int link, double now);
     void advance(Link& link, double now) const;
@@ -95,6 +99,7 @@ private:
     std::priority_queue<Event, std::vector<Event>, std::greater<>> m_events;
     simgrid::s4u::SemaphorePtr m_wake; // the daemon waits on it for an earlier event than it sleeps until
     double m_armed = std::numeric_limits<double>::infinity(); // when the daemon wakes up next
+    std::exception_ptr m_failure;
 };
 
 } // namespace sgdscope
