@@ -71,7 +71,7 @@ def summary(name):
 def run_of(name, mode):
     return next(r for r in summary(name)["runs"] if r["mode"] == mode)
 def rss_mb(name):
-    return round(int(open(os.path.join(work, name + ".rss")).read().split()[-1]) / 1024, 1)
+    return round(int(open(os.path.join(work, name + ".rss")).read().split()[-1]) * 1024 / 1e6, 1)  # time -f %M gives KiB
 out = {"benchmark": "simulated cluster (SimGrid): cost of the simulation", "results": {}}
 res = out["results"]
 for p in (64, 1024):

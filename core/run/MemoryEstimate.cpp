@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sgdscope {
 
@@ -43,9 +44,13 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     const int microBatches = std::max(1, settings.accum);
     const int passSamples = passSamplesFor(spec);
     // The reduction buffers are those of the plans the engines build. Sync: one plan over every worker's chunks
-    // (in one process: threads, sim); MPI's sync process holds its own part and the tree's merges.
-    const double syncBuffers
-        = ReductionPlan::build(ChunkLayout(batch, chunk), workers, microBatches, passSamples).bufferCount;
+    // (every engine holds the whole plan's buffers; MPI's rank 0 also a receive buffer per other rank).
+    const ChunkLayout layout(batch, chunk);
+    const ReductionPlan syncPlan = ReductionPlan::build(layout, workers, microBatches, passSamples);
+    const double syncBuffers = syncPlan.bufferCount;
+    double mostRoots = 0.0;
+    for (const WorkerReduction& w : syncPlan.workers)
+        mostRoots = std::max(mostRoots, static_cast<double>(w.roots));
     // Async: one plan per push, over the worker's slice of the batch (the largest one).
     const int slice = (batch + workers - 1) / workers;
     const double pushBuffers
@@ -61,21 +66,28 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     const double computing = shape.engine == EngineKind::Threads ? p
         : shape.engine == EngineKind::Sim                        ? std::min(p, machineThreads)
                                                                  : 1.0;
-    const double sync = params * (3 + syncBuffers) + computing * workspace;
+    // MPI's rank 0 receives from every other rank at once into buffers of 64 KiB and the largest rank's roots and
+    // chunk losses (MpiSyncTrainer::trainSome), in floats here.
+    const double mpiSyncReceives = shape.engine == EngineKind::Mpi
+        ? (p - 1) * (64.0 * 1024 / 4 + mostRoots * params + 2.0 * layout.chunkCount)
+        : 0.0;
+    const double sync = params * (3 + syncBuffers) + computing * workspace + mpiSyncReceives;
     // Async. Threads: every worker thread keeps a snapshot, its momentum and its push's reduction buffers. Sim:
     // every worker a snapshot, its momentum and its finished gradient, and each thread of the math the buffers of
-    // the one it computes. MPI: the server keeps every worker's momentum and receive buffer; a worker its push's
-    // buffers.
+    // the one it computes. MPI: the server keeps every worker's momentum and a receive buffer of the parameters'
+    // size and 1 MiB; a worker its push's buffers.
     const double async = shape.engine == EngineKind::Threads
         ? params * (1 + p * (2 + pushBuffers)) + computing * workspace
         : shape.engine == EngineKind::Sim ? params * (1 + 3 * p + computing * pushBuffers) + computing * workspace
-                                          : params * (1 + 2 * p + pushBuffers) + workspace;
+                                          : params * (1 + 2 * p + pushBuffers) + p * 1024.0 * 1024 / 4 + workspace;
     // The simulated cluster: SimGrid's actor per worker (its context and the stack pages it touches) and the
     // worker's bookkeeping; what a slice records until it reports (spans, pushes), for at most a slice's worker
     // steps; and per async push what the run keeps, for at most the recorder's points.
     double simulated = 0.0;
     if (shape.engine == EngineKind::Sim) {
-        const double workerSteps = static_cast<double>(settings.sampleBudget) / batch * p; // pushes, for async
+        // Pushes, for async; the window trains until it is stopped (the caps hold).
+        const double workerSteps = shape.sideBySide ? std::numeric_limits<double>::infinity()
+                                                    : static_cast<double>(settings.sampleBudget) / batch * p;
         const double syncRecorded
             = std::min(workerSteps, std::max(static_cast<double>(simSyncWorkerStepsPerSlice), p)) * simSyncStepBytes;
         const double asyncRecorded
