@@ -212,7 +212,9 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         }
         // The initial parameters are the same on every engine: the first look needs no cluster or job. The
         // session's batch and micro-batches are checked as headless checks them (prepareRun).
+        // (More workers than the threads engine runs are the simulated cluster's: Start checks them there.)
         config.engine = EngineKind::Threads;
+        config.workers = std::min(config.workers, maxThreadsEngineWorkers);
         PreparedRun run = prepareRun(config, cachedData(*cache, config));
         TrainerSettings t = trainerSettings(run, settings);
         validateSettings(t, *run.problem); // what Start checks

@@ -23,7 +23,6 @@ namespace sgdscope {
 
 namespace {
 constexpr std::int64_t maxEvaluationsPerRun = 200;
-constexpr int maxThreadWorkers = 256;
 
 /// The engine of a run: for the simulated cluster, its platform (checked: a platform file is loaded in a
 /// child process, since SimGrid aborts on some errors) and the built-in hosts' speed.
@@ -35,9 +34,9 @@ EngineChoice engineChoiceFor(
     if (config.engine == EngineKind::Mpi)
         return engine;
     if (config.engine == EngineKind::Threads) {
-        if (config.workers > maxThreadWorkers)
+        if (config.workers > maxThreadsEngineWorkers)
             throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
-                + " is not allowed with --engine threads; use at most " + std::to_string(maxThreadWorkers)
+                + " is not allowed with --engine threads; use at most " + std::to_string(maxThreadsEngineWorkers)
                 + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
         return engine;
     }

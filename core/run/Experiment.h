@@ -15,6 +15,9 @@
 
 namespace sgdscope {
 
+/// The most workers the threads engine runs (one thread each).
+inline constexpr int maxThreadsEngineWorkers = 256;
+
 /// A run configuration turned into something trainable: data loaded, model built and checked against it,
 /// initial parameters drawn or read. Everything that can be wrong with the input is found here, before
 /// any output is written.
