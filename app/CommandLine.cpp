@@ -59,6 +59,11 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
         const OptionSpec* spec = findOption(name);
         if (!spec && name != "config")
             throw SgdError("--" + name.substr(0, 60) + ": unknown option; see --help for the list");
+        if (!hasValue && spec && !spec->flagValue.empty()
+            && (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)) {
+            value = spec->flagValue; // --dc-adaptive alone: on
+            hasValue = true;
+        }
         if (!hasValue) {
             if (i + 1 >= args.size())
                 throw SgdError("--" + name + ": needs a value");

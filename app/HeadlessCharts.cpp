@@ -4,9 +4,13 @@
 #include "ui/PointConversion.h"
 #include "ui/charts/RunCharts.h"
 
+#include "ui/charts/Exportable.h"
+
 #include <QApplication>
 #include <QString>
 #include <QStringList>
+
+#include <memory>
 
 namespace sgdscope {
 
@@ -15,7 +19,7 @@ namespace {
 void fill(ui::ModeSeries& series, const HeadlessModeRun& run)
 {
     ui::MetricsBatch batch;
-    const int m = run.result.mode == Mode::Sync ? ui::SyncMode : ui::AsyncMode;
+    const int m = isSyncLike(run.result.mode) ? ui::SyncMode : ui::AsyncMode; // the batch's slot for its family
     for (const auto& p : run.recorder.updates())
         batch.points[static_cast<std::size_t>(m)].push_back(ui::lossPoint(p));
     for (const auto& e : run.recorder.evaluations())
@@ -45,10 +49,17 @@ ChartWriter headlessChartWriter()
         static char* argv[] = {name, nullptr};
         static QApplication* app = QApplication::instance() ? nullptr : new QApplication(argc, argv);
         (void)app;
-        ui::ModeSeries sync, async;
-        for (const HeadlessModeRun* r : runs)
-            fill(r->result.mode == Mode::Sync ? sync : async, *r);
-        const QStringList problems = ui::writeRunCharts(QString::fromStdString(folder), sync, async);
+        std::vector<std::unique_ptr<ui::ModeSeries>> series;
+        std::vector<ui::ChartedMode> modes;
+        for (const HeadlessModeRun* r : runs) {
+            series.push_back(std::make_unique<ui::ModeSeries>());
+            fill(*series.back(), *r);
+            QString label = QString::fromUtf8(modeName(r->result.mode));
+            label[0] = label[0].toUpper();
+            modes.push_back(
+                {series.back().get(), label, ui::palette::mode(r->result.mode), isSyncLike(r->result.mode)});
+        }
+        const QStringList problems = ui::writeRunCharts(QString::fromStdString(folder), modes);
         if (!problems.isEmpty())
             throw SgdError(problems.join(QStringLiteral("; ")).toStdString());
     };

@@ -76,7 +76,7 @@ class StandardOutputProgress : public ProgressReporter
 {
 public:
     explicit StandardOutputProgress(Mode mode)
-        : m_slices(mode == Mode::Sync ? ui::SyncMode : ui::AsyncMode, m_mutex, m_staging, m_never)
+        : m_slices(isSyncLike(mode) ? ui::SyncMode : ui::AsyncMode, m_mutex, m_staging, m_never)
     {
         m_staging.ready = true;
     }

@@ -42,7 +42,7 @@ private slots:
         QCOMPARE(c.steps, std::int64_t(2000));
         QCOMPARE(c.lr, 0.01);
         QCOMPARE(c.layers, (std::vector<int> {1, 5, 1}));
-        QVERIFY(c.mode == RunMode::Both);
+        QVERIFY((c.modes == std::vector<Mode> {Mode::Sync, Mode::Async}));
     }
 
     void precedencePresetThenConfigThenOptions()
@@ -96,7 +96,7 @@ private slots:
         row("lr-text", {QStringLiteral("--lr"), QStringLiteral("fast")}, "--lr: 'fast' is not a number");
         row("momentum-one", {QStringLiteral("--momentum"), QStringLiteral("1")}, "--momentum: '1' is not allowed");
         row("mode", {QStringLiteral("--mode"), QStringLiteral("hybrid")},
-            "--mode: unknown value 'hybrid'; use sync | async | both");
+            "--mode: unknown mode 'hybrid'; use a list of sync | async | backup | dc-asgd, or both (sync,async)");
         row("preset", {QStringLiteral("--preset"), QStringLiteral("mnist")}, "--preset: unknown preset 'mnist'");
         row("activation", {QStringLiteral("--activation"), QStringLiteral("gelu")},
             "--activation: unknown value 'gelu'");
@@ -157,9 +157,11 @@ private slots:
             {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
             {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
             {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
-            {"eval-every", {"3", {}}}, {"progress", {"-", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}},
-            {"target-accuracy", {"0.9", {{"preset", "blobs"}}}}, {"target-loss", {"0.05", {}}}, {"init", {init, {}}},
-            {"save-params", {"p.safetensors", {}}}, {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
+            {"backup-workers", {"2", {{"mode", "backup"}}}}, {"dc-lambda", {"0.5", {{"mode", "dc-asgd"}}}},
+            {"dc-adaptive", {"on", {{"mode", "dc-asgd"}}}}, {"eval-every", {"3", {}}}, {"progress", {"-", {}}},
+            {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
+            {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
+            {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});
         for (const OptionSpec& spec : optionTable()) {
             const auto it = samples.find(spec.name);

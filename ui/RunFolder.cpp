@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/io/Files.h"
 #include "core/io/Json.h"
+#include "ui/charts/Exportable.h"
 #include "ui/charts/RunCharts.h"
 
 #include <QDateTime>
@@ -150,9 +151,11 @@ LoadedRun loadRunFolder(const QString& folder)
     std::string engine = "threads";
     int workers = 0;
     for (const Json& run : *runs) {
-        const int m = modeIndex(textOr(run, "mode", ""));
+        const std::string name = textOr(run, "mode", "");
+        const int m = modeIndex(name);
         if (m < 0)
-            throw SgdError("'" + summaryPath.toStdString() + "': a run's \"mode\" is not sync or async");
+            throw SgdError("'" + summaryPath.toStdString() + "': a run's \"mode\" is '" + name.substr(0, 40)
+                + "'; the window shows sync and async runs only (the folder's PNG charts show every mode)");
         b.status[static_cast<std::size_t>(m)] = statusOf(run);
         engine = textOr(run, "engine", engine);
         workers = std::max<int>(workers, static_cast<int>(integerOr(run, "workers", 0)));
@@ -396,7 +399,8 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
     window["command"] = record.command.toStdString();
     summary["window"] = window;
     // The charts first, summary.json last: a folder with a summary is a whole run folder.
-    const QStringList problems = writeRunCharts(staging, sync, async);
+    const QStringList problems = writeRunCharts(staging,
+        {{&sync, QObject::tr("Sync"), palette::sync(), true}, {&async, QObject::tr("Async"), palette::async(), false}});
     if (!problems.isEmpty())
         throw SgdError(problems.join(QStringLiteral("; ")).toStdString());
     writeFileAtomically((std::filesystem::path(dir) / "metrics.csv").string(), csv);

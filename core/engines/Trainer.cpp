@@ -91,8 +91,9 @@ void Trainer::markDiverged(std::int64_t atUpdate)
 UpdateEvent Trainer::syncUpdateEvent(int batch, double batchLoss, double seconds)
 {
     UpdateEvent event;
-    event.mode = Mode::Sync;
+    event.mode = m_mode;
     event.index = m_updates;
+    event.learningRate = m_settings.learningRate;
     event.versionRead = m_updates;
     event.versionApplied = m_updates;
     event.samples = batch;

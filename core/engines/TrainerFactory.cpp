@@ -1,8 +1,10 @@
 #include "core/engines/TrainerFactory.h"
 
+#include "core/common/Error.h"
 #include "core/engines/mpi/MpiAsyncTrainer.h"
 #include "core/engines/mpi/MpiSyncTrainer.h"
 #include "core/engines/sim/SimAsyncTrainer.h"
+#include "core/engines/sim/SimBackupTrainer.h"
 #include "core/engines/sim/SimSyncTrainer.h"
 #include "core/engines/threads/ThreadsAsyncTrainer.h"
 #include "core/engines/threads/ThreadsSyncTrainer.h"
@@ -15,16 +17,20 @@ std::unique_ptr<Trainer> makeTrainer(
     if (engine.kind == EngineKind::Mpi) {
         if (mode == Mode::Sync)
             return std::make_unique<MpiSyncTrainer>(std::move(problem), settings);
-        return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings);
+        if (mode == Mode::Async)
+            return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings);
+        throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes yet");
     }
     if (engine.kind == EngineKind::Sim) {
         if (mode == Mode::Sync)
             return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
-        return std::make_unique<SimAsyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
+        if (mode == Mode::Backup)
+            return std::make_unique<SimBackupTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
+        return std::make_unique<SimAsyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);
     }
-    if (mode == Mode::Sync)
-        return std::make_unique<ThreadsSyncTrainer>(std::move(problem), settings);
-    return std::make_unique<ThreadsAsyncTrainer>(std::move(problem), settings);
+    if (isSyncLike(mode))
+        return std::make_unique<ThreadsSyncTrainer>(std::move(problem), settings, mode);
+    return std::make_unique<ThreadsAsyncTrainer>(std::move(problem), settings, mode);
 }
 
 } // namespace sgdscope

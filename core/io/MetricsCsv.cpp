@@ -21,7 +21,7 @@ std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& r
         for (const auto& p : recorder->updates()) {
             out += m + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + num(p.seconds)
                 + "," + num(p.batchLoss) + "," + std::to_string(p.staleness) + ","
-                + (mode == Mode::Sync ? num(p.waitSeconds) : "") + "," + (p.worker >= 0 ? std::to_string(p.worker) : "")
+                + (isSyncLike(mode) ? num(p.waitSeconds) : "") + "," + (p.worker >= 0 ? std::to_string(p.worker) : "")
                 + ",,,,\n";
         }
         for (const auto& e : recorder->evaluations()) {

@@ -156,7 +156,10 @@ Json summaryJson(const ModeResult& r)
         timeFields(o, m.workers()[w]);
         o["updates"] = m.workers()[w].updates;
         o["samples"] = m.workers()[w].samples;
-        if (r.mode == Mode::Async && w < m.staleness().perWorker().size()) {
+        // Beside its own waits (idle_seconds): the others' waits attributed to it (it was the last to arrive, or
+        // held what they waited for), summed over the workers that waited.
+        o["made_others_wait_seconds"] = m.workers()[w].madeOthersWait;
+        if (!isSyncLike(r.mode) && w < m.staleness().perWorker().size()) {
             o["mean_staleness"] = m.staleness().perWorker()[w].mean();
             o["max_staleness"] = m.staleness().perWorker()[w].max;
         }
@@ -171,8 +174,30 @@ Json summaryJson(const ModeResult& r)
     staleness["p99"] = m.staleness().percentile(0.99);
     staleness["histogram"] = m.staleness().counts(); // histogram[s] = updates with staleness s
     j["staleness"] = staleness;
-    if (r.mode == Mode::Sync)
+    if (isSyncLike(r.mode))
         j["update_wait"] = updateWaitJson(m.updateWaits());
+    const RunMetrics::ModeCosts& costs = m.costs();
+    if (r.mode == Mode::Backup) {
+        const std::int64_t gradients = r.updates * r.settings.workers;
+        j["backup"] = Json {{"backup_workers", r.settings.backupWorkers}, {"dropped_gradients", costs.droppedGradients},
+            {"dropped_gradient_share", gradients > 0 ? static_cast<double>(costs.droppedGradients) / gradients : 0.0},
+            {"wasted_samples", costs.droppedSamples},
+            {"wasted_sample_share", r.samples > 0 ? static_cast<double>(costs.droppedSamples) / r.samples : 0.0},
+            {"note",
+                "each update applied the gradients of the first workers - backup_workers workers to finish and dropped "
+                "the rest; wasted samples were computed (at least in part) but not applied; samples counts every "
+                "sample the updates drew"}};
+    }
+    if (r.mode == Mode::DcAsgd)
+        j["delay_compensation"]
+            = Json {{"lambda", r.settings.dcLambda}, {"adaptive", r.settings.dcAdaptive}, {"pushes", costs.compensated},
+                {"mean_relative_size", costs.compensated > 0 ? costs.compensationSum / costs.compensated : 0.0},
+                {"max_relative_size", costs.compensationMax},
+                {"note",
+                    "relative size of a push's compensation: |lambda g*g*(w_now - w_read)| / |g| (Euclidean norms over "
+                    "the parameters)"}};
+    if (!isSyncLike(r.mode) && costs.learningRates > 0)
+        j["mean_learning_rate"] = costs.learningRateSum / costs.learningRates; // as applied (--async-lr staleness)
     if (r.settings.targetAccuracy >= 0 || r.settings.targetLoss >= 0) {
         j["target"] = r.settings.targetAccuracy >= 0 ? Json {{"test_accuracy", r.settings.targetAccuracy}}
                                                      : Json {{"train_loss", r.settings.targetLoss}};

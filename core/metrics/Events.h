@@ -11,15 +11,30 @@
 
 namespace sgdscope {
 
+/// The training strategy. Sync and async are the two ends of the spectrum; the modes between them are strategies
+/// over the same math and the same event stream (DESIGN.md, "Modes between sync and async").
 enum class Mode
 {
-    Sync,
-    Async
+    Sync, // every update waits for every worker: large-batch gradient descent, made parallel
+    Async, // every worker applies its gradient as soon as it is done: nobody waits, gradients are stale
+    Backup, // sync that applies the first P - B gradients of each update and drops the rest (Chen et al. 2016)
+    DcAsgd, // async whose gradient is delay-compensated, g + lambda g*g*(w_now - w_read) (Zheng et al. 2017)
 };
-inline constexpr NameTable<Mode, 2> modeNames {{{"sync", Mode::Sync}, {"async", Mode::Async}}};
+inline constexpr NameTable<Mode, 4> modeNames {
+    {{"sync", Mode::Sync}, {"async", Mode::Async}, {"backup", Mode::Backup}, {"dc-asgd", Mode::DcAsgd}}};
 inline const char* modeName(Mode m)
 {
-    return m == Mode::Sync ? "sync" : "async";
+    for (const auto& entry : modeNames) {
+        if (entry.value == m)
+            return entry.name.data(); // the names are string literals
+    }
+    return "?";
+}
+/// Sync-like modes train in team-wide updates (one window per update, the wait distribution is theirs);
+/// the others push worker by worker (staleness is theirs).
+inline constexpr bool isSyncLike(Mode m)
+{
+    return m == Mode::Sync || m == Mode::Backup;
 }
 
 /// What a worker was doing during a span of time. The wait kinds are its idle time; compute and the
@@ -59,6 +74,8 @@ struct Span
     double start = 0.0;
     double end = 0.0;
     int samples = 0; // Compute: the samples it computed
+    int culprit
+        = -1; // a wait: the worker it waited for (the last to arrive, the lock holder), -1: nobody in particular
     double seconds() const { return end - start; }
 };
 
@@ -85,6 +102,11 @@ struct UpdateEvent
     double seconds = 0.0; // the mode's clock when it was applied
     double batchLoss = 0.0; // loss of its samples at the parameters it was computed on
     bool applied = true; // false: its loss was not finite, the run stopped (divergence)
+    double learningRate = 0.0; // the learning rate it was applied with (0: not reported)
+    // backup: the gradients dropped from this update (their workers came last) and their samples
+    int droppedGradients = 0;
+    int droppedSamples = 0;
+    double compensation = -1.0; // dc-asgd: |compensation term| / |gradient| of this push (< 0: none)
 };
 
 /// What RunMetrics derives for one update, handed to observers with the event.

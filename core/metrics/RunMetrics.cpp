@@ -29,6 +29,7 @@ void WorkerFigures::add(const WorkerFigures& other)
         seconds[k] += other.seconds[k];
     updates += other.updates;
     samples += other.samples;
+    madeOthersWait += other.madeOthersWait;
 }
 
 void RunMetrics::addWorkerTime(const WorkWindow& window, std::span<const Span> spans)
@@ -52,10 +53,12 @@ void RunMetrics::addWorkerTime(const WorkWindow& window, std::span<const Span> s
         w.seconds[static_cast<std::size_t>(s.kind)] += s.end - s.start;
         if (s.kind == SpanKind::Compute)
             w.samples += s.samples;
+        if (isWait(s.kind) && s.culprit >= 0 && static_cast<std::size_t>(s.culprit) < team && s.culprit != s.worker)
+            here[static_cast<std::size_t>(s.culprit)].madeOthersWait += s.end - s.start;
     }
     m_lastWindowWait = 0.0;
     for (std::size_t w = 0; w < team; ++w) {
-        if (m_mode == Mode::Sync) {
+        if (isSyncLike(m_mode)) {
             // A sync window is one update: a worker took part if it computed samples in it.
             here[w].updates = here[w].samples > 0 ? 1 : 0;
             m_lastWindowWait = std::max(m_lastWindowWait, here[w].idle());
@@ -71,7 +74,18 @@ UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
     f.staleness = u.versionApplied - u.versionRead;
     if (!u.applied)
         return f;
-    if (m_mode == Mode::Sync) {
+    m_costs.droppedGradients += u.droppedGradients;
+    m_costs.droppedSamples += u.droppedSamples;
+    if (u.compensation >= 0) {
+        m_costs.compensationSum += u.compensation;
+        m_costs.compensationMax = std::max(m_costs.compensationMax, u.compensation);
+        ++m_costs.compensated;
+    }
+    if (u.learningRate > 0) {
+        m_costs.learningRateSum += u.learningRate;
+        ++m_costs.learningRates;
+    }
+    if (isSyncLike(m_mode)) {
         f.waitSeconds = m_lastWindowWait;
         m_waits.add(f.waitSeconds);
         m_staleness.add(f.staleness, -1);

@@ -17,6 +17,8 @@ struct WorkerFigures
     std::array<double, spanKindCount> seconds {}; // by SpanKind
     std::int64_t updates = 0; // sync: updates it computed a part of; async: its pushes applied
     std::int64_t samples = 0; // samples it computed
+    /// Others' waits attributed to this worker (Span::culprit): how long it made the others wait, summed over them.
+    double madeOthersWait = 0.0;
 
     double of(SpanKind k) const { return seconds[static_cast<std::size_t>(k)]; }
     double busy() const { return of(SpanKind::Compute) + of(SpanKind::Delay); }
@@ -64,6 +66,20 @@ public:
     double wallSeconds() const { return m_wallSeconds; }
     const StalenessStats& staleness() const { return m_staleness; }
     const WaitStats& updateWaits() const { return m_waits; }
+    /// What the modes between sync and async pay, summed over the updates applied: gradients and samples dropped
+    /// (backup), the compensation's size against the gradient (dc-asgd: sum and count of pushes, and the largest),
+    /// and the learning rate applied (sum over the updates that reported one).
+    struct ModeCosts
+    {
+        std::int64_t droppedGradients = 0;
+        std::int64_t droppedSamples = 0;
+        double compensationSum = 0.0;
+        double compensationMax = 0.0;
+        std::int64_t compensated = 0;
+        double learningRateSum = 0.0;
+        std::int64_t learningRates = 0;
+    };
+    const ModeCosts& costs() const { return m_costs; }
 
 private:
     static double fractionOf(const std::vector<WorkerFigures>& workers);
@@ -76,6 +92,7 @@ private:
     double m_lastWindowWait = 0.0; // sync: longest idle of any worker in the latest window
     StalenessStats m_staleness;
     WaitStats m_waits;
+    ModeCosts m_costs;
 };
 
 } // namespace sgdscope

@@ -40,14 +40,15 @@ EngineChoice engineChoiceFor(
                 + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
         return engine;
     }
-    const int hosts = config.workers + (config.runsAsync() ? 1 : 0); // async: a parameter server too
+    const bool server = config.runsAsync() || config.runs(Mode::Backup); // a parameter server too
+    const int hosts = config.workers + (server ? 1 : 0);
     engine.simHosts = hosts;
     engine.sim.cluster = config.cluster;
     engine.sim.platformFile = config.platform;
     engine.sim.placement = config.placement;
     if (!config.platform.empty()) {
-        if (const std::string why = checkPlatformFile(config.platform, config.workers, config.runsAsync(),
-                config.placement, config.runsSync(), config.runsAsync());
+        if (const std::string why = checkPlatformFile(
+                config.platform, config.workers, server, config.placement, config.runs(Mode::Sync), server);
             !why.empty())
             throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
     } else if (config.cluster == ClusterKind::Local) {
@@ -59,6 +60,24 @@ EngineChoice engineChoiceFor(
                 + std::to_string(engine.sim.calibration.spans) + " compute spans); try again, or use another cluster");
     }
     return engine;
+}
+/// Whether the engine runs every mode of the list, and the modes' own options fit the run.
+void checkModes(const RunConfig& config)
+{
+    if (config.modes.empty())
+        throw SgdError(config.originOf("mode") + ": no mode given; use a list of sync, async, backup, dc-asgd");
+    if (config.engine == EngineKind::Mpi) {
+        for (const Mode m : config.modes) {
+            if (m != Mode::Sync && m != Mode::Async)
+                throw SgdError(config.originOf("mode") + ": " + modeName(m)
+                    + " does not run across MPI processes yet; there, use sync and async (backup and dc-asgd run on "
+                      "--engine threads and sim)");
+        }
+    }
+    if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers)
+        throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
+            + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
+            + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
 }
 } // namespace
 
@@ -110,6 +129,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
             + " but " + dataName + " needs " + std::to_string(train.outputWidth())
             + (classification ? " outputs (one per class)" : " outputs (one per target)"));
 
+    checkModes(config);
     TrainerSettings& s = run.settings;
     s.workers = config.workers;
     s.batch = config.batch > 0 ? config.batch : static_cast<int>(std::min<std::int64_t>(train.size(), 1 << 30));
@@ -147,10 +167,8 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     run.residentWhenPrepared = residentBytes();
     requireMemory(run.modelMemoryBytes, config.originOf("layers"),
         "an MLP " + problem->spec.layersText() + " trained by " + std::to_string(config.workers)
-            + (config.workers == 1 ? " worker" : " workers")
-            + (config.mode == RunMode::Both ? " in both modes"
-                    : config.runsSync()     ? " in sync"
-                                            : " in async"),
+            + (config.workers == 1 ? " worker" : " workers") + " in " + (config.modes.size() == 1 ? "mode " : "modes ")
+            + config.modesText(),
         "Use smaller layers or fewer workers.");
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;
@@ -168,6 +186,9 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.rotatingFactor = config.rotatingStraggler;
     s.heavyTail = config.heavyTail;
     s.jitter = config.jitter;
+    s.backupWorkers = config.backupWorkers;
+    s.dcLambda = config.dcLambda;
+    s.dcAdaptive = config.dcAdaptive;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
     if (config.targetAccuracy >= 0 && !data->test)

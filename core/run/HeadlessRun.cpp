@@ -186,12 +186,7 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
 
 std::vector<Mode> modesOf(const RunConfig& config)
 {
-    std::vector<Mode> modes;
-    if (config.runsSync())
-        modes.push_back(Mode::Sync);
-    if (config.runsAsync())
-        modes.push_back(Mode::Async);
-    return modes;
+    return config.modes;
 }
 
 std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress)
@@ -212,7 +207,7 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
     const std::string lossText = !m.finalIsLastEvaluation ? std::string("final loss ") + loss
         : m.final.index < 0                               ? std::string("no evaluation before it stopped")
                             : "loss at the last evaluation (update " + std::to_string(m.final.index) + ") " + loss;
-    std::fprintf(stderr, "%-5s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), %s%s%s%s\n",
+    std::fprintf(stderr, "%-7s done: %lld updates, %lld samples in %.3f %ss (%.0f samples/s), %s%s%s%s\n",
         modeName(mode), static_cast<long long>(m.updates), static_cast<long long>(m.samples), m.seconds,
         m.engineChoice.kind == EngineKind::Sim ? "virtual " : "", m.samplesPerSecond(), lossText.c_str(),
         m.final.testAccuracy >= 0

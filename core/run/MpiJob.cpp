@@ -100,7 +100,7 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
         = config.origins.count("workers") && config.origins.at("workers").rfind("--workers (from", 0) != 0;
     if (workersGiven) {
         const std::string origin = config.originOf("workers");
-        if (config.mode == RunMode::Both)
+        if (config.runsSync() && config.runsAsync())
             return origin + ": with --engine mpi and --mode both the worker count follows from the "
                 + std::to_string(size) + " processes (sync " + std::to_string(size) + ", async "
                 + std::to_string(size - 1) + "); leave it out";
@@ -120,7 +120,7 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
             return config.originOf("slow") + ": worker " + std::to_string(slow.worker)
                 + " does not exist in this MPI job of " + std::to_string(size) + " processes ("
                 + (config.runsSync() ? "sync: workers 0 to " + std::to_string(size - 1) : std::string())
-                + (config.mode == RunMode::Both ? ", " : "")
+                + (config.runsSync() && config.runsAsync() ? ", " : "")
                 + (config.runsAsync() ? "async: workers 0 to " + std::to_string(size - 2) : std::string()) + ")";
     }
     return {};

@@ -4,6 +4,7 @@
 #include "core/run/Presets.h"
 #include "core/train/StragglerModel.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -121,7 +122,14 @@ std::string onlyForCsv(const RunConfig& c)
 
 std::string onlyForAsync(const RunConfig& c)
 {
-    return c.runsAsync() ? std::string() : "applies to async runs only, but --mode is sync";
+    return c.runsAsync() ? std::string()
+                         : "applies to modes that push one by one (async, dc-asgd), but --mode is " + c.modesText();
+}
+
+std::string onlyForMode(const RunConfig& c, Mode m)
+{
+    return c.runs(m) ? std::string()
+                     : "applies to the " + std::string(modeName(m)) + " mode only, but --mode is " + c.modesText();
 }
 
 std::vector<OptionSpec> makeTable()
@@ -136,8 +144,34 @@ std::vector<OptionSpec> makeTable()
     preset.load = [](const RunConfig& c) { return c.preset.empty() ? Json() : Json(c.preset); };
     t.push_back(preset);
 
-    t.push_back(choice("mode", "M", runModeNames, &RunConfig::mode,
-        "sync | async | both (default both: the same data, seed and samples, one after the other)"));
+    OptionSpec mode = base("mode", "LIST", OptionType::List,
+        "modes to run, one after another on the same data, seed and samples: a list of sync | async | backup | "
+        "dc-asgd, or both (= sync,async; the default)");
+    mode.choices = namesOf(modeNames);
+    mode.choices.emplace_back("both");
+    mode.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        std::vector<Mode> modes;
+        for (const auto& item : v.items) {
+            std::vector<Mode> named;
+            if (item == "both")
+                named = {Mode::Sync, Mode::Async};
+            else if (const auto m = valueNamed(modeNames, item))
+                named = {*m};
+            else
+                throw SgdError(origin + ": unknown mode '" + item.substr(0, 40) + "'; use a list of "
+                    + joined(namesOf(modeNames)) + ", or both (sync,async)");
+            for (const Mode m : named) {
+                if (std::find(modes.begin(), modes.end(), m) != modes.end())
+                    throw SgdError(origin + ": mode " + modeName(m) + " is listed twice; give each mode once");
+                modes.push_back(m);
+            }
+        }
+        c.modes = modes;
+    };
+    mode.load = [](const RunConfig& c) {
+        return c.modes == std::vector<Mode> {Mode::Sync, Mode::Async} ? Json("both") : Json(c.modesText());
+    };
+    t.push_back(mode);
     t.push_back(choice("engine", "E", engineNames, &RunConfig::engine,
         "threads (OpenMP workers here; default) | sim (a simulated cluster in virtual time) | mpi (processes under "
         "mpirun)"));
@@ -335,6 +369,9 @@ std::vector<OptionSpec> makeTable()
     apply.whyInapplicable = [](const RunConfig& c) {
         if (!c.runsAsync())
             return onlyForAsync(c);
+        if (c.runs(Mode::DcAsgd) && c.asyncApply == AsyncApply::LockFree)
+            return std::string("dc-asgd compensates a push against the parameters it is applied to, under the lock; "
+                               "lockfree is for --mode async only");
         if (c.engine == EngineKind::Sim && c.asyncApply == AsyncApply::LockFree)
             return std::string("the simulated cluster's async is a parameter server, which applies one push at a "
                                "time; lockfree applies to --engine threads");
@@ -345,9 +382,32 @@ std::vector<OptionSpec> makeTable()
     };
     t.push_back(apply);
     OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
-        "async only: constant | staleness (lr / max(1, staleness), Zhang et al. 2016)");
+        "modes with stale gradients (async, dc-asgd): constant | staleness (lr / max(1, staleness), Zhang et al. "
+        "2016)");
     asyncLr.whyInapplicable = onlyForAsync;
     t.push_back(asyncLr);
+    OptionSpec backup = integer("backup-workers", "B", 0, 4095, &RunConfig::backupWorkers,
+        "backup mode: each update applies the gradients of the first P - B workers to finish and drops the rest "
+        "(default 1; 0 is sync)");
+    backup.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::Backup); };
+    backup.load = [](const RunConfig& c) { return c.runs(Mode::Backup) ? Json(c.backupWorkers) : Json(); };
+    t.push_back(backup);
+    OptionSpec lambda = number("dc-lambda", "L", 0, false, 1e6, false, &RunConfig::dcLambda,
+        "dc-asgd mode: the delay compensation's lambda, g + L g*g*(w_now - w_read) (default 0.04; 0 is async)");
+    lambda.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::DcAsgd); };
+    lambda.load = [](const RunConfig& c) { return c.runs(Mode::DcAsgd) ? Json(c.dcLambda) : Json(); };
+    t.push_back(lambda);
+    OptionSpec adaptive = base("dc-adaptive", "[on|off]", OptionType::Choice,
+        "dc-asgd mode: alone or on gives DC-ASGD-a, lambda / sqrt(mean square of the gradient + 1e-7), a moving "
+        "average "
+        "with 0.95 (default off)");
+    adaptive.choices = {"on", "off"};
+    adaptive.flagValue = "on";
+    adaptive.store = [](RunConfig& c, const OptionValue& v, const std::string&) { c.dcAdaptive = v.text == "on"; };
+    adaptive.load
+        = [](const RunConfig& c) { return c.runs(Mode::DcAsgd) ? Json(c.dcAdaptive ? "on" : "off") : Json(); };
+    adaptive.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::DcAsgd); };
+    t.push_back(adaptive);
     t.push_back(integer("eval-every", "N", 0, 1e12, &RunConfig::evalEvery,
         "loss on the whole training set every N sync updates (0: only at the end; default: automatic)"));
     OptionSpec targetAccuracy = number("target-accuracy", "X", 0, true, 1, false, &RunConfig::targetAccuracy,
@@ -367,7 +427,7 @@ std::vector<OptionSpec> makeTable()
     t.push_back(path(
         "init", "FILE", &RunConfig::init, "initial parameters from a safetensors file (PyTorch nn.Sequential names)"));
     t.push_back(path("save-params", "FILE", &RunConfig::saveParams,
-        "write the final parameters (safetensors F32; the sync run's when --mode both)"));
+        "write the final parameters (safetensors F32; the first mode's when several run)"));
     t.push_back(path("out", "DIR", &RunConfig::out, "output folder (headless)"));
     t.push_back(path("trace", "FILE", &RunConfig::trace,
         "write the worker timeline as Chrome trace-event JSON (Perfetto, chrome://tracing)"));

@@ -44,6 +44,7 @@ struct OptionSpec
     std::vector<std::string> choices; // Choice
     bool repeatable = false; // may be given several times on the command line (--slow)
     bool pathValue = false; // Text: a file or folder name
+    std::string flagValue; // Choice: the value it takes on the command line when given alone (--dc-adaptive: on)
     int windowMax = 0; // the window's slider goes up to this (0: max)
     /// The window's range for a number (its slider or box), when narrower than [min, max] (both 0: none).
     /// For --slow and --jitter: the straggler factor's and jitter's sliders.

@@ -4,24 +4,17 @@
 #include "core/data/CsvLoader.h"
 #include "core/engines/EngineKind.h"
 #include "core/engines/sim/SimCluster.h"
+#include "core/metrics/Events.h"
 #include "core/nn/MlpSpec.h"
 #include "core/train/TrainerSettings.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace sgdscope {
-
-enum class RunMode
-{
-    Sync,
-    Async,
-    Both
-};
-inline constexpr NameTable<RunMode, 3> runModeNames {
-    {{"sync", RunMode::Sync}, {"async", RunMode::Async}, {"both", RunMode::Both}}};
 
 enum class DatasetKind
 {
@@ -50,7 +43,10 @@ struct RunConfig
     ClusterKind cluster = ClusterKind::Datacenter;
     std::string platform; // SimGrid platform file (instead of a built-in cluster)
     Placement placement = Placement::Spread; // workers on the simulated hosts
-    RunMode mode = RunMode::Both;
+    std::vector<Mode> modes {Mode::Sync, Mode::Async}; // run one after another (--mode sync,backup; both = sync,async)
+    int backupWorkers = 1; // --backup-workers B
+    double dcLambda = 0.04; // --dc-lambda L
+    bool dcAdaptive = false; // --dc-adaptive
     int workers = 1;
     int batch = 0; // 0: the whole training set
     int batchPerWorker = 0; // > 0: --batch-per-worker B, and batch is workers x B
@@ -99,13 +95,22 @@ struct RunConfig
         return it == origins.end() ? "--" + option : it->second;
     }
 
-    bool runsSync() const { return mode != RunMode::Async; }
-    bool runsAsync() const { return mode != RunMode::Sync; }
+    bool runs(Mode m) const { return std::find(modes.begin(), modes.end(), m) != modes.end(); }
+    /// Whether a sync-like mode (team-wide updates) is among the modes, and whether an async-like one (pushes).
+    bool runsSync() const { return std::any_of(modes.begin(), modes.end(), isSyncLike); }
+    bool runsAsync() const
+    {
+        return std::any_of(modes.begin(), modes.end(), [](Mode m) { return !isSyncLike(m); });
+    }
+    /// "sync,async" (both), "backup", ...
+    std::string modesText() const;
 };
-
-inline std::string toString(RunMode m)
+inline std::string RunConfig::modesText() const
 {
-    return nameOf(runModeNames, m);
+    std::string text;
+    for (const Mode m : modes)
+        text += (text.empty() ? "" : ",") + std::string(modeName(m));
+    return text;
 }
 inline std::string toString(DatasetKind d)
 {

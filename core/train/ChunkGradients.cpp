@@ -2,6 +2,8 @@
 
 #include "core/common/Error.h"
 
+#include <algorithm>
+
 namespace sgdscope {
 
 void addGradient(float* dst, const float* src, std::size_t first, std::size_t last)
@@ -59,6 +61,51 @@ bool SyncReduction::prepare(
         buffers.resize(static_cast<std::size_t>(plan.bufferCount), ParamVector(parameterCount, 0.0f));
     chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
     return true;
+}
+
+double SyncReduction::keptLossSum(const std::vector<char>& dropped) const
+{
+    double loss = 0.0;
+    for (std::size_t w = 0; w < plan.workers.size(); ++w) {
+        if (w < dropped.size() && dropped[w])
+            continue;
+        for (int c = plan.workers[w].chunks.begin; c < plan.workers[w].chunks.end; ++c)
+            loss += chunkLoss[static_cast<std::size_t>(c)];
+    }
+    return loss;
+}
+
+int SyncReduction::keptSamples(const std::vector<char>& dropped) const
+{
+    int samples = 0;
+    for (std::size_t w = 0; w < plan.workers.size(); ++w) {
+        const IndexRange c = plan.workers[w].chunks;
+        if (!(w < dropped.size() && dropped[w]) && c.size() > 0)
+            samples += chunks.samples(c.end - 1).end - chunks.samples(c.begin).begin;
+    }
+    return samples;
+}
+
+float* SyncReduction::combineKept(const std::vector<char>& dropped, float scale, std::size_t first, std::size_t last)
+{
+    for (std::size_t w = 0; w < dropped.size() && w < plan.workers.size(); ++w) {
+        if (!dropped[w])
+            continue;
+        const WorkerReduction& part = plan.workers[w];
+        for (int r = 0; r < part.roots; ++r) {
+            float* root = buffers[static_cast<std::size_t>(part.stackBuffers[static_cast<std::size_t>(r)])].data();
+            std::fill(root + first, root + last, 0.0f);
+        }
+    }
+    for (const MergeOp& op : plan.combine)
+        addGradient(buffers[static_cast<std::size_t>(op.dst)].data(), buffers[static_cast<std::size_t>(op.src)].data(),
+            first, last);
+    float* g = buffers[static_cast<std::size_t>(plan.rootBuffer)].data();
+    if (scale != 1.0f) {
+        for (std::size_t i = first; i < last; ++i)
+            g[i] *= scale;
+    }
+    return g;
 }
 
 } // namespace sgdscope

@@ -38,6 +38,20 @@ struct SyncReduction
     /// the same as before); returns whether it rebuilt.
     bool prepare(int batch, int chunkSize, int workers, int accum, int passSamples, std::size_t parameterCount);
 
+    /// Backup's update (and sync's, with nothing dropped): which workers' gradients are left out (dropped[w]).
+    /// The sum of the kept workers' chunk losses in chunk order, and their samples.
+    double keptLossSum(const std::vector<char>& dropped) const;
+    int keptSamples(const std::vector<char>& dropped) const;
+    /// On elements [first, last): the dropped workers' subtrees set to zero, the plan's combine, and the root
+    /// scaled by `scale` unless it is 1 (batch / kept samples: the mean over the kept samples). With nothing
+    /// dropped it is the plain combine, bit for bit.
+    float* combineKept(const std::vector<char>& dropped, float scale, std::size_t first, std::size_t last);
+    /// The scale of combineKept for these kept samples.
+    float keptScale(int keptSamples) const
+    {
+        return keptSamples == chunks.batch ? 1.0f : static_cast<float>(static_cast<double>(chunks.batch) / keptSamples);
+    }
+
 private:
     int m_workers = 0;
     int m_accum = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 
 namespace sgdscope {
 
@@ -47,6 +48,34 @@ float LearningRateRule::at(std::int64_t staleness) const
     if (m_policy == AsyncLearningRate::Staleness)
         lr /= static_cast<double>(std::max<std::int64_t>(1, staleness));
     return static_cast<float>(lr);
+}
+
+DelayCompensation::DelayCompensation(double lambda, bool adaptive, std::size_t size)
+    : m_lambda(static_cast<float>(lambda))
+    , m_adaptive(adaptive)
+    , m_meanSquare(adaptive && lambda != 0.0 ? size : 0, 0.0f)
+{
+}
+
+double DelayCompensation::compensate(float* g, const float* now, const float* read, std::size_t size)
+{
+    if (m_lambda == 0.0f)
+        return 0.0;
+    double gradientSquares = 0.0;
+    double termSquares = 0.0;
+    for (std::size_t i = 0; i < size; ++i) {
+        const float gi = g[i];
+        float lambda = m_lambda;
+        if (m_adaptive) {
+            m_meanSquare[i] = meanSquareDecay * m_meanSquare[i] + (1.0f - meanSquareDecay) * (gi * gi);
+            lambda = m_lambda / std::sqrt(m_meanSquare[i] + epsilon);
+        }
+        const float term = lambda * gi * gi * (now[i] - read[i]);
+        g[i] = gi + term;
+        gradientSquares += static_cast<double>(gi) * gi;
+        termSquares += static_cast<double>(term) * term;
+    }
+    return gradientSquares > 0 ? std::sqrt(termSquares / gradientSquares) : 0.0;
 }
 
 } // namespace sgdscope

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace sgdscope {
 
@@ -56,6 +57,30 @@ public:
 private:
     double m_learningRate;
     AsyncLearningRate m_policy;
+};
+
+/// Delay compensation (DC-ASGD: Zheng, Meng, Wang, Chen, Yu, Ma, Liu 2017, "Asynchronous Stochastic Gradient
+/// Descent with Delay Compensation"): a gradient g computed at the parameters w_read and applied at w_now is
+/// corrected by the diagonal of its outer product, an approximation of the Hessian:
+/// g + lambda g*g*(w_now - w_read), element by element. DC-ASGD-a (adaptive) divides lambda, element by element,
+/// by sqrt(ms + 1e-7), ms a moving average (0.95) of g*g over the pushes applied, updated before it is used. One
+/// object per parameter server: it keeps ms. lambda = 0 leaves the gradient untouched (the push is async's).
+class DelayCompensation
+{
+public:
+    DelayCompensation(double lambda, bool adaptive, std::size_t size);
+    bool active() const { return m_lambda != 0.0f; }
+    /// Compensates `gradient` in place; returns |compensation| / |gradient| (Euclidean norms; 0 for a zero
+    /// gradient).
+    double compensate(float* gradient, const float* now, const float* read, std::size_t size);
+
+    static constexpr float meanSquareDecay = 0.95f;
+    static constexpr float epsilon = 1e-7f;
+
+private:
+    float m_lambda;
+    bool m_adaptive;
+    std::vector<float> m_meanSquare;
 };
 
 } // namespace sgdscope

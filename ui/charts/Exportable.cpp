@@ -56,6 +56,20 @@ QColor async()
 {
     return QColor(0xe8, 0x6a, 0x10);
 }
+QColor mode(Mode m)
+{
+    switch (m) {
+    case Mode::Sync:
+        return sync();
+    case Mode::Async:
+        return async();
+    case Mode::Backup:
+        return QColor(0x2c, 0xa0, 0x8c); // teal: sync's family
+    case Mode::DcAsgd:
+        return QColor(0x94, 0x67, 0xbd); // purple: async's family
+    }
+    return QColor(Qt::gray);
+}
 QColor busy()
 {
     return QColor(0x4c, 0x78, 0xa8);

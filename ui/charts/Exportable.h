@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/metrics/Events.h"
+
 #include <QImage>
 #include <QString>
 
@@ -31,6 +33,8 @@ void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint&
 namespace palette {
 QColor sync();
 QColor async();
+/// A mode's colour: sync's and async's, and one of their own for the modes between them.
+QColor mode(Mode m);
 QColor busy();
 QColor delay();
 QColor idle();

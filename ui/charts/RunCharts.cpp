@@ -39,7 +39,7 @@ QString saveRow(const QList<QWidget*>& panels, const std::function<void()>& refr
 }
 } // namespace
 
-QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const ModeSeries& async)
+QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>& modes)
 {
     const QDir dir(folder);
     QStringList problems;
@@ -47,18 +47,15 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
         if (!error.isEmpty())
             problems << error;
     };
-    const std::array<const ModeSeries*, 2> modes = {&sync, &async};
-    const std::array<QString, 2> names = {QObject::tr("Sync"), QObject::tr("Async")};
-    const std::array<QColor, 2> colors = {palette::sync(), palette::async()};
 
     {
         QList<QWidget*> panels;
         QList<LossChart*> charts;
-        for (std::size_t m = 0; m < 2; ++m) {
-            if (modes[m]->points().empty())
+        for (const ChartedMode& m : modes) {
+            if (m.series->points().empty())
                 continue;
             auto* c = new LossChart(
-                QObject::tr("%1 loss").arg(names[m]), QString(), {{modes[m], colors[m], names[m]}}, XAxisKind::Samples);
+                QObject::tr("%1 loss").arg(m.name), QString(), {{m.series, m.color, m.name}}, XAxisKind::Samples);
             charts << c;
             panels << c;
         }
@@ -74,11 +71,11 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
     {
         QList<QWidget*> panels;
         QList<std::pair<WorkerBarsChart*, const ModeSeries*>> charts;
-        for (std::size_t m = 0; m < 2; ++m) {
-            if (!modes[m]->status().valid)
+        for (const ChartedMode& m : modes) {
+            if (!m.series->status().valid)
                 continue;
-            auto* c = new WorkerBarsChart(QObject::tr("%1 worker time").arg(names[m]), QString());
-            charts.append({c, modes[m]});
+            auto* c = new WorkerBarsChart(QObject::tr("%1 worker time").arg(m.name), QString());
+            charts.append({c, m.series});
             panels << c;
         }
         if (!panels.isEmpty())
@@ -91,33 +88,38 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
                 dir.filePath(QStringLiteral("idle.png"))));
     }
     {
-        // Each mode's price: sync's wait per update, async's staleness; each as a histogram and over time.
+        // Each mode's price: a sync-like mode's wait per update, an async-like one's staleness; each as a
+        // histogram and over time.
         QList<QWidget*> panels;
         QList<std::function<void()>> fill;
-        if (sync.status().valid) {
-            auto* histogram = new HistogramChart(QObject::tr("Sync wait per update"), QString(), colors[0],
-                QObject::tr("longest wait in an update (seconds, by decade)"), QObject::tr("updates"));
-            auto* trend = new TrendChart(
-                QObject::tr("Sync mean wait per update"), QString(), &sync, TrendValue::WaitSeconds, colors[0]);
-            panels << histogram << trend;
-            fill << [histogram, trend, &sync] {
-                const auto [labels, counts] = waitBars(sync.status().waitDecades);
-                histogram->setBins(labels, counts);
-                trend->refresh();
-            };
-        }
-        if (async.status().valid) {
-            auto* histogram = new HistogramChart(QObject::tr("Async staleness"), QString(), colors[1],
-                QObject::tr("staleness (updates)"), QObject::tr("pushes"));
-            auto* trend = new TrendChart(
-                QObject::tr("Async mean staleness"), QString(), &async, TrendValue::Staleness, colors[1]);
-            panels << histogram << trend;
-            fill << [histogram, trend, &async] {
-                const auto [labels, counts]
-                    = stalenessBars(async.status().stalenessCounts, async.status().stalenessTailFolded, 16);
-                histogram->setBins(labels, counts);
-                trend->refresh(std::max(1, static_cast<int>(async.status().workers.size())) - 1);
-            };
+        for (const ChartedMode& m : modes) {
+            if (!m.series->status().valid)
+                continue;
+            const ModeSeries* series = m.series;
+            if (m.syncLike) {
+                auto* histogram = new HistogramChart(QObject::tr("%1 wait per update").arg(m.name), QString(), m.color,
+                    QObject::tr("longest wait in an update (seconds, by decade)"), QObject::tr("updates"));
+                auto* trend = new TrendChart(QObject::tr("%1 mean wait per update").arg(m.name), QString(), series,
+                    TrendValue::WaitSeconds, m.color);
+                panels << histogram << trend;
+                fill << [histogram, trend, series] {
+                    const auto [labels, counts] = waitBars(series->status().waitDecades);
+                    histogram->setBins(labels, counts);
+                    trend->refresh();
+                };
+            } else {
+                auto* histogram = new HistogramChart(QObject::tr("%1 staleness").arg(m.name), QString(), m.color,
+                    QObject::tr("staleness (updates)"), QObject::tr("pushes"));
+                auto* trend = new TrendChart(
+                    QObject::tr("%1 mean staleness").arg(m.name), QString(), series, TrendValue::Staleness, m.color);
+                panels << histogram << trend;
+                fill << [histogram, trend, series] {
+                    const auto [labels, counts]
+                        = stalenessBars(series->status().stalenessCounts, series->status().stalenessTailFolded, 16);
+                    histogram->setBins(labels, counts);
+                    trend->refresh(std::max(1, static_cast<int>(series->status().workers.size())) - 1);
+                };
+            }
         }
         if (!panels.isEmpty())
             record(saveRow(
@@ -130,9 +132,9 @@ QStringList writeRunCharts(const QString& folder, const ModeSeries& sync, const 
     }
     {
         QList<LossChart::Curve> curves;
-        for (std::size_t m = 0; m < 2; ++m) {
-            if (!modes[m]->points().empty())
-                curves.append({modes[m], colors[m], names[m].toLower()});
+        for (const ChartedMode& m : modes) {
+            if (!m.series->points().empty())
+                curves.append({m.series, m.color, m.name.toLower()});
         }
         if (!curves.isEmpty()) {
             auto* bySamples

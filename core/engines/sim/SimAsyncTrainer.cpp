@@ -76,6 +76,8 @@ struct SimAsyncTrainer::Slice
         int samples;
         double loss, appliedAt;
         bool applied;
+        double learningRate = 0.0;
+        double compensation = -1.0;
     };
     std::vector<Push> pushes; // in apply order
     std::vector<std::vector<Span>> spans; // per worker
@@ -85,11 +87,14 @@ struct SimAsyncTrainer::Slice
 };
 
 SimAsyncTrainer::SimAsyncTrainer(
-    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
-    : Trainer(std::move(problem), std::move(settings), Mode::Async)
+    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts, Mode mode)
+    : Trainer(std::move(problem), std::move(settings), mode)
     , m_platform(std::move(platform))
+    , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
     , m_cost(m_problem->spec, m_problem->layout)
 {
+    if (mode != Mode::Async && mode != Mode::DcAsgd)
+        throw SgdError(std::string("the simulated cluster's async trainer cannot run mode ") + modeName(mode));
     SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
     SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
     m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
@@ -268,8 +273,10 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     for (std::size_t i = 0; i < slice.pushes.size(); ++i) {
         const Slice::Push& p = slice.pushes[i];
         UpdateEvent event;
-        event.mode = Mode::Async;
+        event.mode = mode();
         event.index = m_updates;
+        event.learningRate = p.learningRate;
+        event.compensation = p.compensation;
         event.worker = p.worker;
         event.versionRead = p.versionRead;
         event.versionApplied = p.versionApplied;
@@ -353,8 +360,13 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
                 if (push.applied) {
                     SimWorld::compute(applyFlops);
+                    if (m_compensation.active())
+                        push.compensation
+                            = m_compensation.compensate(s.gradient.data(), m_params.data(), s.snapshot.data(), size);
                     const float* step = rule.direction(s.gradient.data(), s.velocity.data(), 0, size);
-                    MomentumSgd::apply(m_params.data(), step, rate.at(slice.version - s.versionRead), 0, size);
+                    const float lr = rate.at(slice.version - s.versionRead);
+                    push.learningRate = lr;
+                    MomentumSgd::apply(m_params.data(), step, lr, 0, size);
                     ++slice.version;
                     slice.samplesApplied += s.count;
                 } else {

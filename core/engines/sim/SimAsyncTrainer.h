@@ -4,6 +4,7 @@
 #include "core/engines/sim/SimCost.h"
 #include "core/engines/sim/SimWorld.h"
 #include "core/train/ReductionPlan.h"
+#include "core/train/UpdateRule.h"
 
 namespace sgdscope {
 
@@ -28,8 +29,9 @@ namespace sgdscope {
 class SimAsyncTrainer final : public Trainer
 {
 public:
-    SimAsyncTrainer(
-        std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
+    /// `mode`: Async, or DcAsgd (the server compensates each push for its delay: DelayCompensation).
+    SimAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform,
+        int hosts, Mode mode = Mode::Async);
     ~SimAsyncTrainer() override;
     const char* engineName() const override { return "sim"; }
 
@@ -49,6 +51,7 @@ private:
     void simulate(Slice& slice);
 
     SimPlatformChoice m_platform;
+    DelayCompensation m_compensation; // dc-asgd: the server's
     SimCost m_cost;
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     std::int64_t m_claimedSamples = 0;

@@ -1,6 +1,7 @@
 #include "core/engines/sim/SimSyncTrainer.h"
 
 #include "core/common/Error.h"
+#include "core/engines/sim/SpanWindows.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/UpdateRule.h"
 
@@ -56,6 +57,7 @@ struct SimSyncTrainer::Slice
     std::vector<sg4::SemaphorePtr> gradientArrived;
     std::vector<sg4::SemaphorePtr> parametersArrived;
     std::vector<double> parametersSent; // per worker: when its parent started sending it the parameters
+    std::vector<std::vector<double>> readyAt; // [update][worker]: when it finished its compute and delay
     // Results, in virtual seconds.
     std::vector<std::vector<Span>> spans; // per worker
     std::vector<double> done; // per update: the parameters reached the last worker
@@ -196,24 +198,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     for (int u = 0; u < slice.updates; ++u) {
         const double windowEnd = slice.done[static_cast<std::size_t>(u)];
         spans.clear();
-        for (int w = 0; w < workers; ++w) {
-            auto& mine = slice.spans[static_cast<std::size_t>(w)];
-            std::size_t& i = next[static_cast<std::size_t>(w)];
-            while (i < mine.size() && mine[i].start < windowEnd) {
-                Span s = mine[i];
-                s.start = std::max(s.start, windowStart) + base;
-                s.end = std::min(s.end, windowEnd) + base;
-                if (s.end > s.start)
-                    spans.push_back(s);
-                if (mine[i].end <= windowEnd) {
-                    ++i;
-                } else {
-                    mine[i].start = windowEnd; // the rest belongs to the next window
-                    mine[i].samples = 0;
-                    break;
-                }
-            }
-        }
+        takeSpansOfWindow(slice.spans, next, windowStart, windowEnd, base, spans);
         reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
         m_seconds = windowEnd + base;
         const UpdateEvent event = syncUpdateEvent(
@@ -234,6 +219,8 @@ void SimSyncTrainer::simulate(Slice& slice)
     slice.spans.assign(static_cast<std::size_t>(workers), {});
     slice.done.assign(static_cast<std::size_t>(slice.updates), 0.0);
     slice.applied.assign(static_cast<std::size_t>(slice.updates), 0.0);
+    slice.readyAt.assign(
+        static_cast<std::size_t>(slice.updates), std::vector<double>(static_cast<std::size_t>(workers), 0.0));
     for (int w = 0; w < workers; ++w) {
         slice.gradientArrived.push_back(sg4::Semaphore::create(0));
         slice.parametersArrived.push_back(sg4::Semaphore::create(0));
@@ -248,12 +235,27 @@ void SimSyncTrainer::simulate(Slice& slice)
                 };
                 // Waiting for something a peer sends: before it started sending it is waiting for the peer,
                 // after that for the network.
-                auto waitFor = [&](const sg4::SemaphorePtr& semaphore, auto sentAt, SpanKind peerWait) {
+                // Waiting for something a peer sends: before it started sending it is waiting for the peer (named:
+                // the worker that finished its compute last among those it waited for), after that for the network.
+                auto waitFor = [&](const sg4::SemaphorePtr& semaphore, auto sentAt, auto culprit) {
                     const double from = SimWorld::clock();
                     semaphore->acquire();
                     const double sent = std::clamp(sentAt(), from, SimWorld::clock());
-                    span(peerWait, from, sent);
+                    if (sent > from) {
+                        const int whom = culprit();
+                        slice.spans[me].push_back({w, SpanKind::WaitBarrier, from, sent, 0, whom == w ? -1 : whom});
+                    }
                     span(SpanKind::WaitNetwork, sent, SimWorld::clock());
+                };
+                // The last of workers [first, last) to finish its compute and delay in update u.
+                auto lastReady = [&slice](int u, int first, int last) {
+                    const std::vector<double>& ready = slice.readyAt[static_cast<std::size_t>(u)];
+                    int whom = first;
+                    for (int x = first + 1; x < last; ++x) {
+                        if (ready[static_cast<std::size_t>(x)] > ready[static_cast<std::size_t>(whom)])
+                            whom = x;
+                    }
+                    return whom;
                 };
                 const std::vector<int> children = childrenOf(w, slice.workers);
                 for (int u = 0; u < slice.updates; ++u) {
@@ -263,6 +265,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                         = SimWorld::computeDelayed(slice.flops[me], slice.factor[static_cast<std::size_t>(u)][me]);
                     span(SpanKind::Compute, start, computed, slice.samples[me]);
                     span(SpanKind::Delay, computed, SimWorld::clock());
+                    slice.readyAt[static_cast<std::size_t>(u)][me] = SimWorld::clock();
                     for (std::size_t c = 0; c < children.size(); ++c) {
                         std::pair<int, double> arrival;
                         waitFor(
@@ -272,7 +275,10 @@ void SimSyncTrainer::simulate(Slice& slice)
                                 slice.arrivals[me].pop_front();
                                 return arrival.second;
                             },
-                            SpanKind::WaitBarrier);
+                            [&] { // the child's subtree: workers child .. child + its lowest set bit - 1
+                                const int child = arrival.first;
+                                return lastReady(u, child, std::min(slice.workers, child + (child & -child)));
+                            });
                         const double addStart = SimWorld::clock();
                         SimWorld::compute(slice.addWork);
                         span(SpanKind::Apply, addStart, SimWorld::clock());
@@ -286,7 +292,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                         slice.gradientArrived[static_cast<std::size_t>(parent)]->release();
                         waitFor(
                             slice.parametersArrived[me], [&] { return slice.parametersSent[me]; },
-                            SpanKind::WaitBarrier);
+                            [&] { return lastReady(u, 0, slice.workers); });
                     } else {
                         const double applyStart = SimWorld::clock();
                         SimWorld::compute(slice.applyWork);
@@ -315,7 +321,7 @@ void SimSyncTrainer::simulate(Slice& slice)
         auto& spans = slice.spans[static_cast<std::size_t>(w)];
         const double last = spans.empty() ? slice.sliceStart : spans.back().end;
         if (end > last)
-            spans.push_back({w, SpanKind::WaitBarrier, last, end, 0});
+            spans.push_back({w, SpanKind::WaitBarrier, last, end, 0, -1}); // for the tree's last messages
     }
 }
 

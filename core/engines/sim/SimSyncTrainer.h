@@ -17,9 +17,10 @@ namespace sgdscope {
 /// the platform's links), the root applies the update and sends the parameters back down the tree.
 ///
 /// Measured per worker, in virtual seconds: compute, straggler delay, waiting for a peer's message before it
-/// was sent (WaitBarrier: for the slowest worker) and while it travels (WaitNetwork), sending (Communicate),
-/// adding children's gradients and applying (Apply). Each update is a window from the moment the previous
-/// update's parameters reached the last worker to the moment this one's did.
+/// was sent (WaitBarrier: for the slowest worker, named: the last to finish its compute among the workers whose
+/// gradients the message carries, or among all of them for the parameters) and while it travels (WaitNetwork), sending
+/// (Communicate), adding children's gradients and applying (Apply). Each update is a window from the moment the
+/// previous update's parameters reached the last worker to the moment this one's did.
 ///
 /// Runs in slices of up to 1024 updates (fewer for many workers or large batches, and ending at the next
 /// whole-set evaluation), a deterministic function of the settings, so results do not depend on wall time.

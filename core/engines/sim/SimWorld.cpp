@@ -154,6 +154,29 @@ double SimWorld::computeDelayed(double flops, double factor)
     return factor > 1.0 ? start + (clock() - start) / factor : clock();
 }
 
+bool SimWorld::computeCancellable(double flops, std::shared_ptr<void>& running)
+{
+    if (!(flops > 0))
+        return true;
+    get().m_lastStart = clock();
+    auto exec = std::make_shared<sg4::ExecPtr>(sg4::this_actor::exec_async(flops));
+    running = exec;
+    bool completed = true;
+    try {
+        (*exec)->wait();
+    } catch (const simgrid::CancelException&) {
+        completed = false;
+    }
+    running.reset();
+    return completed;
+}
+
+void SimWorld::cancel(const std::shared_ptr<void>& running)
+{
+    if (running)
+        (*static_cast<sg4::ExecPtr*>(running.get()))->cancel();
+}
+
 void SimWorld::guarded(std::exception_ptr& failure, const std::function<void()>& body)
 {
     try {

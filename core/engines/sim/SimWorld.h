@@ -79,6 +79,11 @@ public:
     /// split in the proportion of the work (exact while the host's speed holds; under an availability profile
     /// that changes meanwhile, the split is that proportion of the time, the end is exact).
     static double computeDelayed(double flops, double factor);
+    /// The calling actor computes `flops` on its host as computeDelayed's execution does, unless another actor
+    /// cancels `running` (set while it runs; the caller's, for that actor to find); returns false if it was.
+    static bool computeCancellable(double flops, std::shared_ptr<void>& running);
+    /// Cancels what computeCancellable runs under `running` (nothing if it ended).
+    static void cancel(const std::shared_ptr<void>& running);
     /// Runs an actor's body. An exception it throws (SimGrid would abort the process, or report a deadlock as
     /// the others wait for it) is kept in `failure`, the first one only, and ends every other actor, so that
     /// run() returns and the driver rethrows it: the user sees our message.

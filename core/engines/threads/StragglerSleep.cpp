@@ -15,11 +15,15 @@ namespace sgdscope {
 namespace {
 constexpr double spinSeconds = 80e-6;
 constexpr double pieceSeconds = 0.02;
+constexpr double dropPieceSeconds = 0.0005;
 
-bool stopping(const std::atomic<bool>& stop)
+bool stopping(const std::atomic<bool>& stop, const std::atomic<bool>* drop)
 {
-    return stop.load(std::memory_order_relaxed) || cancellationRequested();
+    return stop.load(std::memory_order_relaxed) || (drop && drop->load(std::memory_order_acquire))
+        || cancellationRequested();
 }
+
+bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>* drop);
 
 void sleepUntil(const timespec& deadline)
 {
@@ -28,6 +32,17 @@ void sleepUntil(const timespec& deadline)
 } // namespace
 
 bool sleepForStraggler(double seconds, const std::atomic<bool>& stop)
+{
+    return sleepFor(seconds, stop, nullptr);
+}
+
+bool sleepForStraggler(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>& drop)
+{
+    return sleepFor(seconds, stop, &drop);
+}
+
+namespace {
+bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>* drop)
 {
     if (!(seconds > 0))
         return true;
@@ -45,17 +60,22 @@ bool sleepForStraggler(double seconds, const std::atomic<bool>& stop)
         const double start = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
         const double wakeAt = start + seconds - spinSeconds;
         for (double at = start; at < wakeAt;) {
-            if (stopping(stop))
+            if (stopping(stop, drop))
                 return false;
-            at = std::min(wakeAt, at + pieceSeconds);
+            // A drop (backup) is noticed within half a millisecond: the team waits for it.
+            at = std::min(wakeAt, at + (drop ? dropPieceSeconds : pieceSeconds));
             timespec deadline {};
             deadline.tv_sec = static_cast<time_t>(std::floor(at));
             deadline.tv_nsec = static_cast<long>((at - std::floor(at)) * 1e9);
             sleepUntil(deadline);
         }
     }
-    while (Clock::now() < end) { }
+    while (Clock::now() < end) {
+        if (drop && drop->load(std::memory_order_acquire))
+            return false;
+    }
     return true;
 }
+} // namespace
 
 } // namespace sgdscope

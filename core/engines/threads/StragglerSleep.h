@@ -10,5 +10,7 @@ namespace sgdscope {
 /// cancellation is requested (a signal), so a large straggler factor does not hold up a stop.
 /// Returns false if it was cut short.
 bool sleepForStraggler(double seconds, const std::atomic<bool>& stop);
+/// The same, also cut short once `drop` is set (backup: the update no longer waits for this worker).
+bool sleepForStraggler(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>& drop);
 
 } // namespace sgdscope

@@ -33,6 +33,7 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
         SpanKind kind;
         Clock::time_point start, end;
         int samples = 0;
+        int culprit = -1;
     };
 
     BatchCursor cursor;
@@ -51,9 +52,15 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
     std::int64_t pushes = 0; // all pushes so far
 };
 
-ThreadsAsyncTrainer::ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : Trainer(std::move(problem), std::move(settings), Mode::Async)
+ThreadsAsyncTrainer::ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
+    : Trainer(std::move(problem), std::move(settings), mode)
+    , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
 {
+    if (mode != Mode::Async && mode != Mode::DcAsgd)
+        throw SgdError(std::string("the threads engine's async trainer cannot run mode ") + modeName(mode));
+    if (mode == Mode::DcAsgd && m_settings.asyncApply == AsyncApply::LockFree)
+        throw SgdError("dc-asgd compensates a push against the parameters it is applied to, under the lock; "
+                       "--async-apply lockfree is for async only");
     prepareWorkers();
 }
 
@@ -120,8 +127,8 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     const std::uint32_t* indices = batchIndices + s.slice.begin;
     const std::size_t size = m_params.size();
     const bool lockFree = m_settings.asyncApply == AsyncApply::LockFree;
-    auto span = [&](SpanKind kind, Clock::time_point a, Clock::time_point b, int samples = 0) {
-        s.spans.push_back({kind, a, b, samples});
+    auto span = [&](SpanKind kind, Clock::time_point a, Clock::time_point b, int samples = 0, int culprit = -1) {
+        s.spans.push_back({kind, a, b, samples, culprit == worker ? -1 : culprit});
     };
 
     // Read a snapshot of the parameters with its version.
@@ -136,10 +143,12 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         Clock::time_point locked = fetchStart; // an uncontended lock is no wait
         if (!guard.owns_lock()) {
             span(SpanKind::Communicate, fetchStart, readStart);
+            const int holder = m_lockHolder.load(std::memory_order_relaxed); // whom it waits for (as it starts to)
             guard.lock();
             locked = Clock::now();
-            span(SpanKind::WaitLock, readStart, locked);
+            span(SpanKind::WaitLock, readStart, locked, 0, holder);
         }
+        m_lockHolder.store(worker, std::memory_order_relaxed);
         r.versionRead = m_version.load(std::memory_order_relaxed);
         std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
         guard.unlock();
@@ -184,14 +193,17 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         return;
     }
 
-    // Momentum on the worker's own buffer, outside any lock: apply time.
+    // Momentum on the worker's own buffer, outside any lock (after the compensation, under it, for dc-asgd):
+    // apply time.
     const Clock::time_point stepStart = Clock::now();
     const MomentumSgd rule(m_settings.momentum);
-    const float* step
-        = rule.direction(s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data(), s.velocity.data(), 0, size);
+    float* gradient = s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data();
+    const bool compensated = m_compensation.active();
+    const float* step = compensated ? nullptr : rule.direction(gradient, s.velocity.data(), 0, size);
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
     if (lockFree) {
         const float lr = rate.at(m_version.load(std::memory_order_acquire) - r.versionRead);
+        r.learningRate = lr;
         MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
         r.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
         r.applied = Clock::now();
@@ -202,13 +214,21 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         std::unique_lock guard(m_lock, std::try_to_lock);
         Clock::time_point lockWanted {};
         Clock::time_point locked {};
+        int holder = -1;
         if (!guard.owns_lock()) {
             lockWanted = Clock::now();
+            holder = m_lockHolder.load(std::memory_order_relaxed);
             guard.lock();
             locked = Clock::now();
         }
+        m_lockHolder.store(worker, std::memory_order_relaxed);
         r.versionApplied = m_version.load(std::memory_order_relaxed);
-        MomentumSgd::apply(m_params.data(), step, rate.at(r.versionApplied - r.versionRead), 0, size);
+        if (compensated) {
+            r.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
+            step = rule.direction(gradient, s.velocity.data(), 0, size);
+        }
+        r.learningRate = rate.at(r.versionApplied - r.versionRead);
+        MomentumSgd::apply(m_params.data(), step, static_cast<float>(r.learningRate), 0, size);
         m_version.store(r.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();
         r.applied = Clock::now();
@@ -216,7 +236,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             span(SpanKind::Apply, stepStart, r.applied);
         } else {
             span(SpanKind::Apply, stepStart, lockWanted);
-            span(SpanKind::WaitLock, lockWanted, locked);
+            span(SpanKind::WaitLock, lockWanted, locked, 0, holder);
             span(SpanKind::Apply, locked, r.applied);
         }
     }
@@ -324,7 +344,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
         const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
         spans.push_back({w, SpanKind::WaitSlice, at(t0), at(s.loopStart), 0});
         for (const auto& t : s.spans)
-            spans.push_back({w, t.kind, at(t.start), at(t.end), t.samples});
+            spans.push_back({w, t.kind, at(t.start), at(t.end), t.samples, t.culprit});
         spans.push_back({w, SpanKind::WaitSlice, at(s.loopEnd), at(t1), 0});
         for (const PushRecord& r : s.records)
             order.push_back(&r);
@@ -340,8 +360,10 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     });
     for (const PushRecord* r : order) {
         UpdateEvent event;
-        event.mode = Mode::Async;
+        event.mode = mode();
         event.worker = r->worker;
+        event.learningRate = r->learningRate;
+        event.compensation = r->compensation;
         event.versionRead = r->versionRead;
         event.versionApplied = r->versionApplied;
         event.samples = r->samples;

@@ -3,6 +3,7 @@
 #include "core/common/FairLock.h"
 #include "core/engines/Trainer.h"
 #include "core/train/ReductionPlan.h"
+#include "core/train/UpdateRule.h"
 
 #include <chrono>
 #include <exception>
@@ -21,6 +22,8 @@ namespace sgdscope {
 ///  - AsyncApply::LockFree: element by element without a lock (Niu et al. 2011, "HOGWILD!"), with relaxed
 ///    atomic loads and stores. Staleness = other pushes whose writes completed between the start of the
 ///    read and the completion of this push's write; pushes are in the order their writes completed.
+///  - Mode::DcAsgd compensates each push's gradient for its delay (DelayCompensation) under the lock, against
+///    the parameters it is applied to, before the worker's momentum; with lambda 0 the push is async's.
 ///  - AsyncLearningRate::Staleness divides a push's learning rate by max(1, staleness) (Zhang et al. 2016);
 ///    lock-free, by the staleness known when its write begins.
 ///
@@ -36,11 +39,13 @@ namespace sgdscope {
 /// slice, in apply order. When a slice's time is up, workers start no new push unless a push begun before
 /// the deadline is still running, so fast workers keep working while a straggler finishes. Measured per
 /// worker: waiting for the lock, copying the snapshot (communication), compute, straggler delay, apply, and
-/// waiting at the slice's start and end (WaitSlice).
+/// waiting at the slice's start and end (WaitSlice). A lock wait names the worker that held the lock when it
+/// began (the one ahead in the queue may be another: the holder is who made it wait first).
 class ThreadsAsyncTrainer final : public Trainer
 {
 public:
-    ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings);
+    /// `mode`: Async, or DcAsgd (each push's gradient compensated under the lock: DelayCompensation).
+    ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode = Mode::Async);
     ~ThreadsAsyncTrainer() override;
     const char* engineName() const override { return "threads"; }
 
@@ -58,6 +63,8 @@ private:
         std::int64_t versionRead = 0;
         std::int64_t versionApplied = 0;
         double loss = 0.0; // slice loss at the snapshot
+        double learningRate = 0.0; // applied with
+        double compensation = -1.0; // dc-asgd: |term| / |gradient|
         int samples = 0;
         int worker = 0;
         Clock::time_point applied; // its write completed
@@ -72,6 +79,8 @@ private:
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     std::atomic<std::int64_t> m_claimedSamples {0}; // samples of pushes begun (the budget is shared)
     std::atomic<std::int64_t> m_pushesLeft {0}; // of this call's RunLimits::maxUpdates
+    DelayCompensation m_compensation; // dc-asgd (under m_lock)
+    std::atomic<int> m_lockHolder {-1}; // the worker that took m_lock last (whom a lock wait names)
     FairLock m_lock; // served in the order asked, as a parameter server serves its queue
     std::atomic<std::int64_t> m_version {0}; // updates applied (lock-free: writes completed)
     std::atomic<int> m_preDeadlineActive {0};

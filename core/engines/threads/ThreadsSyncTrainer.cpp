@@ -21,11 +21,13 @@ double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::stea
 }
 } // namespace
 
-ThreadsSyncTrainer::ThreadsSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : Trainer(std::move(problem), std::move(settings), Mode::Sync)
+ThreadsSyncTrainer::ThreadsSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
+    : Trainer(std::move(problem), std::move(settings), mode)
     , m_cursor(m_order)
     , m_velocity(m_params.size(), 0.0f)
 {
+    if (mode != Mode::Sync && mode != Mode::Backup)
+        throw SgdError(std::string("the threads engine's sync trainer cannot run mode ") + modeName(mode));
     preparePlan();
 }
 
@@ -42,15 +44,27 @@ void ThreadsSyncTrainer::preparePlan()
             passSamples(), m_params.size()))
         return;
     m_slots.assign(static_cast<std::size_t>(m_settings.workers), WorkerSlot {});
+    m_dropped.assign(static_cast<std::size_t>(m_settings.workers), 0);
     m_spans.reserve(static_cast<std::size_t>(m_settings.workers) * 6);
     for (int w = 0; w < m_settings.workers; ++w)
         workspace(w); // allocate before the first update, not inside it
+}
+
+int ThreadsSyncTrainer::gradientsKept() const
+{
+    if (mode() != Mode::Backup)
+        return m_settings.workers;
+    int withSamples = 0;
+    for (const WorkerReduction& part : m_reduction.plan.workers)
+        withSamples += part.chunks.size() > 0 ? 1 : 0;
+    return std::max(1, withSamples - m_settings.backupWorkers);
 }
 
 void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices, Clock::time_point start)
 {
     WorkerSlot& slot = m_slots[static_cast<std::size_t>(worker)];
     slot.start = start;
+    slot.dropped = false;
     slot.samples = computeWorkerPart(workspaceAt(worker), m_problem->layout, m_params.data(), m_view, indices,
         m_reduction.plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / m_reduction.chunks.batch),
         m_reduction.buffers, m_reduction.chunkLoss.data());
@@ -58,21 +72,35 @@ void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices, C
     const double delay = slot.samples > 0
         ? m_stragglers.delaySeconds(worker, m_updates, secondsBetween(slot.start, slot.computed))
         : 0;
+    const bool backup = mode() == Mode::Backup;
     if (delay > 0) {
         slot.delayStart = Clock::now();
-        sleepForStraggler(delay, m_stopFlag);
+        if (backup)
+            sleepForStraggler(delay, m_stopFlag, m_dropLate); // cut short once the update has its gradients
+        else
+            sleepForStraggler(delay, m_stopFlag);
         slot.ready = Clock::now();
     } else {
         slot.delayStart = slot.ready = slot.computed; // no delay span
     }
+    if (backup && slot.samples > 0) {
+        // The order of arrival decides: the first gradientsKept() are applied, the arrival that completes them
+        // ends the others' delays, and whoever comes after is dropped.
+        const int arrival = m_arrivals.fetch_add(1, std::memory_order_acq_rel);
+        const int keep = gradientsKept();
+        if (arrival == keep - 1) {
+            m_completedBy = worker;
+            m_dropLate.store(true, std::memory_order_release);
+        }
+        slot.dropped = arrival >= keep;
+    }
+    m_dropped[static_cast<std::size_t>(worker)] = slot.dropped ? 1 : 0; // its own element: read after the barrier
 }
 
 void ThreadsSyncTrainer::combineAndApply(int worker, int team)
 {
     // Every member reads the same chunk losses in the same order: the same verdict without another barrier.
-    double loss = 0.0;
-    for (const double l : m_reduction.chunkLoss)
-        loss += l;
+    const double loss = m_reduction.keptLossSum(m_dropped);
     if (!std::isfinite(loss))
         return; // diverged: leave the parameters as they were
     const std::size_t blocks = (m_params.size() + alignFloats - 1) / alignFloats;
@@ -81,12 +109,11 @@ void ThreadsSyncTrainer::combineAndApply(int worker, int team)
     const std::size_t last = std::min(m_params.size(), static_cast<std::size_t>(mine.end) * alignFloats);
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
-    const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
+    const float scale = m_reduction.keptScale(m_reduction.keptSamples(m_dropped));
     for (std::size_t b0 = first; b0 < last; b0 += blockFloats) {
         const std::size_t b1 = std::min(last, b0 + blockFloats);
-        for (const MergeOp& op : m_reduction.plan.combine)
-            addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
-                m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+        // Backup: a dropped worker's subtrees count as zero in the fixed tree.
+        const float* g = m_reduction.combineKept(m_dropped, scale, b0, b1);
         rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
     }
 }
@@ -97,6 +124,9 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     const int team = m_settings.workers;
     const int batch = m_settings.batch;
     const std::uint32_t* indices = m_cursor.next(batch);
+    m_arrivals.store(0, std::memory_order_relaxed);
+    m_dropLate.store(false, std::memory_order_relaxed);
+    m_completedBy = -1;
 
     const Clock::time_point t0 = Clock::now();
     if (team == 1) {
@@ -161,27 +191,53 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     m_spans.clear();
     // A team of one waits for nobody: the moments between its spans are bookkeeping (unaccounted), not waits.
     const bool waits = team > 1;
+    // Whom the waits were for: at the barrier, the last worker to reach it (backup: until the arrival that
+    // completed the update, that worker; then the dropped ones, which stop when they see it); at the end, the
+    // last to finish its share of the apply. A worker does not wait for itself.
+    int lastToArrive = 0;
+    int lastToApply = 0;
+    for (int w = 1; w < team; ++w) {
+        if (m_slots[static_cast<std::size_t>(w)].waitStart > m_slots[static_cast<std::size_t>(lastToArrive)].waitStart)
+            lastToArrive = w;
+        if (m_slots[static_cast<std::size_t>(w)].applied > m_slots[static_cast<std::size_t>(lastToApply)].applied)
+            lastToApply = w;
+    }
+    const int completedBy = m_completedBy;
+    auto culprit = [](int whom, int w) { return whom == w ? -1 : whom; };
     for (int w = 0; w < team; ++w) {
         const WorkerSlot& s = m_slots[static_cast<std::size_t>(w)];
         if (waits)
             m_spans.push_back({w, SpanKind::WaitBarrier, at(t0), at(s.start), 0});
         m_spans.push_back({w, SpanKind::Compute, at(s.start), at(s.computed), s.samples});
         m_spans.push_back({w, SpanKind::Delay, at(s.delayStart), at(s.ready), 0});
-        if (waits)
-            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.waitStart), at(s.released), 0});
+        if (waits) {
+            Clock::time_point from = s.waitStart;
+            if (completedBy >= 0) {
+                const Clock::time_point completed
+                    = std::clamp(m_slots[static_cast<std::size_t>(completedBy)].waitStart, s.waitStart, s.released);
+                m_spans.push_back({w, SpanKind::WaitBarrier, at(from), at(completed), 0, culprit(completedBy, w)});
+                from = completed;
+            }
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(from), at(s.released), 0, culprit(lastToArrive, w)});
+        }
         m_spans.push_back({w, SpanKind::Apply, at(s.applyStart), at(s.applied), 0});
         if (waits)
-            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0});
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0, culprit(lastToApply, w)});
     }
     const double wall = secondsBetween(t0, t1);
     reportWorkerTime(WorkWindow {base, base + wall, team}, m_spans, observer);
 
-    double lossSum = 0.0;
-    for (const double l : m_reduction.chunkLoss)
-        lossSum += l;
     m_seconds += wall;
+    const int kept = m_reduction.keptSamples(m_dropped);
     // A non-finite loss: the update was not applied and the run stops here with everything recorded so far.
-    reportUpdate(syncUpdateEvent(batch, lossSum / batch, m_seconds), observer);
+    UpdateEvent event = syncUpdateEvent(batch, m_reduction.keptLossSum(m_dropped) / kept, m_seconds);
+    for (const WorkerSlot& slot : m_slots) {
+        if (slot.dropped) {
+            ++event.droppedGradients;
+            event.droppedSamples += slot.samples;
+        }
+    }
+    reportUpdate(event, observer);
 }
 
 } // namespace sgdscope

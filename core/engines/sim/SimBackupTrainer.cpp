@@ -1,0 +1,312 @@
+#include "core/engines/sim/SimBackupTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/engines/sim/SpanWindows.h"
+#include "core/train/UpdateRule.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <exception>
+
+namespace sgdscope {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+constexpr std::size_t blockFloats = 4096;
+constexpr int maxUpdatesPerSlice = 1024;
+constexpr std::int64_t maxSamplesPerSlice = 65536;
+} // namespace
+
+struct SimBackupTrainer::Slice
+{
+    int workers = 0;
+    int updates = 0;
+    int keep = 0; // gradients applied per update
+    double sliceStart = 0.0;
+    std::vector<double> flops; // per worker: its part of the batch and its tree additions
+    std::vector<int> samples; // per worker
+    std::vector<std::vector<double>> factor; // [update][worker] straggler factor
+    double applyWork = 0.0;
+    std::uint64_t bytes = 0;
+    // Simulation state.
+    int current = 0; // updates applied in this slice: the parameters of update `current` are the server's
+    struct Arrival
+    {
+        int worker, update;
+    };
+    std::deque<Arrival> arrivals; // gradients at the server, in the order they arrived
+    sg4::SemaphorePtr arrived;
+    std::vector<sg4::SemaphorePtr> wake; // per worker: an update was applied
+    std::vector<std::shared_ptr<void>> running; // per worker: its computation in progress (to cancel)
+    std::vector<int> computing; // per worker: the update it computes for, -1 if none
+    // Results, in virtual seconds.
+    std::vector<std::vector<char>> dropped; // [update][worker]
+    std::vector<int> completedBy; // [update]: the worker whose gradient completed it
+    std::vector<double> completedAt; // [update]: when that gradient arrived
+    std::vector<double> applied; // [update]: the server applied it
+    std::vector<std::vector<Span>> spans; // per worker
+    double end = 0.0; // every worker has the last parameters
+    std::exception_ptr failure;
+};
+
+SimBackupTrainer::SimBackupTrainer(
+    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
+    : Trainer(std::move(problem), std::move(settings), Mode::Backup)
+    , m_platform(std::move(platform))
+    , m_cost(m_problem->spec, m_problem->layout)
+    , m_cursor(m_order)
+    , m_velocity(m_params.size(), 0.0f)
+{
+    SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
+    SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
+    m_mathThreads = std::max(1, omp_get_max_threads());
+    preparePlan();
+}
+
+SimBackupTrainer::~SimBackupTrainer() = default;
+
+void SimBackupTrainer::settingsChanged()
+{
+    SimWorld::get().place(m_settings.workers, true);
+    preparePlan();
+}
+
+void SimBackupTrainer::preparePlan()
+{
+    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+            passSamples(), m_params.size()))
+        return;
+    for (int t = 0; t < m_mathThreads; ++t)
+        workspace(t);
+}
+
+double SimBackupTrainer::computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped)
+{
+    const int workers = m_settings.workers;
+    const int threads = std::min(m_mathThreads, workers);
+    const auto scale = static_cast<float>(1.0 / m_reduction.chunks.batch);
+    std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
+    for (int w = 0; w < workers; ++w) {
+        if (dropped[static_cast<std::size_t>(w)])
+            continue; // left out: its subtrees are zero in the combine
+        try {
+            computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
+                m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers,
+                m_reduction.chunkLoss.data());
+        } catch (...) {
+#pragma omp critical(sgdscope_sim_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+    const int kept = m_reduction.keptSamples(dropped);
+    const double loss = m_reduction.keptLossSum(dropped) / kept;
+    if (!std::isfinite(loss))
+        return loss; // diverged: the parameters stay as they were
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    const float keptScale = m_reduction.keptScale(kept);
+    for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
+        const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
+        const float* g = m_reduction.combineKept(dropped, keptScale, b0, b1);
+        rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+    }
+    return loss;
+}
+
+void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
+{
+    preparePlan();
+    const int workers = m_settings.workers;
+    const int batch = m_settings.batch;
+    std::int64_t updates
+        = std::min<std::int64_t>({maxUpdatesPerSlice, std::max<std::int64_t>(1, simSyncWorkerStepsPerSlice / workers),
+            std::max<std::int64_t>(1, maxSamplesPerSlice / batch)});
+    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
+        updates = std::min(updates, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    updates = std::min(updates, stepsToReach(m_samples, m_settings.sampleBudget, batch));
+    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
+        updates = std::min(updates, stepsToReach(m_samples, m_nextEvalSamples, batch));
+
+    Slice slice;
+    slice.workers = workers;
+    slice.updates = static_cast<int>(updates);
+    slice.sliceStart = SimWorld::clock();
+    int withSamples = 0;
+    for (int w = 0; w < workers; ++w) {
+        const WorkerReduction& part = m_reduction.plan.workers[static_cast<std::size_t>(w)];
+        int samples = 0;
+        for (int c = part.chunks.begin; c < part.chunks.end; ++c)
+            samples += m_reduction.chunks.samples(c).size();
+        const double mergeFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops;
+        slice.flops.push_back(samples * m_cost.flopsPerSample + part.treeAdditions() * mergeFlops);
+        slice.samples.push_back(samples);
+        withSamples += samples > 0 ? 1 : 0;
+    }
+    slice.keep = std::max(1, withSamples - m_settings.backupWorkers);
+    for (int u = 0; u < slice.updates; ++u) {
+        std::vector<double> factors;
+        for (int w = 0; w < workers; ++w)
+            factors.push_back(
+                slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_updates + u) : 1.0);
+        slice.factor.push_back(std::move(factors));
+    }
+    const bool momentum = m_settings.momentum != 0.0;
+    slice.applyWork = SimWorld::get().memoryWork(
+        m_cost.applyFlops(momentum) + m_cost.addFlops * static_cast<double>(slice.keep - 1),
+        m_cost.applyBytes(momentum) + m_cost.addBytes() * static_cast<double>(slice.keep - 1));
+    slice.bytes = m_cost.messageBytes;
+    simulate(slice);
+    if (slice.failure)
+        std::rethrow_exception(slice.failure);
+
+    // The math, in update order, with each update's gradients as the timing kept them; then the report: one
+    // window per update, from the server's previous apply to this one (the last to the slice's end).
+    const double base = m_seconds - slice.sliceStart;
+    std::vector<std::size_t> next(static_cast<std::size_t>(workers), 0);
+    std::vector<Span> spans;
+    double windowStart = slice.sliceStart;
+    for (int u = 0; u < slice.updates; ++u) {
+        const std::vector<char>& dropped = slice.dropped[static_cast<std::size_t>(u)];
+        const double loss = computeUpdate(m_cursor.next(batch), dropped);
+        const double windowEnd = u + 1 == slice.updates ? slice.end : slice.applied[static_cast<std::size_t>(u)];
+        spans.clear();
+        takeSpansOfWindow(slice.spans, next, windowStart, windowEnd, base, spans);
+        reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
+        m_seconds = windowEnd + base;
+        UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
+        for (int w = 0; w < workers; ++w) {
+            if (dropped[static_cast<std::size_t>(w)]) {
+                ++event.droppedGradients;
+                event.droppedSamples += slice.samples[static_cast<std::size_t>(w)];
+            }
+        }
+        reportUpdate(event, observer);
+        if (!event.applied)
+            return; // diverged: the run stops here with everything recorded so far
+        windowStart = windowEnd;
+    }
+}
+
+void SimBackupTrainer::simulate(Slice& slice)
+{
+    const int workers = slice.workers;
+    const std::vector<sg4::Host*> hosts = SimWorld::get().place(workers, true);
+    sg4::Host* serverHost = hosts[static_cast<std::size_t>(workers)];
+    const auto count = static_cast<std::size_t>(workers);
+    const auto updates = static_cast<std::size_t>(slice.updates);
+    slice.arrived = sg4::Semaphore::create(0);
+    for (int w = 0; w < workers; ++w)
+        slice.wake.push_back(sg4::Semaphore::create(0));
+    slice.running.assign(count, nullptr);
+    slice.computing.assign(count, -1);
+    slice.dropped.assign(updates, std::vector<char>(count, 0));
+    slice.completedBy.assign(updates, -1);
+    slice.completedAt.assign(updates, slice.sliceStart);
+    slice.applied.assign(updates, slice.sliceStart);
+    slice.spans.assign(count, {});
+
+    sg4::Actor::create("backup-server", serverHost, [&slice] {
+        SimWorld::guarded(slice.failure, [&slice] {
+            for (int u = 0; u < slice.updates; ++u) {
+                std::vector<char> kept(static_cast<std::size_t>(slice.workers), 0);
+                for (int got = 0; got < slice.keep;) {
+                    slice.arrived->acquire();
+                    const Slice::Arrival a = slice.arrivals.front();
+                    slice.arrivals.pop_front();
+                    if (a.update != u)
+                        continue; // a gradient of an update already applied: dropped
+                    kept[static_cast<std::size_t>(a.worker)] = 1;
+                    if (++got == slice.keep) {
+                        slice.completedBy[static_cast<std::size_t>(u)] = a.worker;
+                        slice.completedAt[static_cast<std::size_t>(u)] = SimWorld::clock();
+                    }
+                }
+                // The update no longer waits for the others: their work on it stops here.
+                for (int w = 0; w < slice.workers; ++w) {
+                    const auto me = static_cast<std::size_t>(w);
+                    slice.dropped[static_cast<std::size_t>(u)][me] = !kept[me] && slice.samples[me] > 0;
+                    if (slice.computing[me] == u)
+                        SimWorld::cancel(slice.running[me]);
+                }
+                SimWorld::compute(slice.applyWork); // adding the kept gradients and applying the update
+                slice.applied[static_cast<std::size_t>(u)] = SimWorld::clock();
+                slice.current = u + 1;
+                for (const auto& wake : slice.wake)
+                    wake->release();
+            }
+        });
+    });
+    for (int w = 0; w < workers; ++w) {
+        sg4::Host* host = hosts[static_cast<std::size_t>(w)];
+        sg4::Actor::create("backup-worker-" + std::to_string(w), host, [&slice, host, serverHost, w] {
+            SimWorld::guarded(slice.failure, [&] {
+                const auto me = static_cast<std::size_t>(w);
+                auto span = [&](SpanKind kind, double start, double end, int samples = 0, int culprit = -1) {
+                    if (end > start)
+                        slice.spans[me].push_back({w, kind, start, end, samples, culprit == w ? -1 : culprit});
+                };
+                int have = 0; // every worker starts the slice with the parameters of its first update
+                while (have < slice.updates) {
+                    const int u = have;
+                    const double flops = slice.flops[me];
+                    if (slice.samples[me] > 0) {
+                        // Compute, then the straggler's delay (the same work again factor - 1 times), each cut
+                        // short if the update gets its gradients meanwhile.
+                        slice.computing[me] = u;
+                        const double start = SimWorld::clock();
+                        const bool computed = SimWorld::computeCancellable(flops, slice.running[me]);
+                        span(SpanKind::Compute, start, SimWorld::clock(), computed ? slice.samples[me] : 0);
+                        const double delayStart = SimWorld::clock();
+                        const double factor = slice.factor[static_cast<std::size_t>(u)][me];
+                        const bool ready = computed
+                            && (factor <= 1.0
+                                || SimWorld::computeCancellable(flops * (factor - 1.0), slice.running[me]));
+                        span(SpanKind::Delay, delayStart, SimWorld::clock());
+                        slice.computing[me] = -1;
+                        if (ready) {
+                            const double uploadStart = SimWorld::clock();
+                            SimWorld::get().send(host, serverHost, slice.bytes);
+                            span(SpanKind::Communicate, uploadStart, SimWorld::clock());
+                            slice.arrivals.push_back({w, u});
+                            slice.arrived->release();
+                        }
+                    }
+                    // Wait for the update to be applied (a worker that is behind takes the newest parameters).
+                    const double waitFrom = SimWorld::clock();
+                    while (slice.current <= u)
+                        slice.wake[me]->acquire();
+                    have = slice.current;
+                    const auto done = static_cast<std::size_t>(have - 1);
+                    const double completed = std::clamp(slice.completedAt[done], waitFrom, SimWorld::clock());
+                    span(SpanKind::WaitBarrier, waitFrom, completed, 0, slice.completedBy[done]);
+                    span(SpanKind::WaitBarrier, completed, SimWorld::clock()); // the server's apply
+                    const double downloadStart = SimWorld::clock();
+                    SimWorld::get().send(serverHost, host, slice.bytes);
+                    span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
+                }
+                slice.end = std::max(slice.end, SimWorld::clock());
+            });
+        });
+    }
+    SimWorld::get().run();
+    slice.end = std::max(slice.end, slice.applied.empty() ? slice.sliceStart : slice.applied.back());
+    // A worker that got the last parameters early waited for the others to get theirs (the next slice starts
+    // with everybody).
+    for (int w = 0; w < workers; ++w) {
+        auto& mine = slice.spans[static_cast<std::size_t>(w)];
+        const double last = mine.empty() ? slice.sliceStart : mine.back().end;
+        if (slice.end > last)
+            mine.push_back({w, SpanKind::WaitBarrier, last, slice.end, 0, -1});
+    }
+}
+
+} // namespace sgdscope

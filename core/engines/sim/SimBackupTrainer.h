@@ -1,0 +1,61 @@
+#pragma once
+
+#include "core/engines/Trainer.h"
+#include "core/engines/sim/SimCost.h"
+#include "core/engines/sim/SimWorld.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/ReductionPlan.h"
+
+namespace sgdscope {
+
+/// Sync with backup workers on a simulated cluster, in virtual time (Chen, Pan, Monga, Bengio, Jozefowicz 2016,
+/// "Revisiting Distributed Synchronous SGD"; run as TensorFlow's SyncReplicasOptimizer runs it): a parameter
+/// server (an actor on the host after the workers') and P workers (actors on hosts 0..P-1).
+///
+/// Every update, each worker computes its part of the batch on that update's parameters (its floating-point
+/// work at its host's speed, then its straggler delay: the same work again factor - 1 times) and uploads its
+/// gradient. The server takes the first P - B gradients of the update to arrive, in the order they arrive;
+/// the work still running for that update is cancelled there and then (those workers are dropped, as is a
+/// gradient that was on the wire), the server applies the update and answers, and every worker downloads the
+/// new parameters. A worker that was behind skips to the newest parameters. Workers without samples (more
+/// workers than chunks) take no part in the count.
+///
+/// The math is the threads engine's backup update, executed for real once the slice's timing is simulated (the
+/// timing does not depend on the values): each update's kept workers' parts on its parameters, the fixed chunk
+/// tree with the dropped workers' subtrees as zero, scaled to the kept samples' mean. With B = 0 nothing is
+/// dropped and it is sync's update bit for bit.
+///
+/// Measured per worker, in virtual seconds: compute, straggler delay (both cut short when it is dropped),
+/// uploading (Communicate), waiting for the update to get its gradients (WaitBarrier, naming the worker whose
+/// arrival completed it) and for the server's apply (WaitBarrier), downloading (WaitNetwork). Each update is a
+/// window from the server's previous apply to this one's (the slice's last ends when every worker has the
+/// parameters).
+class SimBackupTrainer final : public Trainer
+{
+public:
+    SimBackupTrainer(
+        std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
+    ~SimBackupTrainer() override;
+    const char* engineName() const override { return "sim"; }
+
+protected:
+    void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
+    void settingsChanged() override;
+
+private:
+    struct Slice;
+    void preparePlan();
+    /// The update's math: the kept workers' parts in parallel, the combine without the dropped ones, the apply;
+    /// returns its batch loss over the kept samples (not applied if it is not finite).
+    double computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped);
+    void simulate(Slice& slice);
+
+    SimPlatformChoice m_platform;
+    SimCost m_cost;
+    BatchCursor m_cursor;
+    SyncReduction m_reduction;
+    ParamVector m_velocity;
+    int m_mathThreads = 1;
+};
+
+} // namespace sgdscope

@@ -1,0 +1,324 @@
+// The modes between sync and async (backup, dc-asgd): each reduces to its end of the spectrum at its limit, bit for
+// bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait names whom it
+// waited for; bad values are refused. Runs that need SimGrid are processes of their own (one platform per
+// process).
+#include "core/io/Json.h"
+#include "core/train/UpdateRule.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <vector>
+
+using namespace sgdscope;
+
+namespace {
+// On the ideal cluster every figure follows from the cost model; what is left is rounding (1e-9) and, for sync's
+// textbook 0.656, the combine and apply that the textbook leaves out (0.001 here).
+constexpr double kIdealIdleTolerance = 0.01; // the tolerance on derived idle fractions
+constexpr double kIdealMadeWaitTolerance = 0.005; // of (P - 1) x the run's seconds
+// Threads: the share of a worker's barrier wait named after a 6x straggler (measured 0.97 alone, 0.78 with
+// 1/6 of the delay under another test's load: thread wake-ups take milliseconds then).
+constexpr double kThreadsNamedShare = 0.75;
+
+struct Run
+{
+    int exitCode = -1;
+    QString stderrText;
+    Json summary;
+    QByteArray trace;
+};
+
+Run runApp(const QString& out, const QStringList& args)
+{
+    Run r;
+    QProcess p;
+    p.start(QStringLiteral(SGDSCOPE_BINARY),
+        QStringList {QStringLiteral("--headless"), QStringLiteral("--out"), out} + args);
+    if (!p.waitForFinished(300000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.stderrText = QString::fromUtf8(p.readAllStandardError());
+    QFile summary(out + QStringLiteral("/summary.json"));
+    if (summary.open(QIODevice::ReadOnly)) {
+        const QByteArray bytes = summary.readAll();
+        r.summary = parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "summary");
+    }
+    QFile trace(out + QStringLiteral("/trace.json"));
+    if (trace.open(QIODevice::ReadOnly))
+        r.trace = trace.readAll();
+    return r;
+}
+
+QStringList words(const char* text)
+{
+    return QString::fromLatin1(text).split(QLatin1Char(' '));
+}
+
+const Json& runOf(const Run& r, const char* mode)
+{
+    for (const Json& run : r.summary.at("runs")) {
+        if (run.at("mode").get<std::string>() == mode)
+            return run;
+    }
+    qFatal("no %s run in the summary", mode);
+}
+
+std::string digestOf(const Run& r, const char* mode)
+{
+    return runOf(r, mode).at("params_digest").get<std::string>();
+}
+} // namespace
+
+class TestModes : public QObject
+{
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    int m_runs = 0;
+    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
+
+private slots:
+    void backupWithoutBackupWorkersIsSync_data()
+    {
+        QTest::addColumn<QString>("args");
+        // Threads: a straggler, so that the arrival order is not the worker order; momentum, so that the velocity
+        // takes part. Sim: a datacenter with jitter (messages and an arrival order that changes every update).
+        QTest::addRow("threads") << QStringLiteral(
+            "--workers 3 --samples 96 --batch 48 --steps 60 --slow 1:3 --momentum 0.5");
+        QTest::addRow("sim ideal") << QStringLiteral(
+            "--engine sim --cluster ideal --workers 3 --samples 96 --batch 48 --steps 60 --slow 1:3 --momentum 0.5");
+        QTest::addRow("sim datacenter") << QStringLiteral("--engine sim --cluster datacenter --workers 8 --samples 256 "
+                                                          "--batch 128 --steps 60 --jitter 0.3 --momentum 0.5");
+    }
+    void backupWithoutBackupWorkersIsSync()
+    {
+        QFETCH(QString, args);
+        const Run none
+            = runApp(nextOut(), args.split(QLatin1Char(' ')) + words("--mode sync,backup --backup-workers 0"));
+        QCOMPARE(none.exitCode, 0);
+        QCOMPARE(digestOf(none, "backup"), digestOf(none, "sync"));
+        QCOMPARE(runOf(none, "backup").at("backup").at("dropped_gradients").get<int>(), 0);
+        // With a backup worker the update is another one (the check above could not pass by running sync twice).
+        const Run one = runApp(nextOut(), args.split(QLatin1Char(' ')) + words("--mode backup --backup-workers 1"));
+        QCOMPARE(one.exitCode, 0);
+        const Json& backup = runOf(one, "backup");
+        QCOMPARE(
+            backup.at("backup").at("dropped_gradients").get<std::int64_t>(), backup.at("updates").get<std::int64_t>());
+        QVERIFY(backup.at("params_digest").get<std::string>() != digestOf(none, "sync"));
+    }
+
+    void dcAsgdWithoutLambdaIsAsync_data()
+    {
+        QTest::addColumn<QString>("args");
+        // The threads engine's async is only reproducible with one worker (whose compensation is zero anyway: it
+        // reads what it applies to); the simulated cluster's is reproducible at any worker count.
+        QTest::addRow("threads, one worker")
+            << QStringLiteral("--workers 1 --samples 96 --batch 48 --steps 60 --momentum 0.5");
+        QTest::addRow("sim datacenter") << QStringLiteral("--engine sim --cluster datacenter --workers 8 --samples 256 "
+                                                          "--batch 128 --steps 60 --jitter 0.3 --momentum 0.5");
+    }
+    void dcAsgdWithoutLambdaIsAsync()
+    {
+        QFETCH(QString, args);
+        const Run zero = runApp(nextOut(), args.split(QLatin1Char(' ')) + words("--mode async,dc-asgd --dc-lambda 0"));
+        QCOMPARE(zero.exitCode, 0);
+        QCOMPARE(digestOf(zero, "dc-asgd"), digestOf(zero, "async"));
+        if (!args.contains(QStringLiteral("sim")))
+            return;
+        // Stale pushes with lambda > 0 are compensated: another result, and a compensation of measured size.
+        const Run some = runApp(nextOut(), args.split(QLatin1Char(' ')) + words("--mode dc-asgd --dc-lambda 2"));
+        QCOMPARE(some.exitCode, 0);
+        QVERIFY(digestOf(some, "dc-asgd") != digestOf(zero, "async"));
+        const Json& dc = runOf(some, "dc-asgd").at("delay_compensation");
+        QCOMPARE(dc.at("pushes").get<std::int64_t>(), runOf(some, "dc-asgd").at("updates").get<std::int64_t>());
+        QVERIFY2(dc.at("mean_relative_size").get<double>() > 0, qPrintable(QString::fromStdString(dumpJson(dc, -1))));
+    }
+
+    // The compensation, element by element, against values worked out by hand.
+    void delayCompensationIsTheFormula()
+    {
+        std::vector<float> g {1.0f, 2.0f, -3.0f};
+        const std::vector<float> now {1.0f, 1.0f, 0.5f};
+        const std::vector<float> read {0.0f, 2.0f, 0.5f};
+        DelayCompensation plain(0.5, false, 3);
+        const double ratio = plain.compensate(g.data(), now.data(), read.data(), 3);
+        // g + 0.5 g*g*(now - read): 1 + 0.5*1*1 = 1.5; 2 + 0.5*4*(-1) = 0; -3 + 0.5*9*0 = -3.
+        QCOMPARE(g, (std::vector<float> {1.5f, 0.0f, -3.0f}));
+        QCOMPARE(ratio, std::sqrt((0.25 + 4.0) / (1.0 + 4.0 + 9.0)));
+
+        // DC-ASGD-a: the mean square starts at 0, so after one push ms = 0.05 g*g and lambda_i = 0.5 / sqrt(ms + 1e-7).
+        std::vector<float> h {2.0f};
+        const std::vector<float> nowH {1.0f};
+        const std::vector<float> readH {0.0f};
+        DelayCompensation adaptive(0.5, true, 1);
+        adaptive.compensate(h.data(), nowH.data(), readH.data(), 1);
+        const float ms = 0.95f * 0.0f + 0.05f * (2.0f * 2.0f);
+        const float lambda = 0.5f / std::sqrt(ms + 1e-7f);
+        QCOMPARE(h.front(), 2.0f + lambda * 2.0f * 2.0f * 1.0f);
+        // lambda 0 leaves the gradient as it is.
+        std::vector<float> k {1.0f, -2.0f};
+        DelayCompensation off(0.0, false, 2);
+        QCOMPARE(off.compensate(k.data(), now.data(), read.data(), 2), 0.0);
+        QCOMPARE(k, (std::vector<float> {1.0f, -2.0f}));
+    }
+
+    // The ideal cluster, 8 workers, each update one of them (a seeded draw) 4x slower. Sync: the 7 others wait 3
+    // of every 4 units: 7/8 x 3/4 = 0.656 of the workers' time. Backup with one backup worker: the 7 first gradients
+    // arrive together, the slow one is dropped, and everybody waits only for the server's adding and applying
+    // (derived from the cost model below).
+    void idealRotatingStragglerSyncAgainstBackup()
+    {
+        const Run r = runApp(nextOut(),
+            words("--preset blobs --engine sim --cluster ideal --workers 8 --rotating-straggler 4 --steps 40 "
+                  "--mode sync,backup --backup-workers 1"));
+        QCOMPARE(r.exitCode, 0);
+        const double syncIdle = runOf(r, "sync").at("idle_fraction").get<double>();
+        QVERIFY2(
+            std::fabs(syncIdle - 7.0 / 8.0 * 3.0 / 4.0) <= kIdealIdleTolerance, qPrintable(QString::number(syncIdle)));
+
+        const Json& backup = runOf(r, "backup");
+        const Json& cost = backup.at("cost_model");
+        const double perSample = cost.at("flops_per_sample").get<double>();
+        const double addition = cost.at("tree_addition_flops").get<double>();
+        const double apply = cost.at("apply_flops").get<double>();
+        // A worker's part: 256 / 8 = 32 samples in 8 chunks of 8 (sizes in the summary), added up by its 8 - 1 tree
+        // additions; the server adds the 7 kept gradients (6 additions) and applies.
+        const int chunks = backup.at("batch").get<int>() / backup.at("chunk").get<int>() / 8;
+        const double compute = 32 * perSample + (chunks - 1) * addition;
+        const double serverWork = apply + 6 * addition;
+        const double expected = serverWork / (compute + serverWork);
+        const double idle = backup.at("idle_fraction").get<double>();
+        QVERIFY2(std::fabs(idle - expected) <= kIdealIdleTolerance,
+            qPrintable(QStringLiteral("backup idles %1, derived %2").arg(idle).arg(expected)));
+        QVERIFY2(expected < 0.06, qPrintable(QString::number(expected))); // about 0: the point of a backup worker
+        QCOMPARE(
+            backup.at("backup").at("dropped_gradients").get<std::int64_t>(), backup.at("updates").get<std::int64_t>());
+        QCOMPARE(backup.at("backup").at("wasted_samples").get<std::int64_t>(),
+            32 * backup.at("updates").get<std::int64_t>());
+        // Nobody made anybody wait in backup: the kept gradients arrive together and the slow one is not waited for.
+        for (const Json& w : backup.at("workers_detail"))
+            QVERIFY2(w.at("made_others_wait_seconds").get<double>() < 1e-12,
+                qPrintable(QString::fromStdString(dumpJson(w, -1))));
+        // In sync the rotating straggler made the others wait 7 x 3/4 of the time, shared among the workers.
+        double made = 0.0;
+        for (const Json& w : runOf(r, "sync").at("workers_detail"))
+            made += w.at("made_others_wait_seconds").get<double>();
+        const double seconds = runOf(r, "sync").at("seconds").get<double>();
+        QVERIFY2(std::fabs(made / seconds - 7 * 0.75) <= 7 * kIdealIdleTolerance,
+            qPrintable(QString::number(made / seconds)));
+    }
+
+    // One worker 4x slower in sync: it made the 3 others wait 3/4 of the time each; the others made nobody wait.
+    // On the ideal cluster (the binomial tree's waits, named after the slowest worker they waited for), and in the
+    // trace each wait says whom it was for.
+    void idealSyncNamesTheStraggler()
+    {
+        const QString out = nextOut();
+        const Run r = runApp(out,
+            words("--preset blobs --mode sync --workers 4 --slow 1:4 --steps 40 --engine sim --cluster ideal --trace")
+                + QStringList {out + QStringLiteral("/trace.json")});
+        QCOMPARE(r.exitCode, 0);
+        const Json& sync = runOf(r, "sync");
+        const double seconds = sync.at("seconds").get<double>();
+        for (const Json& w : sync.at("workers_detail")) {
+            const double made = w.at("made_others_wait_seconds").get<double>() / seconds;
+            const double expected = w.at("worker").get<int>() == 1 ? 3 * 0.75 : 0.0;
+            QVERIFY2(std::fabs(made - expected) <= 3 * kIdealMadeWaitTolerance,
+                qPrintable(QStringLiteral("worker %1 made others wait %2 of the time, expected %3")
+                               .arg(w.at("worker").get<int>())
+                               .arg(made)
+                               .arg(expected)));
+        }
+        QVERIFY(r.trace.contains("\"waited_for\": \"worker 1\""));
+        QVERIFY(!r.trace.contains("\"waited_for\": \"worker 0\""));
+    }
+
+    // The same on this machine's threads: the straggler's delay (5 x a compute of a few milliseconds) is most of
+    // every update, so most of the other worker's barrier wait is named after it; the rest is waiting to be
+    // started with the team and for the other's share of the apply (names nobody, or either worker).
+    void threadsSyncNamesTheStraggler()
+    {
+        const Run r = runApp(nextOut(), words("--preset blobs --mode sync --workers 2 --batch 2048 --slow 1:6 --steps 20"));
+        QCOMPARE(r.exitCode, 0);
+        const Json& workers = runOf(r, "sync").at("workers_detail");
+        const double waited = workers.at(0).at("wait_seconds").at("barrier").get<double>();
+        const double madeBySlow = workers.at(1).at("made_others_wait_seconds").get<double>();
+        const double madeByFast = workers.at(0).at("made_others_wait_seconds").get<double>();
+        QVERIFY2(madeBySlow >= kThreadsNamedShare * waited && madeBySlow <= waited,
+            qPrintable(QStringLiteral("worker 0 waited %1 s at the barrier, %2 s of it named after worker 1")
+                           .arg(waited)
+                           .arg(madeBySlow)));
+        QVERIFY2(madeByFast < 0.1 * madeBySlow,
+            qPrintable(QStringLiteral("the fast worker made others wait %1 s").arg(madeByFast)));
+    }
+
+    // The threads engine's backup: two workers, one backup, one of them 8x slower: the slow one is dropped (its
+    // delay cut short) in almost every update, and its samples are wasted.
+    void threadsBackupDropsTheStraggler()
+    {
+        const Run r = runApp(
+            nextOut(), words("--preset blobs --mode sync,backup --workers 2 --slow 1:8 --steps 30 --backup-workers 1"));
+        QCOMPARE(r.exitCode, 0);
+        const Json& backup = runOf(r, "backup");
+        const auto updates = backup.at("updates").get<std::int64_t>();
+        const auto dropped = backup.at("backup").at("dropped_gradients").get<std::int64_t>();
+        QVERIFY2(dropped == updates,
+            qPrintable(QStringLiteral("%1 of %2 updates dropped one gradient").arg(dropped).arg(updates)));
+        QCOMPARE(backup.at("backup").at("wasted_samples").get<std::int64_t>(), dropped * 128);
+        const double syncSeconds = runOf(r, "sync").at("seconds").get<double>();
+        QVERIFY2(backup.at("seconds").get<double>() < 0.5 * syncSeconds,
+            qPrintable(QStringLiteral("backup took %1 s, sync %2 s")
+                           .arg(backup.at("seconds").get<double>())
+                           .arg(syncSeconds)));
+    }
+
+    void badValuesAreRefused_data()
+    {
+        QTest::addColumn<QString>("args");
+        QTest::addColumn<QString>("needle");
+        QTest::addRow("backup workers = P")
+            << QStringLiteral("--mode backup --workers 4 --backup-workers 4")
+            << QStringLiteral("--backup-workers: 4 is not allowed with 4 workers; use 0 to 3");
+        QTest::addRow("backup workers without backup")
+            << QStringLiteral("--backup-workers 1")
+            << QStringLiteral("--backup-workers: applies to the backup mode only, but --mode is sync,async");
+        QTest::addRow("negative backup workers")
+            << QStringLiteral("--mode backup --backup-workers -1")
+            << QStringLiteral("--backup-workers: '-1' is not allowed; use an integer from 0");
+        QTest::addRow("lambda without dc-asgd")
+            << QStringLiteral("--mode async --dc-lambda 0.1")
+            << QStringLiteral("--dc-lambda: applies to the dc-asgd mode only, but --mode is async");
+        QTest::addRow("negative lambda") << QStringLiteral("--mode dc-asgd --dc-lambda -1")
+                                         << QStringLiteral("--dc-lambda: '-1' is not allowed");
+        QTest::addRow("adaptive without dc-asgd")
+            << QStringLiteral("--dc-adaptive") << QStringLiteral("--dc-adaptive: applies to the dc-asgd mode only");
+        QTest::addRow("unknown mode")
+            << QStringLiteral("--mode sync,hogwild")
+            << QStringLiteral("--mode: unknown mode 'hogwild'; use a list of sync | async | backup | dc-asgd");
+        QTest::addRow("mode twice") << QStringLiteral("--mode sync,both")
+                                    << QStringLiteral("--mode: mode sync is listed twice");
+        QTest::addRow("lockfree dc-asgd") << QStringLiteral("--mode dc-asgd --async-apply lockfree")
+                                          << QStringLiteral("--async-apply: dc-asgd compensates a push");
+    }
+    void badValuesAreRefused()
+    {
+        QFETCH(QString, args);
+        QFETCH(QString, needle);
+        const QString out = nextOut();
+        const Run r = runApp(out, args.split(QLatin1Char(' ')));
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.stderrText.contains(needle), qPrintable(r.stderrText));
+        QCOMPARE(r.stderrText.trimmed().count(QLatin1Char('\n')), 0);
+        QVERIFY(!QFileInfo::exists(out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModes)
+#include "test_modes.moc"
