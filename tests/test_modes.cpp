@@ -245,7 +245,8 @@ private slots:
     // started with the team and for the other's share of the apply (names nobody, or either worker).
     void threadsSyncNamesTheStraggler()
     {
-        const Run r = runApp(nextOut(), words("--preset blobs --mode sync --workers 2 --batch 2048 --slow 1:6 --steps 20"));
+        const Run r
+            = runApp(nextOut(), words("--preset blobs --mode sync --workers 2 --batch 2048 --slow 1:6 --steps 20"));
         QCOMPARE(r.exitCode, 0);
         const Json& workers = runOf(r, "sync").at("workers_detail");
         const double waited = workers.at(0).at("wait_seconds").at("barrier").get<double>();

@@ -21,7 +21,7 @@ PreparedRun simulatedRun()
     b.applyPreset("blobs", "test");
     b.applyOption("engine", "sim");
     b.applyOption("cluster", "datacenter");
-    b.applyOption("mode", "both"); // hosts for both modes' runs (async has a server): the platform never changes
+    b.applyOption("mode", "sync,async,backup,dc-asgd"); // hosts for every mode's runs: the platform never changes
     b.applyOption("workers", "8");
     b.applyOption("batch", "4096");
     b.applyOption("steps", "6");
@@ -43,12 +43,14 @@ private slots:
         QTest::addColumn<QString>("mode");
         QTest::addRow("sync") << QStringLiteral("sync");
         QTest::addRow("async") << QStringLiteral("async");
+        QTest::addRow("backup") << QStringLiteral("backup");
+        QTest::addRow("dc-asgd") << QStringLiteral("dc-asgd");
     }
 
     void digestsDoNotDependOnTheThreadCount()
     {
         QFETCH(QString, mode);
-        const Mode m = mode == QStringLiteral("sync") ? Mode::Sync : Mode::Async;
+        const Mode m = *valueNamed(modeNames, mode.toStdString());
         std::string digests[2];
         std::int64_t updates[2] = {0, 0};
         for (const int threads : {2, 1}) {

@@ -269,6 +269,36 @@ private slots:
         QVERIFY(varies);
     }
 
+    // Backup in this process (ThreadSanitizer sees its arrivals, the cut delays and the dropped flags): no backup
+    // worker is sync bit for bit; with one, one gradient of every update is dropped (its samples wasted) and the
+    // update is another one.
+    void backupInTheTeam()
+    {
+        const auto problem = blobsProblem();
+        TrainerSettings s;
+        s.workers = 3;
+        s.batch = 96;
+        s.chunk = 8;
+        s.stragglers = {{2, 6.0}};
+        s.sampleBudget = 20 * s.batch;
+        s.backupWorkers = 0;
+        const ParamVector sync = trainSync(problem, s, 20);
+        NullObserver observer;
+        ThreadsSyncTrainer none(problem, s, Mode::Backup);
+        none.run(RunLimits {}, observer);
+        QCOMPARE(none.parameters(), sync);
+        QCOMPARE(none.metrics().costs().droppedGradients, 0);
+
+        s.backupWorkers = 1;
+        ThreadsSyncTrainer one(problem, s, Mode::Backup);
+        one.run(RunLimits {}, observer);
+        QCOMPARE(one.updates(), 20);
+        QVERIFY(one.parameters() != sync);
+        const auto& costs = one.metrics().costs();
+        QCOMPARE(costs.droppedGradients, 20); // one an update: two of three are kept
+        QCOMPARE(costs.droppedSamples, 20 * 32);
+    }
+
     // A slow fraction slows round(F P) workers, the same ones at every update; its workers ask from inside the
     // team at once (run under ThreadSanitizer: the label "threads").
     void slowFractionSlowsItsWorkersInTheTeam()
