@@ -321,6 +321,39 @@ private slots:
         checkAccounting(trainer, osSeconds);
     }
 
+    // SSP in this process (ThreadSanitizer sees its clocks and waits): with a 4x straggler and a bound of S, a
+    // push's worker is at most S + 1 pushes ahead of the slowest when it is applied (it started with at most S),
+    // the bound binds, and the fast worker's waits are named after the straggler.
+    void sspKeepsItsBound_data()
+    {
+        QTest::addColumn<int>("bound");
+        QTest::addRow("S = 0") << 0;
+        QTest::addRow("S = 2") << 2;
+    }
+    void sspKeepsItsBound()
+    {
+        QFETCH(int, bound);
+        const auto problem = mediumProblem();
+        TrainerSettings s = twoWorkersOneStraggler(40);
+        s.sspBound = bound;
+        ThreadsAsyncTrainer trainer(problem, s, Mode::Ssp);
+        PushLog log;
+        trainer.run(RunLimits {}, log);
+        std::int64_t applied[2] = {0, 0};
+        std::int64_t largest = 0;
+        for (const auto& push : log.pushes) {
+            ++applied[push.worker];
+            largest = std::max(largest, applied[push.worker] - std::min(applied[0], applied[1]));
+        }
+        QCOMPARE(largest, static_cast<std::int64_t>(bound + 1));
+        QCOMPARE(trainer.metrics().costs().largestClockLead, static_cast<std::int64_t>(bound));
+        const auto& workers = trainer.metrics().workers();
+        QVERIFY2(workers[0].madeOthersWait > 0.5 * workers[1].of(SpanKind::WaitBarrier),
+            qPrintable(QStringLiteral("the fast worker waited %1 s for the bound, %2 s of it named after the straggler")
+                           .arg(workers[1].of(SpanKind::WaitBarrier))
+                           .arg(workers[0].madeOthersWait)));
+    }
+
     void asyncConvergesOnTheParabola_data()
     {
         QTest::addColumn<QString>("apply");

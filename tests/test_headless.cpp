@@ -132,7 +132,7 @@ private slots:
         row("csv-header-without-csv", args("--csv-header yes"), "--csv-header: applies to CSV data only");
         row("targets-without-csv", args("--preset blobs --targets 3"), "--targets: applies to CSV data only");
         row("async-apply-in-sync-run", args("--mode sync --async-apply lockfree"),
-            "--async-apply: applies to modes that push one by one (async, dc-asgd), but --mode is sync");
+            "--async-apply: applies to modes that push one by one (async, ssp, dc-asgd), but --mode is sync");
         row("async-lr-in-sync-run", args("--mode sync --async-lr staleness"),
             "--async-lr: applies to modes that push one by one");
         row("async-lr-in-sync-config", {QStringLiteral("--config"), config.fileName()},

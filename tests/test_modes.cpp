@@ -1,5 +1,5 @@
-// The modes between sync and async (backup, dc-asgd): each reduces to its end of the spectrum at its limit, bit for
-// bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait names whom it
+// The modes between sync and async (ssp, backup, dc-asgd): each reduces to its end of the spectrum at its limit, bit
+// for bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait names whom it
 // waited for; bad values are refused. Runs that need SimGrid are processes of their own (one platform per
 // process).
 #include "core/io/Json.h"
@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -280,6 +281,77 @@ private slots:
                            .arg(syncSeconds)));
     }
 
+    // SSP on the ideal cluster with a 4x straggler. From the pushes in apply order (metrics.csv): when a worker's
+    // n-th push is applied, it started it with n - 1 applied and the slowest at least n - 1 - S, so it is at most
+    // S + 1 ahead; the bound binds (the lead reaches S + 1). S = 0 waits as sync does; a bound no worker reaches
+    // is async, bit for bit.
+    void idealSspKeepsItsBound_data()
+    {
+        QTest::addColumn<int>("bound");
+        QTest::addRow("S = 0") << 0;
+        QTest::addRow("S = 2") << 2;
+    }
+    void idealSspKeepsItsBound()
+    {
+        QFETCH(int, bound);
+        const QString out = nextOut();
+        const Run r = runApp(out,
+            words("--preset blobs --engine sim --cluster ideal --workers 4 --slow 1:4 --steps 40 --mode sync,ssp")
+                + QStringList {QStringLiteral("--ssp-bound"), QString::number(bound)});
+        QCOMPARE(r.exitCode, 0);
+        QFile csv(out + QStringLiteral("/metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QList<QByteArray> header = csv.readLine().trimmed().split(',');
+        const auto modeColumn = header.indexOf("mode");
+        const auto kindColumn = header.indexOf("kind");
+        const auto workerColumn = header.indexOf("worker");
+        std::vector<std::int64_t> applied(4, 0);
+        std::int64_t largest = 0;
+        std::int64_t pushes = 0;
+        while (!csv.atEnd()) {
+            const QList<QByteArray> row = csv.readLine().trimmed().split(',');
+            if (row.value(modeColumn) != "ssp" || row.value(kindColumn) != "update")
+                continue;
+            const int w = row.value(workerColumn).toInt();
+            ++applied[static_cast<std::size_t>(w)];
+            ++pushes;
+            largest = std::max(
+                largest, applied[static_cast<std::size_t>(w)] - *std::min_element(applied.begin(), applied.end()));
+        }
+        const Json& ssp = runOf(r, "ssp");
+        QCOMPARE(pushes, ssp.at("updates").get<std::int64_t>());
+        QCOMPARE(largest, static_cast<std::int64_t>(bound + 1));
+        QCOMPARE(ssp.at("ssp").at("largest_clock_lead").get<std::int64_t>(), static_cast<std::int64_t>(bound));
+        if (bound == 0) {
+            const double syncIdle = runOf(r, "sync").at("idle_fraction").get<double>();
+            const double sspIdle = ssp.at("idle_fraction").get<double>();
+            QVERIFY2(std::fabs(sspIdle - syncIdle) <= kIdealIdleTolerance,
+                qPrintable(QStringLiteral("ssp with S = 0 idles %1, sync %2").arg(sspIdle).arg(syncIdle)));
+        }
+        // The waits are named after the push that released them: almost all of them the straggler's (a fast worker
+        // that was among the slowest at that moment releases a few).
+        double made = 0.0;
+        for (const Json& w : ssp.at("workers_detail"))
+            made += w.at("made_others_wait_seconds").get<double>();
+        const double byStraggler = ssp.at("workers_detail").at(1).at("made_others_wait_seconds").get<double>();
+        QVERIFY2(made > 0 && byStraggler >= 0.9 * made,
+            qPrintable(QStringLiteral("the straggler made others wait %1 s of %2 s").arg(byStraggler).arg(made)));
+    }
+
+    void sspWithALooseBoundIsAsync()
+    {
+        const Run r = runApp(nextOut(),
+            words("--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 "
+                  "--steps 60 --jitter 0.3 --slow 2:3 --mode async,ssp --ssp-bound 1000000"));
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(digestOf(r, "ssp"), digestOf(r, "async"));
+        const Run tight = runApp(nextOut(),
+            words("--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 "
+                  "--steps 60 --jitter 0.3 --slow 2:3 --mode ssp --ssp-bound 1"));
+        QCOMPARE(tight.exitCode, 0);
+        QVERIFY(digestOf(tight, "ssp") != digestOf(r, "async"));
+    }
+
     void badValuesAreRefused_data()
     {
         QTest::addColumn<QString>("args");
@@ -302,9 +374,16 @@ private slots:
             << QStringLiteral("--dc-adaptive") << QStringLiteral("--dc-adaptive: applies to the dc-asgd mode only");
         QTest::addRow("unknown mode")
             << QStringLiteral("--mode sync,hogwild")
-            << QStringLiteral("--mode: unknown mode 'hogwild'; use a list of sync | async | backup | dc-asgd");
+            << QStringLiteral("--mode: unknown mode 'hogwild'; use a list of sync | async | ssp | backup | dc-asgd");
         QTest::addRow("mode twice") << QStringLiteral("--mode sync,both")
                                     << QStringLiteral("--mode: mode sync is listed twice");
+        QTest::addRow("negative ssp bound") << QStringLiteral(
+            "--mode ssp --ssp-bound -1") << QStringLiteral("--ssp-bound: '-1' is not allowed; use an integer from 0");
+        QTest::addRow("ssp bound without ssp")
+            << QStringLiteral("--mode sync,backup --ssp-bound 2")
+            << QStringLiteral("--ssp-bound: applies to the ssp mode only, but --mode is sync,backup");
+        QTest::addRow("ssp under mpi") << QStringLiteral("--engine mpi --mode ssp")
+                                       << QStringLiteral("ssp does not run across MPI processes yet");
         QTest::addRow("lockfree dc-asgd") << QStringLiteral("--mode dc-asgd --async-apply lockfree")
                                           << QStringLiteral("--async-apply: dc-asgd compensates a push");
     }

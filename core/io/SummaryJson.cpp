@@ -196,6 +196,14 @@ Json summaryJson(const ModeResult& r)
                 {"note",
                     "relative size of a push's compensation: |lambda g*g*(w_now - w_read)| / |g| (Euclidean norms over "
                     "the parameters)"}};
+    if (r.mode == Mode::Ssp)
+        j["ssp"] = Json {{"bound", r.settings.sspBound},
+            {"largest_clock_lead", costs.largestClockLead >= 0 ? Json(costs.largestClockLead) : Json(nullptr)},
+            {"mean_clock_lead",
+                costs.clockLeads > 0 ? static_cast<double>(costs.clockLeadSum) / costs.clockLeads : 0.0},
+            {"note",
+                "a worker's clock is its pushes applied; a push's clock lead is its worker's clock minus the slowest "
+                "worker's when it started, at most the bound"}};
     if (!isSyncLike(r.mode) && costs.learningRates > 0)
         j["mean_learning_rate"] = costs.learningRateSum / costs.learningRates; // as applied (--async-lr staleness)
     if (r.settings.targetAccuracy >= 0 || r.settings.targetLoss >= 0) {

@@ -19,9 +19,10 @@ enum class Mode
     Async, // every worker applies its gradient as soon as it is done: nobody waits, gradients are stale
     Backup, // sync that applies the first P - B gradients of each update and drops the rest (Chen et al. 2016)
     DcAsgd, // async whose gradient is delay-compensated, g + lambda g*g*(w_now - w_read) (Zheng et al. 2017)
+    Ssp, // async whose workers may be at most S updates ahead of the slowest (Ho et al. 2013)
 };
-inline constexpr NameTable<Mode, 4> modeNames {
-    {{"sync", Mode::Sync}, {"async", Mode::Async}, {"backup", Mode::Backup}, {"dc-asgd", Mode::DcAsgd}}};
+inline constexpr NameTable<Mode, 5> modeNames {{{"sync", Mode::Sync}, {"async", Mode::Async}, {"ssp", Mode::Ssp},
+    {"backup", Mode::Backup}, {"dc-asgd", Mode::DcAsgd}}};
 inline const char* modeName(Mode m)
 {
     for (const auto& entry : modeNames) {
@@ -107,6 +108,8 @@ struct UpdateEvent
     int droppedGradients = 0;
     int droppedSamples = 0;
     double compensation = -1.0; // dc-asgd: |compensation term| / |gradient| of this push (< 0: none)
+    std::int64_t clockLead
+        = -1; // ssp: its worker's clock (pushes applied) minus the slowest's as it started (< 0: none)
 };
 
 /// What RunMetrics derives for one update, handed to observers with the event.

@@ -65,13 +65,13 @@ EngineChoice engineChoiceFor(
 void checkModes(const RunConfig& config)
 {
     if (config.modes.empty())
-        throw SgdError(config.originOf("mode") + ": no mode given; use a list of sync, async, backup, dc-asgd");
+        throw SgdError(config.originOf("mode") + ": no mode given; use a list of sync, async, ssp, backup, dc-asgd");
     if (config.engine == EngineKind::Mpi) {
         for (const Mode m : config.modes) {
             if (m != Mode::Sync && m != Mode::Async)
                 throw SgdError(config.originOf("mode") + ": " + modeName(m)
-                    + " does not run across MPI processes yet; there, use sync and async (backup and dc-asgd run on "
-                      "--engine threads and sim)");
+                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup and dc-asgd run "
+                      "on --engine threads and sim)");
         }
     }
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers)
@@ -186,6 +186,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.rotatingFactor = config.rotatingStraggler;
     s.heavyTail = config.heavyTail;
     s.jitter = config.jitter;
+    s.sspBound = config.sspBound;
     s.backupWorkers = config.backupWorkers;
     s.dcLambda = config.dcLambda;
     s.dcAdaptive = config.dcAdaptive;

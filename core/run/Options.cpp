@@ -122,8 +122,9 @@ std::string onlyForCsv(const RunConfig& c)
 
 std::string onlyForAsync(const RunConfig& c)
 {
-    return c.runsAsync() ? std::string()
-                         : "applies to modes that push one by one (async, dc-asgd), but --mode is " + c.modesText();
+    return c.runsAsync()
+        ? std::string()
+        : "applies to modes that push one by one (async, ssp, dc-asgd), but --mode is " + c.modesText();
 }
 
 std::string onlyForMode(const RunConfig& c, Mode m)
@@ -145,8 +146,8 @@ std::vector<OptionSpec> makeTable()
     t.push_back(preset);
 
     OptionSpec mode = base("mode", "LIST", OptionType::List,
-        "modes to run, one after another on the same data, seed and samples: a list of sync | async | backup | "
-        "dc-asgd, or both (= sync,async; the default)");
+        "modes to run, one after another on the same data, seed and samples: a list of sync | async | ssp | "
+        "backup | dc-asgd, or both (= sync,async; the default)");
     mode.choices = namesOf(modeNames);
     mode.choices.emplace_back("both");
     mode.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
@@ -167,6 +168,15 @@ std::vector<OptionSpec> makeTable()
             }
         }
         c.modes = modes;
+    };
+    mode.whyInapplicable = [](const RunConfig& c) {
+        for (const Mode m : c.modes) {
+            if (c.engine == EngineKind::Mpi && m != Mode::Sync && m != Mode::Async)
+                return std::string(modeName(m))
+                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup and dc-asgd "
+                      "run on --engine threads and sim)";
+        }
+        return std::string();
     };
     mode.load = [](const RunConfig& c) {
         return c.modes == std::vector<Mode> {Mode::Sync, Mode::Async} ? Json("both") : Json(c.modesText());
@@ -382,10 +392,17 @@ std::vector<OptionSpec> makeTable()
     };
     t.push_back(apply);
     OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
-        "modes with stale gradients (async, dc-asgd): constant | staleness (lr / max(1, staleness), Zhang et al. "
+        "modes with stale gradients (async, ssp, dc-asgd): constant | staleness (lr / max(1, staleness), Zhang et al. "
         "2016)");
     asyncLr.whyInapplicable = onlyForAsync;
     t.push_back(asyncLr);
+    OptionSpec ssp = integer("ssp-bound", "S", 0, 1e9, &RunConfig::sspBound,
+        "ssp mode: a worker starts its push n + 1 only when every worker has n - S pushes applied, so no worker is "
+        "more than S pushes ahead of the slowest when it starts one (default 3; 0 waits like sync, a large S is "
+        "async)");
+    ssp.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::Ssp); };
+    ssp.load = [](const RunConfig& c) { return c.runs(Mode::Ssp) ? Json(c.sspBound) : Json(); };
+    t.push_back(ssp);
     OptionSpec backup = integer("backup-workers", "B", 0, 4095, &RunConfig::backupWorkers,
         "backup mode: each update applies the gradients of the first P - B workers to finish and drops the rest "
         "(default 1; 0 is sync)");

@@ -44,6 +44,7 @@ struct RunConfig
     std::string platform; // SimGrid platform file (instead of a built-in cluster)
     Placement placement = Placement::Spread; // workers on the simulated hosts
     std::vector<Mode> modes {Mode::Sync, Mode::Async}; // run one after another (--mode sync,backup; both = sync,async)
+    std::int64_t sspBound = 3; // --ssp-bound S
     int backupWorkers = 1; // --backup-workers B
     double dcLambda = 0.04; // --dc-lambda L
     bool dcAdaptive = false; // --dc-adaptive

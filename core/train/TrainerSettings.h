@@ -53,6 +53,7 @@ struct TrainerSettings
     double rotatingFactor = 1.0; // each step one worker (a seeded draw per step) is this many times slower
     double jitter = 0.0; // sigma of the log-normal compute-time factor
     double heavyTail = 0.0; // > 0: a Pareto compute-time factor of this shape (its tail is heavy for shape < 2)
+    std::int64_t sspBound = 3; // ssp: a worker starts its push n + 1 only when every worker has n - S applied
     int backupWorkers = 1; // backup: each update applies the first workers - backupWorkers gradients to arrive
     double dcLambda = 0.04; // dc-asgd: the compensation's lambda (0: none, exactly async)
     bool dcAdaptive = false; // dc-asgd: lambda / sqrt(mean square of the gradient + 1e-7), moving average 0.95

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <deque>
 #include <exception>
+#include <map>
 #include <thread>
 
 namespace sgdscope {
@@ -51,6 +52,7 @@ struct SimAsyncTrainer::WorkerState
     ParamVector gradient; // of the push in flight, once computed
     std::vector<double> chunkLoss;
     double loss = 0.0;
+    std::int64_t clockLead = -1; // ssp: of the push in flight
 };
 
 struct SimAsyncTrainer::Slice
@@ -67,6 +69,13 @@ struct SimAsyncTrainer::Slice
     sg4::SemaphorePtr readySignal;
     std::vector<sg4::SemaphorePtr> wake; // per worker: the server has answered
     std::vector<double> answered; // per worker: when the server started sending the parameters
+    // ssp: the clocks (pushes applied) of the workers taking part in the slice, how many are at each; the workers
+    // the bound holds back (by clock); per worker since when it is held and who released it.
+    std::map<std::int64_t, int> clocks;
+    std::multimap<std::int64_t, int> held;
+    std::vector<char> takingPart;
+    std::vector<double> heldFrom;
+    std::vector<int> releasedBy;
     int active = 0; // workers with a push in flight
     std::int64_t version = 0; // updates applied so far (the run's), the server's version counter
     struct Push
@@ -78,6 +87,7 @@ struct SimAsyncTrainer::Slice
         bool applied;
         double learningRate = 0.0;
         double compensation = -1.0;
+        std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
     };
     std::vector<Push> pushes; // in apply order
     std::vector<std::vector<Span>> spans; // per worker
@@ -93,7 +103,7 @@ SimAsyncTrainer::SimAsyncTrainer(
     , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
     , m_cost(m_problem->spec, m_problem->layout)
 {
-    if (mode != Mode::Async && mode != Mode::DcAsgd)
+    if (mode != Mode::Async && mode != Mode::DcAsgd && mode != Mode::Ssp)
         throw SgdError(std::string("the simulated cluster's async trainer cannot run mode ") + modeName(mode));
     SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
     SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
@@ -142,14 +152,21 @@ void SimAsyncTrainer::prepareWorkers()
     m_scratch.resize(static_cast<std::size_t>(m_mathThreads));
 }
 
+bool SimAsyncTrainer::pushAvailable(const Slice& slice, int w) const
+{
+    const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+    const std::int64_t budgetLeft = m_settings.sampleBudget - m_claimedSamples;
+    return !(slice.stopped || slice.pushesLeft <= 0 || s.slice.size() == 0 || budgetLeft <= 0 || stopRequestedNow()
+        || SimWorld::clock() >= slice.deadline || (target().reached && m_settings.stopAtTarget));
+}
+
 bool SimAsyncTrainer::assignPush(Slice& slice, int w)
 {
     WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
     s.assigned = false;
-    const std::int64_t budgetLeft = m_settings.sampleBudget - m_claimedSamples;
-    if (slice.stopped || slice.pushesLeft <= 0 || s.slice.size() == 0 || budgetLeft <= 0 || stopRequestedNow()
-        || SimWorld::clock() >= slice.deadline || (target().reached && m_settings.stopAtTarget))
+    if (!pushAvailable(slice, w))
         return false;
+    const std::int64_t budgetLeft = m_settings.sampleBudget - m_claimedSamples;
     // Worker w's n-th push uses slice w of global batch n (the last push of the run takes what is left).
     const int count = static_cast<int>(std::min<std::int64_t>(s.slice.size(), budgetLeft));
     const std::uint32_t* batch = s.cursor.next(m_settings.batch);
@@ -170,7 +187,46 @@ bool SimAsyncTrainer::assignPush(Slice& slice, int w)
     }
     s.assigned = true;
     s.computed = false;
+    s.clockLead = slice.clocks.empty() ? -1 : s.pushes - slice.clocks.begin()->first;
     return true;
+}
+
+bool SimAsyncTrainer::answer(Slice& slice, int w, int releasedBy)
+{
+    const auto me = static_cast<std::size_t>(w);
+    WorkerState& s = *m_workers[me];
+    const bool bounded = mode() == Mode::Ssp;
+    if (bounded && slice.takingPart[me] && pushAvailable(slice, w)
+        && s.pushes - slice.clocks.begin()->first > m_settings.sspBound) {
+        // Too far ahead of the slowest: it may start this push when the slowest has caught up.
+        slice.held.emplace(s.pushes, w);
+        slice.heldFrom[me] = SimWorld::clock();
+        return false;
+    }
+    const bool assigned = assignPush(slice, w);
+    slice.releasedBy[me] = releasedBy;
+    slice.answered[me] = SimWorld::clock();
+    slice.wake[me]->release();
+    if (!assigned && bounded && slice.takingPart[me]) {
+        // It leaves the slice: the others no longer wait for it.
+        slice.takingPart[me] = 0;
+        auto at = slice.clocks.find(s.pushes);
+        if (--at->second == 0)
+            slice.clocks.erase(at);
+        releaseHeld(slice, w);
+    }
+    return assigned;
+}
+
+void SimAsyncTrainer::releaseHeld(Slice& slice, int by)
+{
+    while (!slice.held.empty()
+        && (slice.clocks.empty() || slice.held.begin()->first - slice.clocks.begin()->first <= m_settings.sspBound)) {
+        const int w = slice.held.begin()->second;
+        slice.held.erase(slice.held.begin());
+        if (answer(slice, w, by))
+            ++slice.active;
+    }
 }
 
 void SimAsyncTrainer::computePending(Slice& slice)
@@ -277,6 +333,7 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.index = m_updates;
         event.learningRate = p.learningRate;
         event.compensation = p.compensation;
+        event.clockLead = p.clockLead;
         event.worker = p.worker;
         event.versionRead = p.versionRead;
         event.versionApplied = p.versionApplied;
@@ -338,11 +395,22 @@ void SimAsyncTrainer::simulate(Slice& slice)
     const double addFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops; // local: in the measured step
     const std::uint64_t bytes = m_cost.messageBytes;
 
-    // The server hands out everybody's first push of the slice at its start.
+    // The server hands out everybody's first push of the slice at its start (ssp: to those the bound lets start).
+    slice.takingPart.assign(static_cast<std::size_t>(workers), 0);
+    slice.heldFrom.assign(static_cast<std::size_t>(workers), -1.0);
+    slice.releasedBy.assign(static_cast<std::size_t>(workers), -1);
+    if (mode() == Mode::Ssp) {
+        for (int w = 0; w < workers; ++w) {
+            const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+            if (s.slice.size() > 0) {
+                slice.takingPart[static_cast<std::size_t>(w)] = 1;
+                ++slice.clocks[s.pushes];
+            }
+        }
+    }
     for (int w = 0; w < workers; ++w) {
-        if (assignPush(slice, w))
+        if (answer(slice, w, -1))
             ++slice.active;
-        slice.wake[static_cast<std::size_t>(w)]->release();
     }
 
     sg4::Actor::create("parameter-server", serverHost, [this, &slice, applyFlops] {
@@ -358,6 +426,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 if (!s.computed)
                     computePending(slice); // the math, for real, for every gradient in flight
                 Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
+                push.clockLead = s.clockLead;
                 if (push.applied) {
                     SimWorld::compute(applyFlops);
                     if (m_compensation.active())
@@ -379,11 +448,18 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 if (push.applied && evaluationDue(slice.samplesApplied))
                     slice.evaluations.emplace_back(slice.pushes.size() - 1,
                         evaluateAt(slice.version, slice.samplesApplied, SimWorld::clock() + slice.modeBase));
+                if (mode() == Mode::Ssp) { // its clock moves on: the slowest may have caught up
+                    auto at = slice.clocks.find(s.pushes);
+                    if (--at->second == 0)
+                        slice.clocks.erase(at);
+                    ++slice.clocks[s.pushes + 1];
+                }
                 ++s.pushes;
-                if (!assignPush(slice, w))
-                    --slice.active;
-                slice.answered[static_cast<std::size_t>(w)] = SimWorld::clock();
-                slice.wake[static_cast<std::size_t>(w)]->release();
+                --slice.active;
+                if (answer(slice, w, -1))
+                    ++slice.active;
+                if (mode() == Mode::Ssp)
+                    releaseHeld(slice, w);
             }
         });
     });
@@ -401,9 +477,21 @@ void SimAsyncTrainer::simulate(Slice& slice)
                     double waitFrom = SimWorld::clock();
                     while (true) {
                         slice.wake[me]->acquire();
-                        // Waiting for the server (its queue and applies), then for the parameters on the wire.
+                        // Waiting for the server (its queue and applies), for the slowest worker (ssp: from the
+                        // moment the bound held it back to the push that released it), then for the parameters on
+                        // the wire.
                         const double answered = std::clamp(slice.answered[me], waitFrom, SimWorld::clock());
-                        span(SpanKind::WaitRead, waitFrom, answered);
+                        if (slice.heldFrom[me] >= 0) {
+                            const double held = std::clamp(slice.heldFrom[me], waitFrom, answered);
+                            span(SpanKind::WaitRead, waitFrom, held);
+                            const int by = slice.releasedBy[me];
+                            if (answered > held)
+                                slice.spans[me].push_back(
+                                    {w, SpanKind::WaitBarrier, held, answered, 0, by == w ? -1 : by});
+                            slice.heldFrom[me] = -1.0;
+                        } else {
+                            span(SpanKind::WaitRead, waitFrom, answered);
+                        }
                         if (!s.assigned || slice.failure)
                             break;
                         const double downloadStart = SimWorld::clock();

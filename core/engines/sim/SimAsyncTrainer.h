@@ -29,7 +29,9 @@ namespace sgdscope {
 class SimAsyncTrainer final : public Trainer
 {
 public:
-    /// `mode`: Async, or DcAsgd (the server compensates each push for its delay: DelayCompensation).
+    /// `mode`: Async; DcAsgd (the server compensates each push for its delay: DelayCompensation); Ssp (the server
+    /// holds a worker's next push back while its clock, its pushes applied, is more than the bound ahead of the
+    /// slowest worker's: Ho et al. 2013's stale synchronous parallel).
     SimAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform,
         int hosts, Mode mode = Mode::Async);
     ~SimAsyncTrainer() override;
@@ -46,6 +48,13 @@ private:
     /// Gives worker w its next push (its samples claimed from the budget, a snapshot of the parameters), or
     /// returns false when the slice or the run has none left for it.
     bool assignPush(Slice& slice, int worker);
+    /// Whether the slice or the run has a push left for the worker.
+    bool pushAvailable(const Slice& slice, int worker) const;
+    /// The server answers the worker: its next push (returns true), or none (it leaves the slice); ssp: or holds it
+    /// back until the slowest worker is within the bound (`releasedBy`: the worker whose push let it go, -1: none).
+    bool answer(Slice& slice, int worker, int releasedBy);
+    /// ssp: answers the held workers that the bound now lets start.
+    void releaseHeld(Slice& slice, int by);
     /// Computes every assigned gradient not computed yet, in parallel.
     void computePending(Slice& slice);
     void simulate(Slice& slice);

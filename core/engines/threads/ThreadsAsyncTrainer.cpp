@@ -50,13 +50,15 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
     Clock::time_point loopStart, loopEnd;
     std::exception_ptr failure;
     std::int64_t pushes = 0; // all pushes so far
+    std::atomic<std::int64_t> clock {0}; // ssp: its pushes applied (read by the others)
+    std::int64_t clockLead = -1; // ssp: of the push it is making
 };
 
 ThreadsAsyncTrainer::ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
     : Trainer(std::move(problem), std::move(settings), mode)
     , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
 {
-    if (mode != Mode::Async && mode != Mode::DcAsgd)
+    if (mode != Mode::Async && mode != Mode::DcAsgd && mode != Mode::Ssp)
         throw SgdError(std::string("the threads engine's async trainer cannot run mode ") + modeName(mode));
     if (mode == Mode::DcAsgd && m_settings.asyncApply == AsyncApply::LockFree)
         throw SgdError("dc-asgd compensates a push against the parameters it is applied to, under the lock; "
@@ -97,6 +99,7 @@ void ThreadsAsyncTrainer::prepareWorkers()
         if (resync) {
             s.cursor = leaderCursor;
             s.nextBatch = furthest;
+            s.clock.store(furthest, std::memory_order_relaxed);
         }
         if (s.snapshot.size() != m_params.size()) {
             s.snapshot.assign(m_params.size(), 0.0f);
@@ -120,6 +123,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     PushRecord r;
     r.worker = worker;
     r.samples = count;
+    r.clockLead = s.clockLead;
     // The batch's indices are part of the read (a new epoch's order is made once, under the data order's
     // lock, which another worker may wait for).
     const Clock::time_point fetchStart = Clock::now();
@@ -251,8 +255,12 @@ void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
     s.records.clear();
     s.spans.clear();
     const std::int64_t slice = s.slice.size();
+    const bool bounded = mode() == Mode::Ssp;
     try {
         while (slice > 0 && !m_divergedFlag.load(std::memory_order_relaxed) && !stopRequestedNow()) {
+            // ssp: no further ahead of the slowest worker than the bound.
+            if (bounded && !waitWithinBound(worker, s, deadline))
+                break;
             const bool beforeDeadline = Clock::now() < deadline;
             // After the deadline, keep working only while a push begun before it is still running.
             if (!beforeDeadline && m_preDeadlineActive.load(std::memory_order_acquire) == 0)
@@ -277,12 +285,64 @@ void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
             push(s, worker, static_cast<int>(count));
             if (beforeDeadline)
                 m_preDeadlineActive.fetch_sub(1, std::memory_order_acq_rel);
+            if (bounded) {
+                s.clock.fetch_add(1, std::memory_order_acq_rel);
+                clockEvent();
+            }
         }
     } catch (...) {
         s.failure = std::current_exception();
         m_divergedFlag.store(true, std::memory_order_relaxed); // stops the others; cleared below
     }
+    if (bounded)
+        clockEvent(); // who waits for it sees it has left
     s.loopEnd = Clock::now();
+}
+
+void ThreadsAsyncTrainer::clockEvent()
+{
+    m_clockEvents.fetch_add(1, std::memory_order_acq_rel);
+    m_clockEvents.notify_all();
+}
+
+bool ThreadsAsyncTrainer::waitWithinBound(int worker, WorkerState& s, Clock::time_point deadline)
+{
+    const std::int64_t mine = s.clock.load(std::memory_order_relaxed);
+    Clock::time_point waitStart {};
+    int waitedFor = -1;
+    while (true) {
+        const std::int64_t events = m_clockEvents.load(std::memory_order_acquire);
+        int slowest = worker;
+        std::int64_t least = mine;
+        for (std::size_t o = 0; o < m_workers.size(); ++o) {
+            const WorkerState& other = *m_workers[o];
+            if (other.slice.size() == 0)
+                continue; // pushes nothing: holds nobody back
+            const std::int64_t c = other.clock.load(std::memory_order_acquire);
+            if (c < least) {
+                least = c;
+                slowest = static_cast<int>(o);
+            }
+        }
+        if (mine - least <= m_settings.sspBound) {
+            s.clockLead = mine - least;
+            break;
+        }
+        // Whatever would end the loop ends the wait (the slowest has left the slice, or will not push again).
+        if (m_divergedFlag.load(std::memory_order_relaxed) || stopRequestedNow()
+            || m_claimedSamples.load(std::memory_order_acquire) >= m_settings.sampleBudget
+            || m_pushesLeft.load(std::memory_order_acquire) <= 0
+            || (Clock::now() >= deadline && m_preDeadlineActive.load(std::memory_order_acquire) == 0))
+            return false;
+        if (waitedFor < 0) {
+            waitStart = Clock::now();
+            waitedFor = slowest;
+        }
+        m_clockEvents.wait(events, std::memory_order_acquire);
+    }
+    if (waitedFor >= 0)
+        s.spans.push_back({SpanKind::WaitBarrier, waitStart, Clock::now(), 0, waitedFor == worker ? -1 : waitedFor});
+    return true;
 }
 
 void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
@@ -364,6 +424,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
         event.worker = r->worker;
         event.learningRate = r->learningRate;
         event.compensation = r->compensation;
+        event.clockLead = r->clockLead;
         event.versionRead = r->versionRead;
         event.versionApplied = r->versionApplied;
         event.samples = r->samples;

@@ -22,6 +22,10 @@ namespace sgdscope {
 ///  - AsyncApply::LockFree: element by element without a lock (Niu et al. 2011, "HOGWILD!"), with relaxed
 ///    atomic loads and stores. Staleness = other pushes whose writes completed between the start of the
 ///    read and the completion of this push's write; pushes are in the order their writes completed.
+///  - Mode::Ssp (stale synchronous parallel: Ho, Cipar, Cui et al. 2013, "More Effective Distributed ML via a
+///    Stale Synchronous Parallel Parameter Server"): a worker whose clock (pushes applied) is more than the bound S
+///    ahead of the slowest worker's waits (WaitBarrier, named after the slowest) before its next push. S = 0
+///    waits like sync; a large S is async.
 ///  - Mode::DcAsgd compensates each push's gradient for its delay (DelayCompensation) under the lock, against
 ///    the parameters it is applied to, before the worker's momentum; with lambda 0 the push is async's.
 ///  - AsyncLearningRate::Staleness divides a push's learning rate by max(1, staleness) (Zhang et al. 2016);
@@ -65,6 +69,7 @@ private:
         double loss = 0.0; // slice loss at the snapshot
         double learningRate = 0.0; // applied with
         double compensation = -1.0; // dc-asgd: |term| / |gradient|
+        std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
         int samples = 0;
         int worker = 0;
         Clock::time_point applied; // its write completed
@@ -75,6 +80,11 @@ private:
     void prepareWorkers();
     void workerLoop(int worker, Clock::time_point deadline);
     void push(WorkerState& state, int worker, int count);
+    /// ssp: waits until the worker is at most the bound ahead of the slowest worker (its clock: pushes applied);
+    /// false if the slice or the run ends meanwhile.
+    bool waitWithinBound(int worker, WorkerState& state, Clock::time_point deadline);
+    /// ssp: a clock moved, or a worker left the slice: the waiting workers look again.
+    void clockEvent();
 
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     std::atomic<std::int64_t> m_claimedSamples {0}; // samples of pushes begun (the budget is shared)
@@ -85,6 +95,7 @@ private:
     std::atomic<std::int64_t> m_version {0}; // updates applied (lock-free: writes completed)
     std::atomic<int> m_preDeadlineActive {0};
     std::atomic<bool> m_divergedFlag {false};
+    std::atomic<std::int64_t> m_clockEvents {0}; // ssp: clocks moved or workers left (waited on)
     double m_sliceSeconds = 0.25;
 };
 
