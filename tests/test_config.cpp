@@ -96,7 +96,8 @@ private slots:
         row("lr-text", {QStringLiteral("--lr"), QStringLiteral("fast")}, "--lr: 'fast' is not a number");
         row("momentum-one", {QStringLiteral("--momentum"), QStringLiteral("1")}, "--momentum: '1' is not allowed");
         row("mode", {QStringLiteral("--mode"), QStringLiteral("hybrid")},
-            "--mode: unknown mode 'hybrid'; use a list of sync | async | ssp | backup | dc-asgd, or both (sync,async)");
+            "--mode: unknown mode 'hybrid'; use a list of sync | async | ssp | backup | local-sgd | dc-asgd, or both "
+            "(sync,async)");
         row("preset", {QStringLiteral("--preset"), QStringLiteral("mnist")}, "--preset: unknown preset 'mnist'");
         row("activation", {QStringLiteral("--activation"), QStringLiteral("gelu")},
             "--activation: unknown value 'gelu'");
@@ -158,10 +159,11 @@ private slots:
             {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
             {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
             {"ssp-bound", {"5", {{"mode", "ssp"}}}}, {"backup-workers", {"2", {{"mode", "backup"}}}},
-            {"dc-lambda", {"0.5", {{"mode", "dc-asgd"}}}}, {"dc-adaptive", {"on", {{"mode", "dc-asgd"}}}},
-            {"eval-every", {"3", {}}}, {"progress", {"-", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}},
-            {"target-accuracy", {"0.9", {{"preset", "blobs"}}}}, {"target-loss", {"0.05", {}}}, {"init", {init, {}}},
-            {"save-params", {"p.safetensors", {}}}, {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
+            {"local-steps", {"4", {{"mode", "local-sgd"}}}}, {"dc-lambda", {"0.5", {{"mode", "dc-asgd"}}}},
+            {"dc-adaptive", {"on", {{"mode", "dc-asgd"}}}}, {"eval-every", {"3", {}}}, {"progress", {"-", {}}},
+            {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
+            {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
+            {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});
         for (const OptionSpec& spec : optionTable()) {
             const auto it = samples.find(spec.name);

@@ -1,6 +1,6 @@
-// The modes between sync and async (ssp, backup, dc-asgd): each reduces to its end of the spectrum at its limit, bit
-// for bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait names whom it
-// waited for; bad values are refused. Runs that need SimGrid are processes of their own (one platform per
+// The modes between sync and async (ssp, backup, local-sgd, dc-asgd): each reduces to its end of the spectrum at its
+// limit, bit for bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait
+// names whom it waited for; bad values are refused. Runs that need SimGrid are processes of their own (one platform per
 // process).
 #include "core/io/Json.h"
 #include "core/train/UpdateRule.h"
@@ -352,6 +352,24 @@ private slots:
         QVERIFY(digestOf(tight, "ssp") != digestOf(r, "async"));
     }
 
+    // Local SGD on this machine's threads, 2 workers, each step one of them 4x slower: with one step a round the
+    // other waits 3/4 of every step (idle 3/8); over H steps each worker's slow steps even out, so the wait for the
+    // slower one at the averaging shrinks as H grows (about 0.15 at H = 8 and 0.08 at H = 32 for this draw).
+    void localSgdIdleFallsAsStepsGrow()
+    {
+        double idle[3] = {0, 0, 0};
+        const int steps[3] = {1, 8, 32};
+        for (int i = 0; i < 3; ++i) {
+            const Run r = runApp(nextOut(),
+                words("--preset blobs --mode local-sgd --workers 2 --batch 1024 --rotating-straggler 4 --steps 64")
+                    + QStringList {QStringLiteral("--local-steps"), QString::number(steps[i])});
+            QCOMPARE(r.exitCode, 0);
+            idle[i] = runOf(r, "local-sgd").at("idle_fraction").get<double>();
+        }
+        QVERIFY2(idle[0] > 0.3 && idle[1] < 0.7 * idle[0] && idle[2] < idle[1],
+            qPrintable(QStringLiteral("idle at H = 1, 8, 32: %1, %2, %3").arg(idle[0]).arg(idle[1]).arg(idle[2])));
+    }
+
     void badValuesAreRefused_data()
     {
         QTest::addColumn<QString>("args");
@@ -374,7 +392,8 @@ private slots:
             << QStringLiteral("--dc-adaptive") << QStringLiteral("--dc-adaptive: applies to the dc-asgd mode only");
         QTest::addRow("unknown mode")
             << QStringLiteral("--mode sync,hogwild")
-            << QStringLiteral("--mode: unknown mode 'hogwild'; use a list of sync | async | ssp | backup | dc-asgd");
+            << QStringLiteral(
+                   "--mode: unknown mode 'hogwild'; use a list of sync | async | ssp | backup | local-sgd | dc-asgd");
         QTest::addRow("mode twice") << QStringLiteral("--mode sync,both")
                                     << QStringLiteral("--mode: mode sync is listed twice");
         QTest::addRow("negative ssp bound") << QStringLiteral(
@@ -384,6 +403,10 @@ private slots:
             << QStringLiteral("--ssp-bound: applies to the ssp mode only, but --mode is sync,backup");
         QTest::addRow("ssp under mpi") << QStringLiteral("--engine mpi --mode ssp")
                                        << QStringLiteral("ssp does not run across MPI processes yet");
+        QTest::addRow("no local steps") << QStringLiteral("--mode local-sgd --local-steps 0")
+                                        << QStringLiteral("--local-steps: '0' is not allowed; use an integer from 1");
+        QTest::addRow("local steps without local-sgd")
+            << QStringLiteral("--local-steps 4") << QStringLiteral("--local-steps: applies to the local-sgd mode only");
         QTest::addRow("lockfree dc-asgd") << QStringLiteral("--mode dc-asgd --async-apply lockfree")
                                           << QStringLiteral("--async-apply: dc-asgd compensates a push");
     }

@@ -2,6 +2,7 @@
 // count P and micro-batch count K.
 #include "TestProblems.h"
 
+#include "core/engines/threads/ThreadsLocalSgdTrainer.h"
 #include "core/engines/threads/ThreadsSyncTrainer.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/kernels/Isa.h"
@@ -27,6 +28,9 @@ constexpr double kOracleParamTolerance = 1e-5;
 // Every worker's measured spans must cover its wall time up to the cost of reading the clock between them:
 // the residual is a few clock reads per update against about a millisecond of work.
 constexpr double kUnaccountedFraction = 0.05;
+// Local SGD with one step and no momentum against sync after 30 updates: float rounding of the weighted average
+// (weights 1/3 are not exact), about 1e-7 relative a round, compounded.
+constexpr double kLocalSgdVsSyncTolerance = 1e-5;
 
 class NullObserver : public TrainingObserver
 {
@@ -297,6 +301,48 @@ private slots:
         const auto& costs = one.metrics().costs();
         QCOMPARE(costs.droppedGradients, 20); // one an update: two of three are kept
         QCOMPARE(costs.droppedSamples, 20 * 32);
+    }
+
+    // Local SGD in this process (ThreadSanitizer sees the local steps and the averaging split over the team): one
+    // local step between averagings, without momentum, is sync's update up to rounding (the average of
+    // w - lr g_w against w - lr x the average of g_w: a few float roundings a round).
+    void localSgdOfOneStepIsSync()
+    {
+        const auto problem = blobsProblem();
+        TrainerSettings s;
+        s.workers = 3;
+        s.batch = 96;
+        s.chunk = 8;
+        s.learningRate = 0.05;
+        s.localSteps = 1;
+        s.sampleBudget = 30 * s.batch;
+        const ParamVector sync = trainSync(problem, s, 30);
+        NullObserver observer;
+        ThreadsLocalSgdTrainer local(problem, s);
+        local.run(RunLimits {}, observer);
+        QCOMPARE(local.updates(), 30);
+        double largest = 0.0;
+        double scale = 0.0;
+        for (std::size_t i = 0; i < sync.size(); ++i) {
+            largest = std::max(largest, std::fabs(static_cast<double>(local.parameters()[i]) - sync[i]));
+            scale = std::max(scale, std::fabs(static_cast<double>(sync[i])));
+        }
+        QVERIFY2(largest <= kLocalSgdVsSyncTolerance * scale,
+            qPrintable(QStringLiteral("largest difference %1 against parameters up to %2").arg(largest).arg(scale)));
+        QVERIFY(largest > 0); // it is an average of models, not sync's update itself
+        QCOMPARE(local.metrics().costs().averagings, 30);
+        // Eight local steps are another algorithm: the models drift apart before each averaging.
+        s.localSteps = 8;
+        ThreadsLocalSgdTrainer eight(problem, s);
+        eight.run(RunLimits {}, observer);
+        QCOMPARE(eight.updates(), 4); // rounds: 8 + 8 + 8 + 6 steps
+        QCOMPARE(eight.samples(), 30 * 96);
+        const auto& one = local.metrics().costs();
+        const auto& many = eight.metrics().costs();
+        QVERIFY2(many.modelSpreadSum / many.averagings > 2 * one.modelSpreadSum / one.averagings,
+            qPrintable(QStringLiteral("mean model spread %1 (8 steps) against %2 (1 step)")
+                           .arg(many.modelSpreadSum / many.averagings)
+                           .arg(one.modelSpreadSum / one.averagings)));
     }
 
     // A slow fraction slows round(F P) workers, the same ones at every update; its workers ask from inside the

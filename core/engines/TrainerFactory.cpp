@@ -7,6 +7,7 @@
 #include "core/engines/sim/SimBackupTrainer.h"
 #include "core/engines/sim/SimSyncTrainer.h"
 #include "core/engines/threads/ThreadsAsyncTrainer.h"
+#include "core/engines/threads/ThreadsLocalSgdTrainer.h"
 #include "core/engines/threads/ThreadsSyncTrainer.h"
 
 namespace sgdscope {
@@ -24,10 +25,14 @@ std::unique_ptr<Trainer> makeTrainer(
     if (engine.kind == EngineKind::Sim) {
         if (mode == Mode::Sync)
             return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
+        if (mode == Mode::LocalSgd)
+            throw SgdError("--mode: local-sgd does not run on the simulated cluster yet");
         if (mode == Mode::Backup)
             return std::make_unique<SimBackupTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
         return std::make_unique<SimAsyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);
     }
+    if (mode == Mode::LocalSgd)
+        return std::make_unique<ThreadsLocalSgdTrainer>(std::move(problem), settings);
     if (isSyncLike(mode))
         return std::make_unique<ThreadsSyncTrainer>(std::move(problem), settings, mode);
     return std::make_unique<ThreadsAsyncTrainer>(std::move(problem), settings, mode);

@@ -188,6 +188,14 @@ Json summaryJson(const ModeResult& r)
                 "the rest; wasted samples were computed (at least in part) but not applied; samples counts every "
                 "sample the updates drew"}};
     }
+    if (r.mode == Mode::LocalSgd)
+        j["local_sgd"] = Json {{"local_steps", r.settings.localSteps}, {"averagings", costs.averagings},
+            {"mean_model_spread", costs.averagings > 0 ? costs.modelSpreadSum / costs.averagings : 0.0},
+            {"max_model_spread", costs.modelSpreadMax},
+            {"note",
+                "an update is a round: every worker's local steps (samples: steps x batch), then the averaging; "
+                "model spread: the workers' models' mean Euclidean distance from their average, before each "
+                "averaging"}};
     if (r.mode == Mode::DcAsgd)
         j["delay_compensation"]
             = Json {{"lambda", r.settings.dcLambda}, {"adaptive", r.settings.dcAdaptive}, {"pushes", costs.compensated},

@@ -20,9 +20,10 @@ enum class Mode
     Backup, // sync that applies the first P - B gradients of each update and drops the rest (Chen et al. 2016)
     DcAsgd, // async whose gradient is delay-compensated, g + lambda g*g*(w_now - w_read) (Zheng et al. 2017)
     Ssp, // async whose workers may be at most S updates ahead of the slowest (Ho et al. 2013)
+    LocalSgd, // each worker takes H steps on its own model, then the models are averaged (Lin et al. 2018)
 };
-inline constexpr NameTable<Mode, 5> modeNames {{{"sync", Mode::Sync}, {"async", Mode::Async}, {"ssp", Mode::Ssp},
-    {"backup", Mode::Backup}, {"dc-asgd", Mode::DcAsgd}}};
+inline constexpr NameTable<Mode, 6> modeNames {{{"sync", Mode::Sync}, {"async", Mode::Async}, {"ssp", Mode::Ssp},
+    {"backup", Mode::Backup}, {"local-sgd", Mode::LocalSgd}, {"dc-asgd", Mode::DcAsgd}}};
 inline const char* modeName(Mode m)
 {
     for (const auto& entry : modeNames) {
@@ -31,11 +32,12 @@ inline const char* modeName(Mode m)
     }
     return "?";
 }
-/// Sync-like modes train in team-wide updates (one window per update, the wait distribution is theirs);
+/// Sync-like modes train in team-wide updates (one window per update, the wait distribution is theirs; local-sgd's
+/// update is a round of H local steps and an averaging);
 /// the others push worker by worker (staleness is theirs).
 inline constexpr bool isSyncLike(Mode m)
 {
-    return m == Mode::Sync || m == Mode::Backup;
+    return m == Mode::Sync || m == Mode::Backup || m == Mode::LocalSgd;
 }
 
 /// What a worker was doing during a span of time. The wait kinds are its idle time; compute and the
@@ -108,8 +110,9 @@ struct UpdateEvent
     int droppedGradients = 0;
     int droppedSamples = 0;
     double compensation = -1.0; // dc-asgd: |compensation term| / |gradient| of this push (< 0: none)
-    std::int64_t clockLead
-        = -1; // ssp: its worker's clock (pushes applied) minus the slowest's as it started (< 0: none)
+    double modelSpread = -1.0; // local-sgd: the models' mean distance from their average before it (< 0: none)
+    // ssp: its worker's clock (pushes applied) minus the slowest's as it started (< 0: none)
+    std::int64_t clockLead = -1;
 };
 
 /// What RunMetrics derives for one update, handed to observers with the event.

@@ -81,6 +81,11 @@ UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
         m_costs.compensationMax = std::max(m_costs.compensationMax, u.compensation);
         ++m_costs.compensated;
     }
+    if (u.modelSpread >= 0) {
+        m_costs.modelSpreadSum += u.modelSpread;
+        m_costs.modelSpreadMax = std::max(m_costs.modelSpreadMax, u.modelSpread);
+        ++m_costs.averagings;
+    }
     if (u.clockLead >= 0) {
         m_costs.largestClockLead = std::max(m_costs.largestClockLead, u.clockLead);
         m_costs.clockLeadSum += u.clockLead;

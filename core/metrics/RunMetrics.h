@@ -78,6 +78,9 @@ public:
         std::int64_t compensated = 0;
         double learningRateSum = 0.0;
         std::int64_t learningRates = 0;
+        double modelSpreadSum = 0.0; // local-sgd
+        double modelSpreadMax = 0.0;
+        std::int64_t averagings = 0;
         std::int64_t largestClockLead = -1; // ssp
         std::int64_t clockLeadSum = 0;
         std::int64_t clockLeads = 0;

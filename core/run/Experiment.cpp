@@ -65,7 +65,8 @@ EngineChoice engineChoiceFor(
 void checkModes(const RunConfig& config)
 {
     if (config.modes.empty())
-        throw SgdError(config.originOf("mode") + ": no mode given; use a list of sync, async, ssp, backup, dc-asgd");
+        throw SgdError(
+            config.originOf("mode") + ": no mode given; use a list of sync, async, ssp, backup, local-sgd, dc-asgd");
     if (config.engine == EngineKind::Mpi) {
         for (const Mode m : config.modes) {
             if (m != Mode::Sync && m != Mode::Async)
@@ -74,6 +75,10 @@ void checkModes(const RunConfig& config)
                       "on --engine threads and sim)");
         }
     }
+    if (config.runs(Mode::LocalSgd) && config.engine == EngineKind::Sim)
+        throw SgdError(config.originOf("mode")
+            + ": local-sgd does not run on the simulated cluster yet; use --engine "
+              "threads for it");
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
@@ -161,8 +166,8 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
             + " updates of " + std::to_string(s.batch) + " samples is too many");
     s.sampleBudget = run.steps * s.batch;
     // Refuse what cannot fit before allocating any of it.
-    const MemoryShape shape {
-        config.runsSync(), config.runsAsync(), config.engine, omp_get_max_threads(), config.modesSideBySide};
+    const MemoryShape shape {config.runsSync(), config.runsAsync(), config.engine, omp_get_max_threads(),
+        config.modesSideBySide, config.runs(Mode::LocalSgd)};
     run.modelMemoryBytes = modelMemoryBytes(problem->spec, s, chunk, shape);
     run.residentWhenPrepared = residentBytes();
     requireMemory(run.modelMemoryBytes, config.originOf("layers"),
@@ -188,6 +193,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.jitter = config.jitter;
     s.sspBound = config.sspBound;
     s.backupWorkers = config.backupWorkers;
+    s.localSteps = config.localSteps;
     s.dcLambda = config.dcLambda;
     s.dcAdaptive = config.dcAdaptive;
     s.asyncApply = config.asyncApply;

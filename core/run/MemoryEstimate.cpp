@@ -80,6 +80,10 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
         ? params * (1 + p * (2 + pushBuffers)) + computing * workspace
         : shape.engine == EngineKind::Sim ? params * (1 + 3 * p + computing * pushBuffers) + computing * workspace
                                           : params * (1 + 2 * p + pushBuffers) + p * 1024.0 * 1024 / 4 + workspace;
+    // dc-asgd's adaptive lambda: the server's mean square of the gradient.
+    const double adaptive = settings.dcAdaptive ? params : 0.0;
+    // Local SGD (threads): every worker its model, its momentum and its slice's reduction buffers.
+    const double local = shape.localSgd ? params * (1 + p * (2 + pushBuffers)) + computing * workspace : 0.0;
     // The simulated cluster: SimGrid's actor per worker (its context and the stack pages it touches) and the
     // worker's bookkeeping; what a slice records until it reports (spans, pushes), for at most a slice's worker
     // steps; and per async push what the run keeps, for at most the recorder's points.
@@ -99,7 +103,7 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     }
     // Headless runs one mode after the other (the first one's trainer is gone when the second starts); the window
     // both at once.
-    const double trainers[2] = {shape.sync ? sync : 0.0, shape.async ? async : 0.0};
+    const double trainers[2] = {shape.sync ? std::max(sync, local) : 0.0, shape.async ? async + adaptive : 0.0};
     const double training = shape.sideBySide ? trainers[0] + trainers[1] : std::max(trainers[0], trainers[1]);
     return 4.0 * (training + 2 * params) + simulated;
 }

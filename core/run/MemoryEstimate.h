@@ -15,6 +15,7 @@ struct MemoryShape
     EngineKind engine = EngineKind::Threads;
     int machineThreads = 1;
     bool sideBySide = false; // both modes' trainers at once (the window), else one after the other
+    bool localSgd = false; // a local-sgd run among the modes (threads: a model per worker)
 };
 
 /// An upper estimate of what training this model needs in one process besides the data: parameters,

@@ -147,7 +147,7 @@ std::vector<OptionSpec> makeTable()
 
     OptionSpec mode = base("mode", "LIST", OptionType::List,
         "modes to run, one after another on the same data, seed and samples: a list of sync | async | ssp | "
-        "backup | dc-asgd, or both (= sync,async; the default)");
+        "backup | local-sgd | dc-asgd, or both (= sync,async; the default)");
     mode.choices = namesOf(modeNames);
     mode.choices.emplace_back("both");
     mode.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
@@ -174,7 +174,7 @@ std::vector<OptionSpec> makeTable()
             if (c.engine == EngineKind::Mpi && m != Mode::Sync && m != Mode::Async)
                 return std::string(modeName(m))
                     + " does not run across MPI processes yet; there, use sync and async (ssp, backup and dc-asgd "
-                      "run on --engine threads and sim)";
+                      "run on --engine threads and sim, local-sgd on threads)";
         }
         return std::string();
     };
@@ -409,6 +409,12 @@ std::vector<OptionSpec> makeTable()
     backup.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::Backup); };
     backup.load = [](const RunConfig& c) { return c.runs(Mode::Backup) ? Json(c.backupWorkers) : Json(); };
     t.push_back(backup);
+    OptionSpec local = integer("local-steps", "H", 1, 65536, &RunConfig::localSteps,
+        "local-sgd mode: each worker takes H steps on its own model between averagings (default 8; 1 without "
+        "momentum is sync up to rounding)");
+    local.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::LocalSgd); };
+    local.load = [](const RunConfig& c) { return c.runs(Mode::LocalSgd) ? Json(c.localSteps) : Json(); };
+    t.push_back(local);
     OptionSpec lambda = number("dc-lambda", "L", 0, false, 1e6, false, &RunConfig::dcLambda,
         "dc-asgd mode: the delay compensation's lambda, g + L g*g*(w_now - w_read) (default 0.04; 0 is async)");
     lambda.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::DcAsgd); };

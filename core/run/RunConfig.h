@@ -46,6 +46,7 @@ struct RunConfig
     std::vector<Mode> modes {Mode::Sync, Mode::Async}; // run one after another (--mode sync,backup; both = sync,async)
     std::int64_t sspBound = 3; // --ssp-bound S
     int backupWorkers = 1; // --backup-workers B
+    int localSteps = 8; // --local-steps H
     double dcLambda = 0.04; // --dc-lambda L
     bool dcAdaptive = false; // --dc-adaptive
     int workers = 1;

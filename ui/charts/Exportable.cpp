@@ -67,6 +67,8 @@ QColor mode(Mode m)
         return QColor(0x2c, 0xa0, 0x8c); // teal: sync's family
     case Mode::DcAsgd:
         return QColor(0x94, 0x67, 0xbd); // purple: async's family
+    case Mode::LocalSgd:
+        return QColor(0x8c, 0x56, 0x4b); // brown: sync's family
     case Mode::Ssp:
         return QColor(0xbc, 0xbd, 0x22); // olive: between the two
     }

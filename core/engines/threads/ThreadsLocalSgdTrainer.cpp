@@ -1,0 +1,228 @@
+#include "core/engines/threads/ThreadsLocalSgdTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/engines/threads/StragglerSleep.h"
+#include "core/train/ChunkGradients.h"
+#include "core/train/UpdateRule.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace sgdscope {
+
+namespace {
+constexpr std::size_t alignFloats = 16;
+
+double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+} // namespace
+
+/// One worker's round: its timed spans and losses, on its own cache lines (its model is in m_models).
+struct alignas(64) ThreadsLocalSgdTrainer::WorkerState
+{
+    struct TimedSpan
+    {
+        SpanKind kind;
+        Clock::time_point start, end;
+        int samples = 0;
+    };
+
+    std::vector<TimedSpan> spans; // this round's local steps
+    double lossSum = 0.0; // this round's samples' losses
+    int samples = 0;
+    Clock::time_point start, ready, released, averaged, joinStart;
+    std::exception_ptr failure;
+};
+
+ThreadsLocalSgdTrainer::ThreadsLocalSgdTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
+    : Trainer(std::move(problem), std::move(settings), Mode::LocalSgd)
+    , m_cursor(m_order)
+{
+    prepareWorkers();
+}
+
+ThreadsLocalSgdTrainer::~ThreadsLocalSgdTrainer() = default;
+
+void ThreadsLocalSgdTrainer::settingsChanged()
+{
+    prepareWorkers();
+}
+
+void ThreadsLocalSgdTrainer::prepareWorkers()
+{
+    const int team = m_settings.workers;
+    if (m_workers.size() > static_cast<std::size_t>(team))
+        m_workers.resize(static_cast<std::size_t>(team));
+    while (m_workers.size() < static_cast<std::size_t>(team))
+        m_workers.push_back(std::make_unique<WorkerState>());
+    // Every worker starts from the shared model (a change of settings happens between rounds).
+    m_models.prepare(team, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum, passSamples(), m_params);
+    for (int w = 0; w < team; ++w) {
+        m_workers[static_cast<std::size_t>(w)]->spans.reserve(static_cast<std::size_t>(3 * m_settings.localSteps));
+        workspace(w);
+    }
+    m_spread.assign(static_cast<std::size_t>(team) * static_cast<std::size_t>(team), 0.0);
+    m_spans.reserve(static_cast<std::size_t>(team) * static_cast<std::size_t>(3 * m_settings.localSteps + 4));
+}
+
+void ThreadsLocalSgdTrainer::localSteps(int worker, int steps, Clock::time_point start)
+{
+    WorkerState& s = *m_workers[static_cast<std::size_t>(worker)];
+    s.start = start;
+    s.spans.clear();
+    s.lossSum = 0.0;
+    s.samples = 0;
+    const int n = m_models.sliceSamples(worker);
+    if (n == 0)
+        return;
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    const auto batch = static_cast<std::size_t>(m_settings.batch);
+    for (int h = 0; h < steps; ++h) {
+        const Clock::time_point computeStart = Clock::now();
+        const double loss = m_models.computeGradient(worker, workspaceAt(worker), m_problem->layout, m_view,
+            m_roundIndices.data() + static_cast<std::size_t>(h) * batch);
+        s.lossSum += loss;
+        s.samples += n;
+        const Clock::time_point computed = Clock::now();
+        s.spans.push_back({SpanKind::Compute, computeStart, computed, n});
+        const double delay
+            = m_stragglers.delaySeconds(worker, m_globalStep + h, secondsBetween(computeStart, computed));
+        if (delay > 0) {
+            const Clock::time_point delayStart = Clock::now();
+            sleepForStraggler(delay, m_stopFlag);
+            s.spans.push_back({SpanKind::Delay, delayStart, Clock::now(), 0});
+        }
+        if (!std::isfinite(loss))
+            return; // diverged: the round is not averaged
+        const Clock::time_point applyStart = Clock::now();
+        m_models.applyStep(worker, rule, lr);
+        s.spans.push_back({SpanKind::Apply, applyStart, Clock::now(), 0});
+    }
+}
+
+void ThreadsLocalSgdTrainer::average(int worker, int team)
+{
+    const std::size_t blocks = (m_params.size() + alignFloats - 1) / alignFloats;
+    const IndexRange mine = balancedPart(static_cast<int>(blocks), team, worker);
+    const std::size_t first = static_cast<std::size_t>(mine.begin) * alignFloats;
+    const std::size_t last = std::min(m_params.size(), static_cast<std::size_t>(mine.end) * alignFloats);
+    double* spread = m_spread.data() + static_cast<std::size_t>(worker) * static_cast<std::size_t>(team);
+    std::fill(spread, spread + team, 0.0);
+    m_models.average(m_params.data(), first, last, spread);
+}
+
+void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer)
+{
+    const int team = m_settings.workers;
+    const int batch = m_settings.batch;
+    // The round's local steps: H, or what is left of the sample budget.
+    const int steps = static_cast<int>(
+        std::min<std::int64_t>(m_settings.localSteps, stepsToReach(m_samples, m_settings.sampleBudget, batch)));
+    m_roundIndices.resize(static_cast<std::size_t>(steps) * static_cast<std::size_t>(batch));
+    for (int h = 0; h < steps; ++h) {
+        const std::uint32_t* indices = m_cursor.next(batch);
+        std::copy(indices, indices + batch, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h) * batch);
+    }
+
+    std::exception_ptr teamFailure;
+    bool diverged = false;
+    const Clock::time_point t0 = Clock::now();
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+        const int w = omp_get_thread_num();
+        if (omp_get_num_threads() != team) {
+#pragma omp single
+            teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
+                + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
+        } else {
+            WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+            try {
+                localSteps(w, steps, Clock::now());
+            } catch (...) {
+                s.failure = std::current_exception();
+            }
+            s.ready = Clock::now();
+#pragma omp barrier
+            s.released = Clock::now();
+            // Every member reads the same losses in the same order: the same verdict without another barrier.
+            bool stop = false;
+            for (const auto& other : m_workers)
+                stop = stop || other->failure || !std::isfinite(other->lossSum);
+            if (!stop)
+                average(w, team);
+            s.averaged = Clock::now();
+#pragma omp single
+            diverged = stop;
+            s.joinStart = Clock::now();
+        }
+    }
+    const Clock::time_point t1 = Clock::now();
+    if (teamFailure)
+        std::rethrow_exception(teamFailure);
+    for (auto& w : m_workers) {
+        if (w->failure) {
+            const std::exception_ptr failure = w->failure;
+            for (auto& other : m_workers)
+                other->failure = nullptr;
+            std::rethrow_exception(failure);
+        }
+    }
+
+    // Whom the waits were for: at the meeting, the last worker to finish its round; at the end, the last to finish
+    // its share of the averaging.
+    int lastReady = 0;
+    int lastAveraged = 0;
+    for (int w = 1; w < team; ++w) {
+        if (m_workers[static_cast<std::size_t>(w)]->ready > m_workers[static_cast<std::size_t>(lastReady)]->ready)
+            lastReady = w;
+        if (m_workers[static_cast<std::size_t>(w)]->averaged
+            > m_workers[static_cast<std::size_t>(lastAveraged)]->averaged)
+            lastAveraged = w;
+    }
+    const double base = m_seconds;
+    auto at = [&](Clock::time_point t) { return base + secondsBetween(t0, t); };
+    auto culprit = [](int whom, int w) { return whom == w ? -1 : whom; };
+    const bool waits = team > 1;
+    m_spans.clear();
+    double lossSum = 0.0;
+    int samples = 0;
+    for (int w = 0; w < team; ++w) {
+        const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+        if (waits)
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(t0), at(s.start), 0});
+        for (const auto& t : s.spans)
+            m_spans.push_back({w, t.kind, at(t.start), at(t.end), t.samples});
+        if (waits)
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.ready), at(s.released), 0, culprit(lastReady, w)});
+        m_spans.push_back({w, SpanKind::Apply, at(s.released), at(s.averaged), 0});
+        if (waits)
+            m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0, culprit(lastAveraged, w)});
+        lossSum += s.lossSum;
+        samples += s.samples;
+    }
+    const double wall = secondsBetween(t0, t1);
+    reportWorkerTime(WorkWindow {base, base + wall, team}, m_spans, observer);
+    m_seconds += wall;
+    m_globalStep += steps;
+
+    // The models' mean distance from their average, each model's squared distance summed over the shares.
+    double spread = 0.0;
+    for (int o = 0; o < team; ++o) {
+        double squares = 0.0;
+        for (int share = 0; share < team; ++share)
+            squares += m_spread[static_cast<std::size_t>(share) * static_cast<std::size_t>(team)
+                + static_cast<std::size_t>(o)];
+        spread += std::sqrt(squares);
+    }
+    UpdateEvent event = syncUpdateEvent(steps * batch,
+        diverged ? std::numeric_limits<double>::quiet_NaN() : (samples > 0 ? lossSum / samples : 0.0), m_seconds);
+    event.modelSpread = diverged ? -1.0 : spread / team;
+    reportUpdate(event, observer);
+}
+
+} // namespace sgdscope
