@@ -370,6 +370,37 @@ private slots:
             qPrintable(QStringLiteral("idle at H = 1, 8, 32: %1, %2, %3").arg(idle[0]).arg(idle[1]).arg(idle[2])));
     }
 
+    // The same on the ideal cluster, 8 workers, a rotating 4x straggler: with one step a round the averaging waits
+    // as sync does (7/8 x 3/4); over 4 and 16 steps the slow steps even out and the wait shrinks. The simulated
+    // cluster runs the threads engine's local-sgd math: the same bits.
+    void idealLocalSgdIdleFallsAsStepsGrow()
+    {
+        double idle[3] = {0, 0, 0};
+        const int steps[3] = {1, 4, 16};
+        for (int i = 0; i < 3; ++i) {
+            const Run r = runApp(nextOut(),
+                words("--preset blobs --engine sim --cluster ideal --mode local-sgd --workers 8 "
+                      "--rotating-straggler 4 --steps 64")
+                    + QStringList {QStringLiteral("--local-steps"), QString::number(steps[i])});
+            QCOMPARE(r.exitCode, 0);
+            idle[i] = runOf(r, "local-sgd").at("idle_fraction").get<double>();
+        }
+        QVERIFY2(std::fabs(idle[0] - 7.0 / 8.0 * 3.0 / 4.0) <= kIdealIdleTolerance && idle[1] < 0.8 * idle[0]
+                && idle[2] < idle[1],
+            qPrintable(QStringLiteral("idle at H = 1, 4, 16: %1, %2, %3").arg(idle[0]).arg(idle[1]).arg(idle[2])));
+    }
+
+    void localSgdIsTheSameOnThreadsAndSim()
+    {
+        const char* args = "--preset blobs --mode local-sgd --local-steps 5 --workers 3 --steps 23 --slow 1:2";
+        const Run threads = runApp(nextOut(), words(args));
+        const Run sim = runApp(nextOut(), words(args) + words("--engine sim --cluster datacenter"));
+        QCOMPARE(threads.exitCode, 0);
+        QCOMPARE(sim.exitCode, 0);
+        QCOMPARE(digestOf(sim, "local-sgd"), digestOf(threads, "local-sgd"));
+        QCOMPARE(runOf(sim, "local-sgd").at("updates").get<int>(), 5); // 5 + 5 + 5 + 5 + 3 steps
+    }
+
     void badValuesAreRefused_data()
     {
         QTest::addColumn<QString>("args");

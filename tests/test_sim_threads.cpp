@@ -21,7 +21,8 @@ PreparedRun simulatedRun()
     b.applyPreset("blobs", "test");
     b.applyOption("engine", "sim");
     b.applyOption("cluster", "datacenter");
-    b.applyOption("mode", "sync,async,backup,dc-asgd"); // hosts for every mode's runs: the platform never changes
+    b.applyOption(
+        "mode", "sync,async,ssp,backup,local-sgd,dc-asgd"); // hosts for every mode: the platform never changes
     b.applyOption("workers", "8");
     b.applyOption("batch", "4096");
     b.applyOption("steps", "6");
@@ -45,6 +46,8 @@ private slots:
         QTest::addRow("async") << QStringLiteral("async");
         QTest::addRow("backup") << QStringLiteral("backup");
         QTest::addRow("dc-asgd") << QStringLiteral("dc-asgd");
+        QTest::addRow("ssp") << QStringLiteral("ssp");
+        QTest::addRow("local-sgd") << QStringLiteral("local-sgd");
     }
 
     void digestsDoNotDependOnTheThreadCount()

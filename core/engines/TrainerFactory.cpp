@@ -23,10 +23,8 @@ std::unique_ptr<Trainer> makeTrainer(
         throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes yet");
     }
     if (engine.kind == EngineKind::Sim) {
-        if (mode == Mode::Sync)
-            return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
-        if (mode == Mode::LocalSgd)
-            throw SgdError("--mode: local-sgd does not run on the simulated cluster yet");
+        if (mode == Mode::Sync || mode == Mode::LocalSgd)
+            return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);
         if (mode == Mode::Backup)
             return std::make_unique<SimBackupTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
         return std::make_unique<SimAsyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);

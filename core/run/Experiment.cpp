@@ -71,14 +71,11 @@ void checkModes(const RunConfig& config)
         for (const Mode m : config.modes) {
             if (m != Mode::Sync && m != Mode::Async)
                 throw SgdError(config.originOf("mode") + ": " + modeName(m)
-                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup and dc-asgd run "
+                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup, local-sgd and "
+                      "dc-asgd run "
                       "on --engine threads and sim)");
         }
     }
-    if (config.runs(Mode::LocalSgd) && config.engine == EngineKind::Sim)
-        throw SgdError(config.originOf("mode")
-            + ": local-sgd does not run on the simulated cluster yet; use --engine "
-              "threads for it");
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")

@@ -173,8 +173,9 @@ std::vector<OptionSpec> makeTable()
         for (const Mode m : c.modes) {
             if (c.engine == EngineKind::Mpi && m != Mode::Sync && m != Mode::Async)
                 return std::string(modeName(m))
-                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup and dc-asgd "
-                      "run on --engine threads and sim, local-sgd on threads)";
+                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup, local-sgd and "
+                      "dc-asgd "
+                      "run on --engine threads and sim)";
         }
         return std::string();
     };

@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/engines/sim/SpanWindows.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/LocalSgd.h"
 #include "core/train/UpdateRule.h"
 
 #include <simgrid/s4u.hpp>
@@ -47,7 +48,8 @@ struct SimSyncTrainer::Slice
     int updates = 0;
     double sliceStart = 0.0; // virtual clock at the start
     std::vector<double> flops; // per worker: its part of the batch and its tree additions, in flops
-    std::vector<std::vector<double>> factor; // [update][worker] straggler factor
+    std::vector<std::vector<double>> factor; // [update][worker] straggler factor (local-sgd: the mean of its steps')
+    std::vector<int> steps; // [update]: local-sgd: the round's local steps (each is flops[w] of work); else 1
     std::vector<int> samples; // per worker, per update
     double addWork = 0.0; // flops at the host's speed (SimWorld::memoryWork)
     double applyWork = 0.0;
@@ -66,13 +68,15 @@ struct SimSyncTrainer::Slice
 };
 
 SimSyncTrainer::SimSyncTrainer(
-    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
-    : Trainer(std::move(problem), std::move(settings), Mode::Sync)
+    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts, Mode mode)
+    : Trainer(std::move(problem), std::move(settings), mode)
     , m_platform(std::move(platform))
     , m_cost(m_problem->spec, m_problem->layout)
     , m_cursor(m_order)
     , m_velocity(m_params.size(), 0.0f)
 {
+    if (mode != Mode::Sync && mode != Mode::LocalSgd)
+        throw SgdError(std::string("the simulated cluster's sync trainer cannot run mode ") + modeName(mode));
     SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers));
     SimWorld::get().place(m_settings.workers, false); // throws if they do not fit
     m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
@@ -85,6 +89,57 @@ void SimSyncTrainer::settingsChanged()
 {
     SimWorld::get().place(m_settings.workers, false); // throws if they do not fit
     preparePlan();
+    if (mode() == Mode::LocalSgd) // every worker goes on from the shared model (settings change between rounds)
+        m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
+            passSamples(), m_params);
+}
+
+double SimSyncTrainer::computeRound(int steps, double& spread)
+{
+    // Each worker's local steps on its own model (independent: on this machine's cores), then the average.
+    const int workers = m_settings.workers;
+    const auto batch = static_cast<std::size_t>(m_settings.batch);
+    m_roundIndices.resize(static_cast<std::size_t>(steps) * batch);
+    for (int h = 0; h < steps; ++h) {
+        const std::uint32_t* indices = m_cursor.next(m_settings.batch);
+        std::copy(indices, indices + batch, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h * batch));
+    }
+    std::vector<double> losses(static_cast<std::size_t>(workers), 0.0);
+    const int threads = std::min(m_mathThreads, workers);
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
+    for (int w = 0; w < workers; ++w) {
+        try {
+            for (int h = 0; h < steps; ++h) {
+                const double loss = m_models.computeGradient(w, workspaceAt(omp_get_thread_num()), m_problem->layout,
+                    m_view, m_roundIndices.data() + static_cast<std::size_t>(h) * batch);
+                losses[static_cast<std::size_t>(w)] += loss;
+                if (!std::isfinite(loss))
+                    break;
+                m_models.applyStep(w, rule, lr);
+            }
+        } catch (...) {
+#pragma omp critical(sgdscope_sim_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+    double lossSum = 0.0;
+    for (const double l : losses)
+        lossSum += l;
+    const double loss = lossSum / (static_cast<double>(steps) * m_settings.batch);
+    if (!std::isfinite(loss))
+        return loss; // diverged: no averaging
+    std::vector<double> squares(static_cast<std::size_t>(workers), 0.0);
+    m_models.average(m_params.data(), 0, m_params.size(), squares.data());
+    spread = 0.0;
+    for (const double s : squares)
+        spread += std::sqrt(s);
+    spread /= workers;
+    return loss;
 }
 
 void SimSyncTrainer::preparePlan()
@@ -94,6 +149,9 @@ void SimSyncTrainer::preparePlan()
         return;
     for (int t = 0; t < m_mathThreads; ++t)
         workspace(t); // one per thread of the math, allocated outside the parallel region
+    if (mode() == Mode::LocalSgd && m_models.workers() != m_settings.workers)
+        m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
+            passSamples(), m_params);
 }
 
 double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
@@ -152,15 +210,33 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         updates = std::min(updates, stepsToReach(m_samples, m_nextEvalSamples, batch));
 
     // The math first, in update order (it does not depend on timing): the parameters after each update and
-    // each update's batch loss. A non-finite loss ends the slice there (that update is not applied).
+    // each update's batch loss. A non-finite loss ends the slice there (that update is not applied). Local SGD:
+    // an update is a round of up to H local steps (whole rounds: the slice's steps, at least one round).
     std::vector<double> losses;
-    for (std::int64_t u = 0; u < updates; ++u) {
-        losses.push_back(computeUpdate(m_cursor.next(batch)));
-        if (!std::isfinite(losses.back()))
-            break;
+    std::vector<double> spreads;
+    Slice slice;
+    if (mode() == Mode::LocalSgd) {
+        std::int64_t stepsLeft = stepsToReach(m_samples, m_settings.sampleBudget, batch);
+        for (std::int64_t done = 0; stepsLeft > 0 && (done == 0 || done + m_settings.localSteps <= updates);) {
+            const int steps = static_cast<int>(std::min<std::int64_t>(m_settings.localSteps, stepsLeft));
+            double spread = -1.0;
+            losses.push_back(computeRound(steps, spread));
+            spreads.push_back(spread);
+            slice.steps.push_back(steps);
+            done += steps;
+            stepsLeft -= steps;
+            if (!std::isfinite(losses.back()))
+                break;
+        }
+    } else {
+        for (std::int64_t u = 0; u < updates; ++u) {
+            losses.push_back(computeUpdate(m_cursor.next(batch)));
+            slice.steps.push_back(1);
+            if (!std::isfinite(losses.back()))
+                break;
+        }
     }
 
-    Slice slice;
     slice.workers = workers;
     slice.updates = static_cast<int>(losses.size());
     slice.sliceStart = SimWorld::clock();
@@ -176,9 +252,14 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     }
     for (int u = 0; u < slice.updates; ++u) {
         std::vector<double> factors;
-        for (int w = 0; w < workers; ++w)
-            factors.push_back(
-                slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_updates + u) : 1.0);
+        const int steps = slice.steps[static_cast<std::size_t>(u)];
+        for (int w = 0; w < workers; ++w) {
+            double factor = 0.0; // the mean over the update's steps (each drawn for its global step)
+            for (int h = 0; h < steps; ++h)
+                factor += slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_step + h) : 1.0;
+            factors.push_back(factor / steps);
+        }
+        m_step += steps;
         slice.factor.push_back(std::move(factors));
     }
     const bool momentum = m_settings.momentum != 0.0;
@@ -201,8 +282,10 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         takeSpansOfWindow(slice.spans, next, windowStart, windowEnd, base, spans);
         reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
         m_seconds = windowEnd + base;
-        const UpdateEvent event = syncUpdateEvent(
-            batch, losses[static_cast<std::size_t>(u)], slice.applied[static_cast<std::size_t>(u)] + base);
+        UpdateEvent event = syncUpdateEvent(batch * slice.steps[static_cast<std::size_t>(u)],
+            losses[static_cast<std::size_t>(u)], slice.applied[static_cast<std::size_t>(u)] + base);
+        if (mode() == Mode::LocalSgd && event.applied)
+            event.modelSpread = spreads[static_cast<std::size_t>(u)];
         reportUpdate(event, observer);
         if (!event.applied)
             return; // diverged: the run stops here with everything recorded so far
@@ -262,7 +345,8 @@ void SimSyncTrainer::simulate(Slice& slice)
                     // The work at the host's speed; a straggler's factor is that much more work of the same kind.
                     const double start = SimWorld::clock();
                     const double computed
-                        = SimWorld::computeDelayed(slice.flops[me], slice.factor[static_cast<std::size_t>(u)][me]);
+                        = SimWorld::computeDelayed(slice.flops[me] * slice.steps[static_cast<std::size_t>(u)],
+                            slice.factor[static_cast<std::size_t>(u)][me]);
                     span(SpanKind::Compute, start, computed, slice.samples[me]);
                     span(SpanKind::Delay, computed, SimWorld::clock());
                     slice.readyAt[static_cast<std::size_t>(u)][me] = SimWorld::clock();

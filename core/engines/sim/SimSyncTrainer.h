@@ -4,6 +4,7 @@
 #include "core/engines/sim/SimCost.h"
 #include "core/engines/sim/SimWorld.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/LocalSgd.h"
 #include "core/train/ReductionPlan.h"
 
 namespace sgdscope {
@@ -27,8 +28,11 @@ namespace sgdscope {
 class SimSyncTrainer final : public Trainer
 {
 public:
-    SimSyncTrainer(
-        std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
+    /// `mode`: Sync, or LocalSgd (an update is a round: every worker's H local steps on its own model, LocalSgdModels,
+    /// one execution of their work times the mean of their straggler factors; then the models go up the tree and
+    /// the average comes down, as sync's gradients and parameters do).
+    SimSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform,
+        int hosts, Mode mode = Mode::Sync);
     ~SimSyncTrainer() override;
     const char* engineName() const override { return "sim"; }
 
@@ -42,6 +46,9 @@ private:
     /// Computes the next update's math (all workers' parts in parallel, combine, apply); returns its batch loss
     /// (not applied if it is not finite).
     double computeUpdate(const std::uint32_t* indices);
+    /// Local SGD: a round of `steps` local steps and the average; returns its mean sample loss and the models'
+    /// spread before the average.
+    double computeRound(int steps, double& spread);
     void simulate(Slice& slice);
 
     SimPlatformChoice m_platform;
@@ -50,6 +57,9 @@ private:
     SyncReduction m_reduction;
     ParamVector m_velocity;
     int m_mathThreads = 1;
+    LocalSgdModels m_models; // local-sgd
+    std::vector<std::uint32_t> m_roundIndices;
+    std::int64_t m_step = 0; // steps simulated (straggler draws: local-sgd's local steps, sync's updates)
 };
 
 } // namespace sgdscope
