@@ -237,6 +237,24 @@ private slots:
                                .arg(made)
                                .arg(expected)));
         }
+        // metrics.csv gives the same per worker, in its "worker" rows.
+        QFile csv(out + QStringLiteral("/metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QList<QByteArray> header = csv.readLine().trimmed().split(',');
+        const auto kind = header.indexOf("kind");
+        const auto worker = header.indexOf("worker");
+        const auto made = header.indexOf("made_others_wait_seconds");
+        QVERIFY(made > 0);
+        int rows = 0;
+        while (!csv.atEnd()) {
+            const QList<QByteArray> row = csv.readLine().trimmed().split(',');
+            if (row.value(kind) != "worker")
+                continue;
+            const Json& w = sync.at("workers_detail").at(static_cast<std::size_t>(row.value(worker).toInt()));
+            QCOMPARE(row.value(made).toDouble(), w.at("made_others_wait_seconds").get<double>());
+            ++rows;
+        }
+        QCOMPARE(rows, 4);
         QVERIFY(r.trace.contains("\"waited_for\": \"worker 1\""));
         QVERIFY(!r.trace.contains("\"waited_for\": \"worker 0\""));
     }

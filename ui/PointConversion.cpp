@@ -48,8 +48,8 @@ ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, s
     s.segmentStart = progress.segmentStart;
     s.virtualClock = progress.virtualClock;
     for (const WorkerFigures& w : metrics.segment()) {
-        s.workers.push_back(
-            {w.wallSeconds, w.busy(), w.idle(), w.apply(), w.communication(), w.unaccounted(), w.updates});
+        s.workers.push_back({w.wallSeconds, w.busy(), w.idle(), w.apply(), w.communication(), w.unaccounted(),
+            w.updates, w.madeOthersWait});
     }
     s.idleFraction = metrics.segmentIdleFraction();
     s.meanStaleness = metrics.staleness().mean();

@@ -95,7 +95,8 @@ Json statusJson(const ModeStatus& s)
     j["target_loss"] = s.targetLoss;
     Json workers = Json::array();
     for (const WorkerTime& w : s.workers)
-        workers.push_back(Json::array({w.wall, w.busy, w.idle, w.apply, w.transfer, w.unaccounted, w.updates}));
+        workers.push_back(
+            Json::array({w.wall, w.busy, w.idle, w.apply, w.transfer, w.unaccounted, w.updates, w.madeOthersWait}));
     j["workers"] = std::move(workers);
     j["staleness_counts"] = s.stalenessCounts;
     j["staleness_tail_folded"] = s.stalenessTailFolded;
@@ -139,6 +140,7 @@ ModeStatus statusFromJson(const Json& j)
         t.transfer = number(arrayAt(w, 4));
         t.unaccounted = number(arrayAt(w, 5));
         t.updates = integer(arrayAt(w, 6));
+        t.madeOthersWait = w.size() > 7 ? number(arrayAt(w, 7)) : 0.0; // (absent from older streams)
         s.workers.push_back(t);
     }
     s.stalenessCounts = field(j, "staleness_counts").get<std::vector<std::int64_t>>();

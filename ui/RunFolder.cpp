@@ -117,6 +117,7 @@ ModeStatus statusOf(const Json& run)
             t.transfer = numberOr(w, "communication_seconds", 0.0);
             t.unaccounted = numberOr(w, "unaccounted_seconds", 0.0);
             t.updates = integerOr(w, "updates", 0);
+            t.madeOthersWait = numberOr(w, "made_others_wait_seconds", 0.0);
             s.workers.push_back(t);
         }
     }
@@ -282,6 +283,7 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
         wj["unaccounted_seconds"] = t.unaccounted;
         wj["idle_fraction"] = t.wall > 0 ? t.idle / t.wall : 0.0;
         wj["updates"] = t.updates;
+        wj["made_others_wait_seconds"] = t.madeOthersWait;
         workers.push_back(wj);
     }
     j["workers_detail"] = workers;

@@ -73,6 +73,8 @@ struct WorkerTime
     double transfer = 0.0;
     double unaccounted = 0.0;
     std::int64_t updates = 0;
+    double madeOthersWait = 0.0; // the others' waits named after this worker (RunMetrics)
+    int worker = -1; // which worker (set by the bars, which may sort a distribution)
 };
 
 /// Where a mode stood when the configuration changed (a marker on its charts).

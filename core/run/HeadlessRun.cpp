@@ -289,7 +289,11 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
         recorded.emplace_back(r->result.mode, &r->recorder);
         finished.push_back(r.get());
     }
-    writeFileAtomically(joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim));
+    std::vector<const RunMetrics*> workers;
+    for (const auto& r : runs)
+        workers.push_back(&r->result.metrics);
+    writeFileAtomically(
+        joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim, workers));
     // An interrupted or failed run may have little time left (mpirun kills a second after it passes SIGTERM on,
     // or once a rank died): its summary goes first, saying which files are still to come; a finished run's
     // summary goes last, so that its presence means every file is there.

@@ -2,8 +2,10 @@
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QCursor>
 #include <QLegend>
 #include <QStackedBarSeries>
+#include <QToolTip>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -28,6 +30,25 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
     m_unaccounted->setColor(palette::unaccounted());
     for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer, m_unaccounted})
         set->setBorderColor(Qt::transparent);
+    // Hovering a bar names its worker: its shares, its own waits and the others' waits named after it.
+    for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer, m_unaccounted}) {
+        connect(set, &QBarSet::hovered, this, [this](bool status, int index) {
+            if (!status || index < 0 || static_cast<std::size_t>(index) >= m_shown.size()) {
+                QToolTip::hideText();
+                return;
+            }
+            const WorkerTime& t = m_shown[static_cast<std::size_t>(index)];
+            const double share = t.wall > 0 ? 100.0 / t.wall : 0.0;
+            QToolTip::showText(QCursor::pos(),
+                tr("worker %1: busy %2%, idle %3% (it waited %4 s)\nmade others wait %5 s (their waits for it, summed)")
+                    .arg(t.worker)
+                    .arg(t.busy * share, 0, 'f', 1)
+                    .arg(t.idle * share, 0, 'f', 1)
+                    .arg(t.idle, 0, 'g', 3)
+                    .arg(t.madeOthersWait, 0, 'g', 3),
+                this);
+        });
+    }
     auto* series = new QStackedBarSeries;
     series->append({m_busy, m_idle, m_apply, m_transfer, m_unaccounted});
     series->setBarWidth(0.8);
@@ -67,6 +88,8 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& all, double sinc
     // so that 1,024 workers read as clearly as 4.
     const bool distribution = all.size() > static_cast<std::size_t>(maxWorkerBars);
     std::vector<WorkerTime> workers = all;
+    for (std::size_t w = 0; w < workers.size(); ++w)
+        workers[w].worker = static_cast<int>(w);
     if (distribution) {
         auto idleShare = [](const WorkerTime& t) { return t.wall > 0 ? t.idle / t.wall : 0.0; };
         std::sort(workers.begin(), workers.end(),
@@ -77,6 +100,7 @@ void WorkerBarsChart::setWorkers(const std::vector<WorkerTime>& all, double sinc
         workers = std::move(quantiles);
     }
     const int n = static_cast<int>(workers.size());
+    m_shown = workers;
     if (n != m_count || distribution != m_distribution) {
         QStringList names;
         if (distribution) {

@@ -38,6 +38,7 @@ private:
     int m_count = 0;
     bool m_distribution = false;
     double m_since = -1.0;
+    std::vector<WorkerTime> m_shown; // the bars' workers, for the hover text
 };
 
 } // namespace sgdscope::ui
