@@ -1,5 +1,6 @@
 // The fixed reduction tree: whatever P, K and pass size, the kernels' tree programs and the combine build
 // exactly the canonical tree over chunks, each chunk summed over its samples in order.
+#include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
 
 #include <QTest>
@@ -172,6 +173,43 @@ private slots:
     }
 
     // The automatic chunk rule depends on the batch only; what it promises, for every batch the window offers.
+    // Backup's update: the dropped workers' subtrees count as zero and the sum is scaled to the kept samples' mean.
+    // Each worker's subtree roots are filled with values known here (small integers: every sum is exact), so the
+    // root after the combine must be the kept workers' values summed, times batch / kept samples; the loss sums
+    // only the kept workers' chunks.
+    void combineLeavesOutTheDroppedWorkers()
+    {
+        SyncReduction r;
+        r.prepare(100, 4, 3, 1, 256, 8); // 25 chunks of 4 over 3 workers: 9, 8 and 8 chunks (36, 32, 32 samples)
+        for (std::size_t w = 0; w < r.plan.workers.size(); ++w) {
+            const WorkerReduction& part = r.plan.workers[w];
+            for (int root = 0; root < part.roots; ++root) {
+                ParamVector& b = r.buffers[static_cast<std::size_t>(part.stackBuffers[static_cast<std::size_t>(root)])];
+                for (std::size_t i = 0; i < b.size(); ++i)
+                    b[i] = static_cast<float>((w + 1) * 100 + root * 10 + i); // worker, root, element
+            }
+            for (int c = part.chunks.begin; c < part.chunks.end; ++c)
+                r.chunkLoss[static_cast<std::size_t>(c)] = static_cast<double>(w + 1);
+        }
+        // What the kept workers hold, summed, per element.
+        const std::vector<char> dropped {0, 1, 0};
+        std::vector<double> expected(8, 0.0);
+        for (std::size_t w : {std::size_t(0), std::size_t(2)}) {
+            for (int root = 0; root < r.plan.workers[w].roots; ++root)
+                for (std::size_t i = 0; i < expected.size(); ++i)
+                    expected[i] += static_cast<double>((w + 1) * 100 + root * 10 + i);
+        }
+        QCOMPARE(r.keptSamples(dropped), 68);
+        QCOMPARE(r.keptLossSum(dropped), 9 * 1.0 + 8 * 3.0);
+        const float scale = r.keptScale(r.keptSamples(dropped));
+        QCOMPARE(scale, static_cast<float>(100.0 / 68));
+        const float* g = r.combineKept(dropped, scale, 0, 8);
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            QCOMPARE(g[i], static_cast<float>(expected[i]) * scale);
+        // Nothing dropped: the plain combine, unscaled.
+        QCOMPARE(r.keptScale(r.keptSamples({0, 0, 0})), 1.0f);
+    }
+
     void chunkRuleKeepsItsPromises()
     {
         for (int batch = 1; batch <= 60000; batch += batch < 4096 ? 1 : 37) {

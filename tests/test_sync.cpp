@@ -311,7 +311,7 @@ private slots:
         const auto problem = blobsProblem();
         TrainerSettings s;
         s.workers = 3;
-        s.batch = 96;
+        s.batch = 100; // slices of 34, 33 and 33: the average must weigh them by their samples
         s.chunk = 8;
         s.learningRate = 0.05;
         s.localSteps = 1;
@@ -336,7 +336,7 @@ private slots:
         ThreadsLocalSgdTrainer eight(problem, s);
         eight.run(RunLimits {}, observer);
         QCOMPARE(eight.updates(), 4); // rounds: 8 + 8 + 8 + 6 steps
-        QCOMPARE(eight.samples(), 30 * 96);
+        QCOMPARE(eight.samples(), 30 * 100);
         const auto& one = local.metrics().costs();
         const auto& many = eight.metrics().costs();
         QVERIFY2(many.modelSpreadSum / many.averagings > 2 * one.modelSpreadSum / one.averagings,

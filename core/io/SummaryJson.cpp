@@ -179,14 +179,20 @@ Json summaryJson(const ModeResult& r)
     const RunMetrics::ModeCosts& costs = m.costs();
     if (r.mode == Mode::Backup) {
         const std::int64_t gradients = r.updates * r.settings.workers;
-        j["backup"] = Json {{"backup_workers", r.settings.backupWorkers}, {"dropped_gradients", costs.droppedGradients},
+        const std::int64_t applied = r.samples - costs.droppedSamples;
+        j["backup"] = Json {{"backup_workers", r.settings.backupWorkers}, {"applied_samples", applied},
+            {"applied_samples_per_second", r.seconds > 0 ? static_cast<double>(applied) / r.seconds : 0.0},
+            {"dropped_gradients", costs.droppedGradients},
             {"dropped_gradient_share", gradients > 0 ? static_cast<double>(costs.droppedGradients) / gradients : 0.0},
             {"wasted_samples", costs.droppedSamples},
             {"wasted_sample_share", r.samples > 0 ? static_cast<double>(costs.droppedSamples) / r.samples : 0.0},
             {"note",
                 "each update applied the gradients of the first workers - backup_workers workers to finish and dropped "
-                "the rest; wasted samples were computed (at least in part) but not applied; samples counts every "
-                "sample the updates drew"}};
+                "the rest (dropped_gradients is backup_workers per update by definition; what it cost is "
+                "wasted_samples: computed, at least in part, and not applied); the run's samples and "
+                "samples_per_second count every sample the updates drew, applied_samples those that were applied. "
+                "On threads which gradients come last depends on the machine's timing: without a clear straggler the "
+                "run differs from run to run"}};
     }
     if (r.mode == Mode::LocalSgd)
         j["local_sgd"] = Json {{"local_steps", r.settings.localSteps}, {"averagings", costs.averagings},

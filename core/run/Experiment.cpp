@@ -76,6 +76,11 @@ void checkModes(const RunConfig& config)
                       "on --engine threads and sim)");
         }
     }
+    if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers && !config.origins.count("backup-workers"))
+        throw SgdError(config.originOf("mode") + ": backup with " + std::to_string(config.workers)
+            + (config.workers == 1 ? " worker" : " workers") + " and the default of "
+            + std::to_string(config.backupWorkers)
+            + " backup worker applies no gradient; give --workers 2 or more, or --backup-workers 0 (sync)");
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")

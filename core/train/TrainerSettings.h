@@ -54,8 +54,8 @@ struct TrainerSettings
     double jitter = 0.0; // sigma of the log-normal compute-time factor
     double heavyTail = 0.0; // > 0: a Pareto compute-time factor of this shape (its tail is heavy for shape < 2)
     std::int64_t sspBound = 3; // ssp: a worker starts its push n + 1 only when every worker has n - S applied
-    int backupWorkers = 1;
-    int localSteps = 8; // local-sgd: local steps between averagings // backup: each update applies the first workers - backupWorkers gradients to arrive
+    int backupWorkers = 1; // backup: each update applies the first workers - backupWorkers gradients to arrive
+    int localSteps = 8; // local-sgd: local steps between averagings
     double dcLambda = 0.04; // dc-asgd: the compensation's lambda (0: none, exactly async)
     bool dcAdaptive = false; // dc-asgd: lambda / sqrt(mean square of the gradient + 1e-7), moving average 0.95
     AsyncApply asyncApply = AsyncApply::Lock;

@@ -388,7 +388,12 @@ void SimAsyncTrainer::simulate(Slice& slice)
     }
     slice.exitAt.assign(static_cast<std::size_t>(workers), slice.sliceStart);
     const bool momentum = m_settings.momentum != 0.0;
-    const double applyFlops = SimWorld::get().memoryWork(m_cost.applyFlops(momentum), m_cost.applyBytes(momentum));
+    // dc-asgd: the compensation, about 5 flops per parameter over the gradient, the parameters and the snapshot.
+    const double parameters = static_cast<double>(m_params.size());
+    const double compensationFlops = m_compensation.active() ? 5.0 * parameters : 0.0;
+    const double compensationBytes = m_compensation.active() ? 16.0 * parameters : 0.0;
+    const double applyFlops = SimWorld::get().memoryWork(
+        m_cost.applyFlops(momentum) + compensationFlops, m_cost.applyBytes(momentum) + compensationBytes);
     // local: a worker copies the parameters in memory (as the threads engine's do) instead of receiving them.
     const double copyWork = SimWorld::get().stepsMeasured() ? SimWorld::get().memoryWork(0.0, m_cost.copyBytes()) : 0.0;
     const double flopsPerSample = m_cost.flopsPerSample;

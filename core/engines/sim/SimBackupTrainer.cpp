@@ -289,8 +289,14 @@ void SimBackupTrainer::simulate(Slice& slice)
                     const double completed = std::clamp(slice.completedAt[done], waitFrom, SimWorld::clock());
                     span(SpanKind::WaitBarrier, waitFrom, completed, 0, slice.completedBy[done]);
                     span(SpanKind::WaitBarrier, completed, SimWorld::clock()); // the server's apply
+                    // Download the newest parameters (again, if another update was applied meanwhile: a gradient of
+                    // those it has would be dropped anyway).
                     const double downloadStart = SimWorld::clock();
                     SimWorld::get().send(serverHost, host, slice.bytes);
+                    while (slice.current > have) {
+                        have = slice.current;
+                        SimWorld::get().send(serverHost, host, slice.bytes);
+                    }
                     span(SpanKind::WaitNetwork, downloadStart, SimWorld::clock());
                 }
                 slice.end = std::max(slice.end, SimWorld::clock());
