@@ -54,8 +54,7 @@ ChartWriter headlessChartWriter()
         for (const HeadlessModeRun* r : runs) {
             series.push_back(std::make_unique<ui::ModeSeries>());
             fill(*series.back(), *r);
-            QString label = QString::fromUtf8(modeName(r->result.mode));
-            label[0] = label[0].toUpper();
+            const QString label = ui::modeTitle(r->result.mode);
             modes.push_back(
                 {series.back().get(), label, ui::palette::mode(r->result.mode), isSyncLike(r->result.mode)});
         }

@@ -47,6 +47,25 @@ void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint&
     }
 }
 
+QString modeTitle(Mode m)
+{
+    switch (m) {
+    case Mode::Sync:
+        return QObject::tr("Sync");
+    case Mode::Async:
+        return QObject::tr("Async");
+    case Mode::Ssp:
+        return QObject::tr("SSP");
+    case Mode::Backup:
+        return QObject::tr("Backup");
+    case Mode::LocalSgd:
+        return QObject::tr("Local SGD");
+    case Mode::DcAsgd:
+        return QObject::tr("DC-ASGD");
+    }
+    return QString::fromUtf8(modeName(m));
+}
+
 namespace palette {
 QColor sync()
 {

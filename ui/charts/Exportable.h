@@ -30,6 +30,9 @@ QString savePng(const QImage& image, const QString& path);
 void showExportMenu(QWidget* widget, const Exportable& exportable, const QPoint& globalPos);
 
 /// Colours shared by every chart, so a mode or a kind of time looks the same everywhere.
+/// A mode's name in titles: "Sync", "Async", "SSP", "Backup", "Local SGD", "DC-ASGD".
+QString modeTitle(Mode m);
+
 namespace palette {
 QColor sync();
 QColor async();

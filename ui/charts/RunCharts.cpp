@@ -7,36 +7,41 @@
 
 #include <QApplication>
 #include <QDir>
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QPainter>
 #include <QWidget>
 
 namespace sgdscope::ui {
 
 namespace {
-/// Lays out `panels` side by side off screen, lets `refresh` fill them, and saves the row as one PNG.
-QString saveRow(const QList<QWidget*>& panels, const std::function<void()>& refresh, const QString& path)
+/// Lays out `panels` off screen in rows of at most `columns` (each panel `width` pixels wide, 420 high), lets
+/// `refresh` fill them, and saves the picture as one PNG.
+QString saveGrid(
+    const QList<QWidget*>& panels, int columns, int width, const std::function<void()>& refresh, const QString& path)
 {
-    QWidget row;
-    row.setAttribute(Qt::WA_DontShowOnScreen);
-    auto* layout = new QHBoxLayout(&row);
+    QWidget grid;
+    grid.setAttribute(Qt::WA_DontShowOnScreen);
+    auto* layout = new QGridLayout(&grid);
     layout->setContentsMargins(6, 6, 6, 6);
-    for (QWidget* w : panels)
-        layout->addWidget(w);
-    row.resize(560 * static_cast<int>(panels.size()), 420);
-    row.show();
+    for (int i = 0; i < panels.size(); ++i)
+        layout->addWidget(panels[i], i / columns, i % columns);
+    const int shownColumns = std::min(columns, static_cast<int>(panels.size()));
+    const int rows = (static_cast<int>(panels.size()) + columns - 1) / columns;
+    grid.resize(width * shownColumns, 420 * rows);
+    grid.show();
     QApplication::processEvents(); // layout: the plot areas get their size
     refresh();
     QApplication::processEvents();
-    QImage image(row.size() * 2, QImage::Format_ARGB32_Premultiplied);
+    QImage image(grid.size() * 2, QImage::Format_ARGB32_Premultiplied);
     image.setDevicePixelRatio(2.0);
     image.fill(Qt::white);
     {
         QPainter painter(&image);
-        row.render(&painter);
+        grid.render(&painter);
     }
     return savePng(image, path);
 }
+
 } // namespace
 
 QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>& modes)
@@ -60,8 +65,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
             panels << c;
         }
         if (!panels.isEmpty())
-            record(saveRow(
-                panels,
+            record(saveGrid(
+                panels, 3, 560,
                 [&] {
                     for (LossChart* c : charts)
                         c->refresh();
@@ -79,8 +84,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
             panels << c;
         }
         if (!panels.isEmpty())
-            record(saveRow(
-                panels,
+            record(saveGrid(
+                panels, 3, 560,
                 [&] {
                     for (auto& [c, s] : charts)
                         c->setWorkers(s->status().workers);
@@ -122,8 +127,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
             }
         }
         if (!panels.isEmpty())
-            record(saveRow(
-                panels,
+            record(saveGrid(
+                panels, 4, 560, // a mode's histogram and trend side by side, two modes a row
                 [&] {
                     for (const auto& f : fill)
                         f();
@@ -140,8 +145,9 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
             auto* bySamples
                 = new LossChart(QObject::tr("Loss against samples seen"), QString(), curves, XAxisKind::Samples);
             auto* bySeconds = new LossChart(QObject::tr("Loss against seconds"), QString(), curves, XAxisKind::Seconds);
-            record(saveRow(
-                {bySamples, bySeconds},
+            record(saveGrid(
+                {bySamples, bySeconds}, curves.size() > 3 ? 1 : 2,
+                curves.size() > 3 ? 1120 : 560, // room for the legend
                 [&] {
                     bySamples->refresh();
                     bySeconds->refresh();
