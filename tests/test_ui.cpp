@@ -98,6 +98,36 @@ private slots:
     }
 
     // A long run keeps an evenly thinned curve: the early part as dense as the late part.
+    // Hovering a worker's bar names the worker, its own waits and the waits it caused; beyond 32 workers the bars
+    // are quantiles of idle time, and each still names its own worker.
+    void workerBarsSayWhoMadeWhomWait()
+    {
+        WorkerBarsChart bars(QStringLiteral("Sync worker time"), QString());
+        std::vector<WorkerTime> workers(3);
+        for (std::size_t w = 0; w < workers.size(); ++w) {
+            workers[w].wall = 4.0;
+            workers[w].busy = w == 1 ? 4.0 : 1.0;
+            workers[w].idle = w == 1 ? 0.0 : 3.0;
+            workers[w].madeOthersWait = w == 1 ? 6.0 : 0.0;
+        }
+        bars.setWorkers(workers);
+        QCOMPARE(bars.barText(1),
+            QStringLiteral("worker 1: busy 100.0%, idle 0.0% (it waited 0 s)\nmade others wait 6 s (their waits for "
+                           "it, summed)"));
+        QVERIFY(bars.barText(0).contains(QStringLiteral("idle 75.0% (it waited 3 s)\nmade others wait 0 s")));
+        QVERIFY(bars.barText(3).isEmpty());
+        std::vector<WorkerTime> many(100);
+        for (std::size_t w = 0; w < many.size(); ++w) {
+            many[w].wall = 1.0;
+            many[w].idle = w == 42 ? 0.0 : 0.5; // the least idle worker: the 0th percentile bar
+            many[w].madeOthersWait = w == 42 ? 9.0 : 0.0;
+        }
+        bars.setWorkers(many);
+        QVERIFY2(bars.barText(0).startsWith(QStringLiteral("worker 42:"))
+                && bars.barText(0).contains(QStringLiteral("made others wait 9 s")),
+            qPrintable(bars.barText(0)));
+    }
+
     void seriesStoreThinsEvenly()
     {
         ModeSeries store(64);

@@ -32,21 +32,20 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
         set->setBorderColor(Qt::transparent);
     // Hovering a bar names its worker: its shares, its own waits and the others' waits named after it.
     for (QBarSet* set : {m_busy, m_idle, m_apply, m_transfer, m_unaccounted}) {
+        // The bar's text replaces the chart's own tooltip while the mouse is on it (the widget's tooltip is what
+        // Qt shows when the mouse rests).
         connect(set, &QBarSet::hovered, this, [this](bool status, int index) {
             if (!status || index < 0 || static_cast<std::size_t>(index) >= m_shown.size()) {
-                QToolTip::hideText();
+                if (!m_chartToolTip.isNull())
+                    setToolTip(m_chartToolTip);
+                m_chartToolTip.clear();
                 return;
             }
-            const WorkerTime& t = m_shown[static_cast<std::size_t>(index)];
-            const double share = t.wall > 0 ? 100.0 / t.wall : 0.0;
-            QToolTip::showText(QCursor::pos(),
-                tr("worker %1: busy %2%, idle %3% (it waited %4 s)\nmade others wait %5 s (their waits for it, summed)")
-                    .arg(t.worker)
-                    .arg(t.busy * share, 0, 'f', 1)
-                    .arg(t.idle * share, 0, 'f', 1)
-                    .arg(t.idle, 0, 'g', 3)
-                    .arg(t.madeOthersWait, 0, 'g', 3),
-                this);
+            if (m_chartToolTip.isNull())
+                m_chartToolTip = toolTip().isNull() ? QStringLiteral("") : toolTip();
+            const QString text = barText(index);
+            setToolTip(text);
+            QToolTip::showText(QCursor::pos(), text, this);
         });
     }
     auto* series = new QStackedBarSeries;
@@ -68,6 +67,20 @@ WorkerBarsChart::WorkerBarsChart(const QString& title, const QString& exportName
                   "copying or sending (threads copy the parameters; in an MPI job rank 0 broadcasts them every sync "
                   "update and counts the time until the others have taken them, and every rank sends its "
                   "gradient), and unaccounted time."));
+}
+
+QString WorkerBarsChart::barText(int bar) const
+{
+    if (bar < 0 || static_cast<std::size_t>(bar) >= m_shown.size())
+        return {};
+    const WorkerTime& t = m_shown[static_cast<std::size_t>(bar)];
+    const double share = t.wall > 0 ? 100.0 / t.wall : 0.0;
+    return tr("worker %1: busy %2%, idle %3% (it waited %4 s)\nmade others wait %5 s (their waits for it, summed)")
+        .arg(t.worker)
+        .arg(t.busy * share, 0, 'f', 1)
+        .arg(t.idle * share, 0, 'f', 1)
+        .arg(t.idle, 0, 'g', 3)
+        .arg(t.madeOthersWait, 0, 'g', 3);
 }
 
 QString WorkerBarsChart::valueAxisTitle() const

@@ -26,6 +26,8 @@ public:
     int workerCount() const { return m_count; }
     bool showsDistribution() const { return m_distribution; }
     QString valueAxisTitle() const;
+    /// What hovering bar `bar` says: its worker, busy and idle shares, its own waits and the waits it caused.
+    QString barText(int bar) const;
 
 private:
     QBarSet* m_busy;
@@ -39,6 +41,7 @@ private:
     bool m_distribution = false;
     double m_since = -1.0;
     std::vector<WorkerTime> m_shown; // the bars' workers, for the hover text
+    QString m_chartToolTip; // the chart's own tooltip while a bar's replaces it (null: none replaced)
 };
 
 } // namespace sgdscope::ui
