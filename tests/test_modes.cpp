@@ -418,6 +418,25 @@ private slots:
         QCOMPARE(runOf(sim, "local-sgd").at("updates").get<int>(), 5); // 5 + 5 + 5 + 5 + 3 steps
     }
 
+    // --async-lr staleness divides each push's learning rate by its staleness in every mode that has staleness: the
+    // mean rate applied falls below --lr, and the parameters differ from the constant rate's.
+    void stalenessLearningRateActsInEveryStaleMode()
+    {
+        const char* args = "--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 --steps 40 --jitter 0.3 "
+                           "--lr 0.01 --mode async,ssp,dc-asgd";
+        const Run constant = runApp(nextOut(), words(args));
+        const Run scaled = runApp(nextOut(), words(args) + words("--async-lr staleness"));
+        QCOMPARE(constant.exitCode, 0);
+        QCOMPARE(scaled.exitCode, 0);
+        for (const char* mode : {"async", "ssp", "dc-asgd"}) {
+            QCOMPARE(runOf(constant, mode).at("mean_learning_rate").get<double>(), static_cast<double>(0.01f));
+            const double mean = runOf(scaled, mode).at("mean_learning_rate").get<double>();
+            QVERIFY2(mean < 0.5 * 0.01,
+                qPrintable(QStringLiteral("%1: mean rate %2").arg(QString::fromLatin1(mode)).arg(mean)));
+            QVERIFY(digestOf(scaled, mode) != digestOf(constant, mode));
+        }
+    }
+
     void badValuesAreRefused_data()
     {
         QTest::addColumn<QString>("args");
