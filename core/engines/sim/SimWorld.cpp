@@ -52,9 +52,17 @@ SimWorld::SimWorld()
     xbt_log_control_set("root.thresh:critical"); // SimGrid's own messages are not the user's business
     // Its deadlock report too: a stalled simulation is our error (run()).
     xbt_log_control_set("ker_engine.app:file:/dev/null ker_engine.additivity:off");
-    static int argc = 1;
     static char name[] = "sgdscope";
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer does not follow SimGrid's own stack switching (it warns that false positives may follow,
+    // and reports one when an actor's stack unwinds): under it, every actor is a thread of its own.
+    static char threads[] = "--cfg=contexts/factory:thread";
+    static int argc = 2;
+    static char* argv[] = {name, threads, nullptr};
+#else
+    static int argc = 1;
     static char* argv[] = {name, nullptr};
+#endif
     m_engine = new sg4::Engine(&argc, argv);
     // The network model whose latency and bandwidth are what the platform says (the default LV08 scales
     // latency by 13 and caps TCP windows), without simulated acknowledgement traffic.
