@@ -88,6 +88,17 @@ void Trainer::markDiverged(std::int64_t atUpdate)
     m_divergedAt = atUpdate;
 }
 
+std::int64_t Trainer::updatesWithinLimits(const RunLimits& limits, std::int64_t cap, int batch) const
+{
+    std::int64_t updates = cap;
+    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
+        updates = std::min(updates, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    updates = std::min(updates, stepsToReach(m_samples, m_settings.sampleBudget, batch));
+    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
+        updates = std::min(updates, stepsToReach(m_samples, m_nextEvalSamples, batch));
+    return updates;
+}
+
 UpdateEvent Trainer::syncUpdateEvent(int batch, double batchLoss, double seconds)
 {
     UpdateEvent event;

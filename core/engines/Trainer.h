@@ -139,6 +139,9 @@ protected:
     /// The worker's existing workspace; safe inside parallel regions (never allocates).
     MlpWorkspace& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
     int chunkSizeFor(int batch) const;
+    /// Sync-like updates of `batch` samples to make now, at most `cap`: no further than `limits`, the sample budget
+    /// and the next whole-set evaluation allow (at least one).
+    std::int64_t updatesWithinLimits(const RunLimits& limits, std::int64_t cap, int batch) const;
     /// Samples per pass (passSamplesFor the model).
     int passSamples() const { return m_passSamples; }
     void markDiverged(std::int64_t atUpdate);

@@ -19,8 +19,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 constexpr std::size_t blockFloats = 4096;
-constexpr int maxUpdatesPerSlice = 1024;
-constexpr std::int64_t maxSamplesPerSlice = 65536;
 } // namespace
 
 struct SimBackupTrainer::Slice
@@ -127,14 +125,7 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
     preparePlan();
     const int workers = m_settings.workers;
     const int batch = m_settings.batch;
-    std::int64_t updates
-        = std::min<std::int64_t>({maxUpdatesPerSlice, std::max<std::int64_t>(1, simSyncWorkerStepsPerSlice / workers),
-            std::max<std::int64_t>(1, maxSamplesPerSlice / batch)});
-    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
-        updates = std::min(updates, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
-    updates = std::min(updates, stepsToReach(m_samples, m_settings.sampleBudget, batch));
-    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
-        updates = std::min(updates, stepsToReach(m_samples, m_nextEvalSamples, batch));
+    const std::int64_t updates = updatesWithinLimits(limits, simSyncUpdatesPerSlice(workers, batch), batch);
 
     Slice slice;
     slice.workers = workers;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+
 #include "core/common/NamedValues.h"
 
 #include <cstdint>
@@ -32,6 +34,13 @@ inline constexpr double nominalHostFlops = 50e9;
 /// kept until then): sync, at most this many worker steps (workers x updates, at least one update); async, at most
 /// this many pushes.
 inline constexpr std::int64_t simSyncWorkerStepsPerSlice = 65536;
+/// Updates a simulated sync-like slice takes at most (sync, backup): 1,024, at most simSyncWorkerStepsPerSlice worker
+/// steps and 65,536 samples, at least one.
+inline std::int64_t simSyncUpdatesPerSlice(int workers, int batch)
+{
+    const std::int64_t steps = simSyncWorkerStepsPerSlice / std::max(1, workers);
+    return std::max<std::int64_t>(1, std::min<std::int64_t>({1024, steps, 65536 / std::max(1, batch)}));
+}
 inline constexpr std::int64_t simAsyncPushesPerSlice = 262144;
 
 /// How a run's workers (and async's parameter server, after them) are placed on the platform's hosts, taken in

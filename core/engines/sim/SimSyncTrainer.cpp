@@ -22,9 +22,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 constexpr std::size_t blockFloats = 4096;
-constexpr int maxUpdatesPerSlice = 1024;
-constexpr std::int64_t maxActorStepsPerSlice = simSyncWorkerStepsPerSlice; // workers x updates
-constexpr std::int64_t maxSamplesPerSlice = 65536;
 
 /// The binomial tree over workers 0..P-1 that gradients go up and parameters come down: worker w > 0 sends
 /// to w minus its lowest set bit; it hears from w + 2^j for every 2^j below that bit.
@@ -183,12 +180,9 @@ double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
         return loss; // diverged: the parameters stay as they were
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
-    const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
     for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
         const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
-        for (const MergeOp& op : m_reduction.plan.combine)
-            addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
-                m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
+        const float* g = m_reduction.combineKept({}, 1.0f, b0, b1); // nothing dropped: the plain combine
         rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
     }
     return loss;
@@ -200,14 +194,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     const int workers = m_settings.workers;
     const int batch = m_settings.batch;
     // How many updates this slice simulates: a deterministic function of the settings and the run's progress.
-    std::int64_t updates
-        = std::min<std::int64_t>({maxUpdatesPerSlice, std::max<std::int64_t>(1, maxActorStepsPerSlice / workers),
-            std::max<std::int64_t>(1, maxSamplesPerSlice / batch)});
-    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
-        updates = std::min(updates, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
-    updates = std::min(updates, stepsToReach(m_samples, m_settings.sampleBudget, batch));
-    if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
-        updates = std::min(updates, stepsToReach(m_samples, m_nextEvalSamples, batch));
+    const std::int64_t updates = updatesWithinLimits(limits, simSyncUpdatesPerSlice(workers, batch), batch);
 
     // The math first, in update order (it does not depend on timing): the parameters after each update and
     // each update's batch loss. A non-finite loss ends the slice there (that update is not applied). Local SGD:
