@@ -436,6 +436,97 @@ private slots:
             QVERIFY2(computes[static_cast<std::size_t>(w)] > 0, qPrintable(QStringLiteral("worker %1").arg(w)));
     }
 
+    // SSP across processes, its rule kept by the server (a 4x straggler among 3 workers). From the pushes in apply
+    // order (metrics.csv): a worker is at most S + 1 ahead of the slowest when its push is applied, and the bound
+    // binds (the lead reaches S + 1). The waits it imposes are named after the push that released them: almost all
+    // of them the straggler's.
+    void sspKeepsItsBoundAcrossProcesses_data()
+    {
+        QTest::addColumn<int>("bound");
+        QTest::addRow("S = 0") << 0;
+        QTest::addRow("S = 2") << 2;
+    }
+    void sspKeepsItsBoundAcrossProcesses()
+    {
+        QFETCH(int, bound);
+        const QString out = nextOut();
+        const Result r = runMpi(4,
+            blasModelWithBatch(768)
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("ssp"), QStringLiteral("--ssp-bound"),
+                    QString::number(bound), QStringLiteral("--slow"), QStringLiteral("1:4"), QStringLiteral("--steps"),
+                    QStringLiteral("40"), QStringLiteral("--out"), out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        QFile csv(out + QStringLiteral("/metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QList<QByteArray> header = csv.readLine().trimmed().split(',');
+        const auto kindColumn = header.indexOf("kind");
+        const auto workerColumn = header.indexOf("worker");
+        std::vector<std::int64_t> applied(3, 0);
+        std::int64_t largest = 0;
+        std::int64_t pushes = 0;
+        while (!csv.atEnd()) {
+            const QList<QByteArray> row = csv.readLine().trimmed().split(',');
+            if (row.value(kindColumn) != "update")
+                continue;
+            const int w = row.value(workerColumn).toInt();
+            QVERIFY(w >= 0 && w < 3);
+            ++applied[static_cast<std::size_t>(w)];
+            ++pushes;
+            largest = std::max(
+                largest, applied[static_cast<std::size_t>(w)] - *std::min_element(applied.begin(), applied.end()));
+        }
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "ssp");
+        QVERIFY(run);
+        QCOMPARE(pushes, (*run)["updates"].get<std::int64_t>());
+        QCOMPARE(largest, static_cast<std::int64_t>(bound + 1));
+        QVERIFY((*run)["ssp"]["largest_clock_lead"].get<std::int64_t>() <= bound);
+        double made = 0.0;
+        for (const Json& w : (*run)["workers_detail"])
+            made += w["made_others_wait_seconds"].get<double>();
+        const double byStraggler = (*run)["workers_detail"][1]["made_others_wait_seconds"].get<double>();
+        QVERIFY2(made > 0 && byStraggler >= 0.9 * made,
+            qPrintable(QStringLiteral("the straggler made others wait %1 s of %2 s").arg(byStraggler).arg(made)));
+        // Those waits are the fast workers' waits for the slowest (barrier), not the server's.
+        const double fastBarrier = (*run)["workers_detail"][0]["wait_seconds"]["barrier"].get<double>()
+            + (*run)["workers_detail"][2]["wait_seconds"]["barrier"].get<double>();
+        QVERIFY2(std::abs(fastBarrier - made) <= 0.1 * made + 1e-9,
+            qPrintable(QStringLiteral("barrier waits %1 s, named %2 s").arg(fastBarrier).arg(made)));
+    }
+
+    // DC-ASGD across processes: the server compensates every push against the parameters it sent that worker
+    // (with 2 workers the pushes are stale, so the term is not zero); with lambda 0 nothing is compensated.
+    void dcAsgdCompensatesStalePushesAcrossProcesses()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(3,
+            blasModelWithBatch(96)
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("dc-asgd"), QStringLiteral("--steps"),
+                    QStringLiteral("30"), QStringLiteral("--out"), out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "dc-asgd");
+        QVERIFY(run);
+        QVERIFY((*run)["staleness"]["mean"].get<double>() > 0.5);
+        const Json& dc = (*run)["delay_compensation"];
+        QCOMPARE(dc["pushes"].get<std::int64_t>(), (*run)["updates"].get<std::int64_t>());
+        QVERIFY2(dc["mean_relative_size"].get<double>() > 0 && dc["max_relative_size"].get<double>() < 1,
+            qPrintable(QString::fromStdString(dumpJson(dc, -1))));
+        QVERIFY(summary["mpi"]["ranks"].contains("dc-asgd"));
+
+        const QString zeroOut = nextOut();
+        const Result zero = runMpi(3,
+            blasModelWithBatch(96)
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("dc-asgd"), QStringLiteral("--dc-lambda"),
+                    QStringLiteral("0"), QStringLiteral("--steps"), QStringLiteral("10"), QStringLiteral("--out"),
+                    zeroOut});
+        QVERIFY2(zero.exitCode == 0, qPrintable(zero.output));
+        const Json zeroSummary = readJson(zeroOut + QStringLiteral("/summary.json"));
+        const Json* zeroRun = runOf(zeroSummary, "dc-asgd");
+        QVERIFY(zeroRun);
+        QCOMPARE((*zeroRun)["delay_compensation"]["pushes"].get<std::int64_t>(), 0);
+    }
+
     void workersMustMatchTheProcesses()
     {
         const QString out = nextOut();

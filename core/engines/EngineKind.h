@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/NamedValues.h"
+#include "core/metrics/Events.h"
 
 namespace sgdscope {
 
@@ -13,5 +14,13 @@ enum class EngineKind
 };
 inline constexpr NameTable<EngineKind, 3> engineNames {
     {{"threads", EngineKind::Threads}, {"sim", EngineKind::Sim}, {"mpi", EngineKind::Mpi}}};
+
+/// The modes an MPI job runs so far, and what is said of the others.
+inline constexpr bool runsOnMpi(Mode m)
+{
+    return m == Mode::Sync || m == Mode::Async || m == Mode::Ssp || m == Mode::DcAsgd;
+}
+inline constexpr const char* notOnMpiYet = "does not run across MPI processes yet; there, use sync, async, ssp and "
+                                           "dc-asgd (backup and local-sgd run on --engine threads and sim)";
 
 } // namespace sgdscope

@@ -18,8 +18,8 @@ std::unique_ptr<Trainer> makeTrainer(
     if (engine.kind == EngineKind::Mpi) {
         if (mode == Mode::Sync)
             return std::make_unique<MpiSyncTrainer>(std::move(problem), settings);
-        if (mode == Mode::Async)
-            return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings);
+        if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd)
+            return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings, mode);
         throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes yet");
     }
     if (engine.kind == EngineKind::Sim) {

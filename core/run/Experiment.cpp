@@ -69,11 +69,8 @@ void checkModes(const RunConfig& config)
             config.originOf("mode") + ": no mode given; use a list of sync, async, ssp, backup, local-sgd, dc-asgd");
     if (config.engine == EngineKind::Mpi) {
         for (const Mode m : config.modes) {
-            if (m != Mode::Sync && m != Mode::Async)
-                throw SgdError(config.originOf("mode") + ": " + modeName(m)
-                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup, local-sgd and "
-                      "dc-asgd run "
-                      "on --engine threads and sim)");
+            if (!runsOnMpi(m))
+                throw SgdError(config.originOf("mode") + ": " + modeName(m) + " " + notOnMpiYet);
         }
     }
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers && !config.origins.count("backup-workers"))

@@ -93,35 +93,45 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
         return "--engine mpi: this MPI grants " + threadLevel
             + ", and sgdscope's watch thread needs MPI_THREAD_MULTIPLE (Open MPI built with thread support, as "
               "Debian's is)";
-    if (config.runsAsync() && size < 2)
-        return "--engine mpi: async needs at least 2 processes (a parameter server and a worker); start "
-               "mpirun -np 2 or more, or use --mode sync";
+    // Sync and local-sgd have a worker on every process; the others a parameter server (rank 0) and N - 1.
+    std::string everyProcess;
+    std::string served;
+    for (const Mode m : config.modes)
+        (mpiWorkersFor(m, size) == size ? everyProcess : served) += std::string(modeName(m)) + ", ";
+    const auto listed = [](std::string names) {
+        names.resize(names.size() - 2);
+        return names;
+    };
+    if (!served.empty() && size < 2)
+        return "--engine mpi: " + listed(served)
+            + " needs at least 2 processes (a parameter server and a worker); start mpirun -np 2 or more, or use "
+              "--mode sync";
+    const std::string shapes = (everyProcess.empty() ? std::string()
+                                                     : listed(everyProcess) + ": workers 0 to "
+                                           + std::to_string(size - 1) + ", one per process")
+        + (everyProcess.empty() || served.empty() ? "" : "; ")
+        + (served.empty() ? std::string()
+                          : listed(served) + ": a parameter server and workers 0 to " + std::to_string(size - 2));
     const bool workersGiven
         = config.origins.count("workers") && config.origins.at("workers").rfind("--workers (from", 0) != 0;
     if (workersGiven) {
         const std::string origin = config.originOf("workers");
-        if (config.runsSync() && config.runsAsync())
-            return origin + ": with --engine mpi and --mode both the worker count follows from the "
-                + std::to_string(size) + " processes (sync " + std::to_string(size) + ", async "
-                + std::to_string(size - 1) + "); leave it out";
-        const int expected = config.runsSync() ? size : size - 1;
+        if (!everyProcess.empty() && !served.empty())
+            return origin + ": with --engine mpi and --mode " + config.modesText()
+                + " the worker count follows from the " + std::to_string(size) + " processes (" + shapes
+                + "); leave it out";
+        const int expected = served.empty() ? size : size - 1;
         if (config.workers != expected)
             return origin + ": " + std::to_string(config.workers) + " does not match this MPI job of "
-                + std::to_string(size) + " processes ("
-                + (config.runsSync() ? "sync: one worker each"
-                                     : "async: a parameter server and " + std::to_string(size - 1) + " workers")
-                + "); leave it out or start mpirun -np "
-                + std::to_string(config.runsSync() ? config.workers : config.workers + 1);
+                + std::to_string(size) + " processes (" + shapes + "); leave it out or start mpirun -np "
+                + std::to_string(served.empty() ? config.workers : config.workers + 1);
     }
-    config.workers = config.runsSync() ? size : size - 1;
+    config.workers = served.empty() ? size : size - 1;
     for (const Straggler& slow : config.slow) {
-        const int fewest = config.runsAsync() ? size - 1 : size;
+        const int fewest = served.empty() ? size : size - 1;
         if (slow.worker >= fewest)
             return config.originOf("slow") + ": worker " + std::to_string(slow.worker)
-                + " does not exist in this MPI job of " + std::to_string(size) + " processes ("
-                + (config.runsSync() ? "sync: workers 0 to " + std::to_string(size - 1) : std::string())
-                + (config.runsSync() && config.runsAsync() ? ", " : "")
-                + (config.runsAsync() ? "async: workers 0 to " + std::to_string(size - 2) : std::string()) + ")";
+                + " does not exist in this MPI job of " + std::to_string(size) + " processes (" + shapes + ")";
     }
     return {};
 }
@@ -355,7 +365,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             if (stopped)
                 break;
             PreparedRun modeRun = run;
-            modeRun.settings.workers = mode == Mode::Sync ? size : size - 1;
+            modeRun.settings.workers = mpiWorkersFor(mode, size);
             modeRun.config.workers = modeRun.settings.workers;
             if (rank == 0) {
                 runs.push_back(trainMode(modeRun, mode, progress));
@@ -364,8 +374,10 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
                     break;
             } else if (mode == Mode::Sync) {
                 serveMpiSync(modeRun.problem, modeRun.settings);
-            } else {
+            } else if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd) {
                 serveMpiAsync(modeRun.problem, modeRun.settings);
+            } else {
+                throw SgdError(std::string("--mode: ") + modeName(mode) + " " + notOnMpiYet);
             }
         }
     } catch (const RunFailure& e) {

@@ -171,11 +171,8 @@ std::vector<OptionSpec> makeTable()
     };
     mode.whyInapplicable = [](const RunConfig& c) {
         for (const Mode m : c.modes) {
-            if (c.engine == EngineKind::Mpi && m != Mode::Sync && m != Mode::Async)
-                return std::string(modeName(m))
-                    + " does not run across MPI processes yet; there, use sync and async (ssp, backup, local-sgd and "
-                      "dc-asgd "
-                      "run on --engine threads and sim)";
+            if (c.engine == EngineKind::Mpi && !runsOnMpi(m))
+                return std::string(modeName(m)) + " " + notOnMpiYet;
         }
         return std::string();
     };

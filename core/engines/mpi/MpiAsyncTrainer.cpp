@@ -22,6 +22,8 @@ constexpr std::int64_t stopControl = 0;
 constexpr std::int64_t pushControl = 1;
 constexpr std::int64_t pauseControl = 2;
 constexpr std::int64_t maxPushesPerSlice = 65536;
+/// An answer's header: control, version, samples, when sent, since when ssp held it, who released it.
+constexpr std::size_t answerHeaderBytes = 2 * sizeof(std::int64_t) + 2 * sizeof(std::int32_t) + 2 * sizeof(double);
 
 /// A worker rank's spans: measured on its own clock, recorded on rank 0's.
 struct WorkerSpans
@@ -37,13 +39,26 @@ struct WorkerSpans
 };
 } // namespace
 
-MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : Trainer(std::move(problem), std::move(settings), Mode::Async)
+int mpiWorkersFor(Mode mode, int processes)
+{
+    return mode == Mode::Sync || mode == Mode::LocalSgd ? processes : processes - 1;
+}
+
+MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
+    : Trainer(std::move(problem), std::move(settings), mode)
     , m_mpi(MpiContext::get())
     , m_gradient(m_params.size(), 0.0f)
+    , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
 {
+    if (mode != Mode::Async && mode != Mode::Ssp && mode != Mode::DcAsgd)
+        throw SgdError(std::string("MpiAsyncTrainer: ") + modeName(mode) + " is not an async-like mode");
     settingsChanged();
     m_velocity.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
+    m_pushes.assign(static_cast<std::size_t>(m_workers), 0);
+    m_clockLead.assign(static_cast<std::size_t>(m_workers), -1);
+    m_heldAt.assign(static_cast<std::size_t>(m_workers), -1.0);
+    if (m_compensation.active())
+        m_sent.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
     m_gradients.tag = pushTag;
     for (int w = 0; w < m_workers; ++w) {
         m_gradients.from.push_back(w + 1);
@@ -67,24 +82,49 @@ void MpiAsyncTrainer::settingsChanged()
         m_sliceSize.push_back(balancedPart(m_settings.batch, m_workers, w).size());
 }
 
-bool MpiAsyncTrainer::answer(int w, bool push)
+bool MpiAsyncTrainer::answer(int w, bool push, int releasedBy)
 {
+    const auto me = static_cast<std::size_t>(w);
     const std::int64_t budgetLeft = m_settings.sampleBudget - m_claimedSamples;
     const int count = push && m_pushesLeft > 0 && budgetLeft > 0
-        ? static_cast<int>(std::min<std::int64_t>(m_sliceSize[static_cast<std::size_t>(w)], budgetLeft))
+        ? static_cast<int>(std::min<std::int64_t>(m_sliceSize[me], budgetLeft))
         : 0;
+    if (count > 0 && !m_ssp.mayStart(w)) {
+        // Too far ahead of the slowest: it may start this push when the slowest has caught up.
+        m_ssp.hold(w);
+        m_heldAt[me] = MpiContext::now();
+        return false;
+    }
     MpiMessage out;
+    out.reserve(answerHeaderBytes + (count > 0 ? m_params.size() * sizeof(float) : 0));
     out.put(count > 0 ? pushControl : pauseControl);
     out.put(m_updates); // the version of these parameters
     out.put(static_cast<std::int32_t>(count));
     out.put(MpiContext::now());
+    out.put(m_heldAt[me]);
+    out.put(static_cast<std::int32_t>(releasedBy == w ? -1 : releasedBy));
+    m_heldAt[me] = -1.0;
     if (count > 0) {
         out.putFloats(m_params.data(), m_params.size());
         m_claimedSamples += count;
         --m_pushesLeft;
+        m_clockLead[me] = m_ssp.lead(w);
+        if (m_compensation.active())
+            std::copy(m_params.begin(), m_params.end(), m_sent[me].begin());
     }
     m_mpi.send(out.bytes().data(), out.bytes().size(), w + 1, answerTag);
+    if (count == 0 && m_ssp.takingPart(w)) {
+        // It leaves the slice: the others no longer wait for it.
+        m_ssp.leave(w);
+        releaseHeld(w, push);
+    }
     return count > 0;
+}
+
+void MpiAsyncTrainer::releaseHeld(int by, bool push)
+{
+    for (int w = m_ssp.nextReleased(); w >= 0; w = m_ssp.nextReleased())
+        m_active += answer(w, push, by) ? 1 : 0;
 }
 
 void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
@@ -104,13 +144,21 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
         m_pushesLeft = std::min(m_pushesLeft, stepsToReach(m_samples, m_nextEvalSamples, perPush));
 
-    int active = 0;
+    // ssp: the workers taking part in the slice, at their clocks (the others are never held).
+    m_ssp.reset(mode() == Mode::Ssp ? m_settings.sspBound : std::numeric_limits<std::int64_t>::max(), m_workers);
+    if (mode() == Mode::Ssp) {
+        for (int w = 0; w < m_workers; ++w) {
+            if (m_sliceSize[static_cast<std::size_t>(w)] > 0)
+                m_ssp.join(w, m_pushes[static_cast<std::size_t>(w)]);
+        }
+    }
+    m_active = 0;
     for (int w = 0; w < m_workers; ++w)
-        active += answer(w, true) ? 1 : 0;
+        m_active += answer(w, true) ? 1 : 0;
     std::vector<UpdateEvent> events;
     const MomentumSgd rule(m_settings.momentum);
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
-    while (active > 0) {
+    while (m_active > 0) {
         const int w = m_mpi.receiveAny(m_gradients);
         MpiMessageReader in(
             m_gradients.buffers[static_cast<std::size_t>(w)].data(), m_gradients.sizes[static_cast<std::size_t>(w)]);
@@ -125,7 +173,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         m_gradients.post(w); // its next push (owed once it is answered)
 
         UpdateEvent event;
-        event.mode = Mode::Async;
+        event.mode = mode();
         event.index = m_updates;
         event.worker = w;
         event.versionRead = versionRead;
@@ -133,12 +181,19 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.samples = count;
         event.batchLoss = loss;
         event.applied = std::isfinite(loss);
+        event.clockLead = m_clockLead[static_cast<std::size_t>(w)];
         if (event.applied) {
+            if (m_compensation.active())
+                event.compensation = m_compensation.compensate(
+                    m_gradient.data(), m_params.data(), m_sent[static_cast<std::size_t>(w)].data(), m_params.size());
             const float* step
                 = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
-            MomentumSgd::apply(m_params.data(), step, rate.at(m_updates - versionRead), 0, m_params.size());
+            event.learningRate = rate.at(m_updates - versionRead);
+            MomentumSgd::apply(m_params.data(), step, static_cast<float>(event.learningRate), 0, m_params.size());
             ++m_updates;
             m_samples += count;
+            ++m_pushes[static_cast<std::size_t>(w)];
+            m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
         } else if (!diverged()) {
             markDiverged(m_updates);
         }
@@ -148,7 +203,8 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget)
             && MpiContext::now() < deadline;
         if (!answer(w, more))
-            --active;
+            --m_active;
+        releaseHeld(w, more);
     }
     const double sliceEnd = MpiContext::now();
     m_seconds += sliceEnd - sliceStart;
@@ -160,10 +216,13 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
 {
     m_gradients.cancel();
     MpiMessage stop;
+    stop.reserve(answerHeaderBytes);
     stop.put(stopControl);
     stop.put(m_updates);
     stop.put(std::int32_t {0});
     stop.put(MpiContext::now());
+    stop.put(-1.0);
+    stop.put(std::int32_t {-1});
     std::vector<char> buffer(1 << 20);
     // Rank 0 is the server: it computes no gradient.
     std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
@@ -180,7 +239,7 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
         r.updates = in.get<std::int64_t>();
         work.push_back(r);
     }
-    m_mpi.recordWork(Mode::Async, std::move(work));
+    m_mpi.recordWork(mode(), std::move(work));
     reportCut(m_cutter, observer, true);
 }
 
@@ -223,14 +282,20 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         const auto version = in.get<std::int64_t>();
         const auto count = in.get<std::int32_t>();
         const double sentAt = in.get<double>();
-        // Waiting for the server (its queue, its applies), then for the parameters on the wire; after a pause,
+        const double heldAt = in.get<double>();
+        const auto releasedBy = in.get<std::int32_t>();
+        // Waiting for the server (its queue, its applies), ssp: for the slowest worker from the moment the bound
+        // held this one back to the push that released it, then for the parameters on the wire; after a pause,
         // waiting for the slice to end (everybody) and the next to begin.
         const double start = mpi.toRoot(waitStart);
         const double end = mpi.toRoot(arrived);
         const double sent = std::clamp(sentAt, start, end);
         const SpanKind peerWait = paused ? SpanKind::WaitSlice : SpanKind::WaitRead;
-        if (sent > start)
-            spans.spans.push_back({worker, peerWait, start, sent, 0});
+        const double held = heldAt < 0 ? sent : std::clamp(heldAt, start, sent);
+        if (held > start)
+            spans.spans.push_back({worker, peerWait, start, held, 0});
+        if (sent > held)
+            spans.spans.push_back({worker, SpanKind::WaitBarrier, held, sent, 0, releasedBy});
         if (end > sent)
             spans.spans.push_back({worker, paused ? SpanKind::WaitSlice : SpanKind::WaitNetwork, sent, end, 0});
         if (control == stopControl) {

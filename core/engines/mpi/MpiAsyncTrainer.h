@@ -3,6 +3,8 @@
 #include "core/engines/Trainer.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/metrics/WindowCutter.h"
+#include "core/train/SspGate.h"
+#include "core/train/UpdateRule.h"
 
 namespace sgdscope {
 
@@ -19,11 +21,17 @@ namespace sgdscope {
 /// parameters (WaitRead) and while they travel (WaitNetwork), compute, straggler delay, sending (Communicate),
 /// and waiting at a slice's end (WaitSlice: the server pauses everyone for a whole-set evaluation).
 ///
+/// The server runs the async-like modes as the simulated cluster's does: dc-asgd compensates each push for its
+/// delay (DelayCompensation, against a copy of the parameters the worker was sent); ssp holds a worker's answer
+/// back while it is too far ahead of the slowest (SspGate), and the answer says since when it was held and whose
+/// push released it (the worker records that stretch as a wait for the slowest, WaitBarrier, naming it).
+///
 /// This object is rank 0's; the other ranks run serveMpiAsync().
 class MpiAsyncTrainer final : public Trainer
 {
 public:
-    MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings);
+    /// `mode`: Async, Ssp or DcAsgd.
+    MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode);
     ~MpiAsyncTrainer() override;
     const char* engineName() const override { return "mpi"; }
     void endOfRun(TrainingObserver& observer) override;
@@ -33,8 +41,11 @@ protected:
     void settingsChanged() override;
 
 private:
-    /// Sends worker w its next push (or a pause); returns whether it got a push.
-    bool answer(int worker, bool push);
+    /// Answers worker w: its next push (returns true) or a pause (it leaves the slice); ssp: or holds the answer
+    /// back (returns false) until the push of `releasedBy` lets it go (releaseHeld).
+    bool answer(int worker, bool push, int releasedBy = -1);
+    /// ssp: answers the held workers the bound now lets start (`by`: whose push did).
+    void releaseHeld(int by, bool push);
 
     MpiContext& m_mpi;
     int m_workers = 0;
@@ -42,10 +53,21 @@ private:
     std::vector<int> m_sliceSize; // per worker
     std::int64_t m_claimedSamples = 0;
     std::int64_t m_pushesLeft = 0;
+    int m_active = 0; // workers with a push in flight (not those ssp holds)
     MpiContext::PostedReceives m_gradients;
     WindowCutter m_cutter;
     ParamVector m_gradient;
+    std::vector<std::int64_t> m_pushes; // per worker: its pushes applied (its ssp clock)
+    std::vector<std::int64_t> m_clockLead; // per worker: ssp's lead of its push in flight (-1: none)
+    std::vector<double> m_heldAt; // per worker: since when ssp holds its answer (< 0: not held)
+    SspGate m_ssp;
+    DelayCompensation m_compensation; // dc-asgd
+    std::vector<ParamVector> m_sent; // dc-asgd: per worker, the parameters it was sent for its push in flight
 };
+
+/// How many workers an MPI job of `processes` has in `mode`: every process in sync and local-sgd, all but rank 0
+/// (the parameter server) in the others.
+int mpiWorkersFor(Mode mode, int processes);
 
 /// What ranks other than 0 do in an async run: push gradients to rank 0 until it says stop.
 void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings);

@@ -34,6 +34,7 @@ public:
         for (const Span& s : spans)
             put(s);
     }
+    void reserve(std::size_t bytes) { m_bytes.reserve(bytes); }
     const std::vector<char>& bytes() const { return m_bytes; }
     char* data() { return m_bytes.data(); }
 

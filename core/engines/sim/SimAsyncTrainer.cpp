@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/SspGate.h"
 #include "core/train/UpdateRule.h"
 
 #include <simgrid/s4u.hpp>
@@ -69,11 +70,8 @@ struct SimAsyncTrainer::Slice
     sg4::SemaphorePtr readySignal;
     std::vector<sg4::SemaphorePtr> wake; // per worker: the server has answered
     std::vector<double> answered; // per worker: when the server started sending the parameters
-    // ssp: the clocks (pushes applied) of the workers taking part in the slice, how many are at each; the workers
-    // the bound holds back (by clock); per worker since when it is held and who released it.
-    std::map<std::int64_t, int> clocks;
-    std::multimap<std::int64_t, int> held;
-    std::vector<char> takingPart;
+    // ssp: the workers' clocks and those the bound holds back; per worker since when it is held and who released it.
+    SspGate ssp;
     std::vector<double> heldFrom;
     std::vector<int> releasedBy;
     int active = 0; // workers with a push in flight
@@ -187,19 +185,17 @@ bool SimAsyncTrainer::assignPush(Slice& slice, int w)
     }
     s.assigned = true;
     s.computed = false;
-    s.clockLead = slice.clocks.empty() ? -1 : s.pushes - slice.clocks.begin()->first;
+    s.clockLead = slice.ssp.lead(w);
     return true;
 }
 
 bool SimAsyncTrainer::answer(Slice& slice, int w, int releasedBy)
 {
     const auto me = static_cast<std::size_t>(w);
-    WorkerState& s = *m_workers[me];
     const bool bounded = mode() == Mode::Ssp;
-    if (bounded && slice.takingPart[me] && pushAvailable(slice, w)
-        && s.pushes - slice.clocks.begin()->first > m_settings.sspBound) {
+    if (bounded && pushAvailable(slice, w) && !slice.ssp.mayStart(w)) {
         // Too far ahead of the slowest: it may start this push when the slowest has caught up.
-        slice.held.emplace(s.pushes, w);
+        slice.ssp.hold(w);
         slice.heldFrom[me] = SimWorld::clock();
         return false;
     }
@@ -207,12 +203,9 @@ bool SimAsyncTrainer::answer(Slice& slice, int w, int releasedBy)
     slice.releasedBy[me] = releasedBy;
     slice.answered[me] = SimWorld::clock();
     slice.wake[me]->release();
-    if (!assigned && bounded && slice.takingPart[me]) {
+    if (!assigned && bounded && slice.ssp.takingPart(w)) {
         // It leaves the slice: the others no longer wait for it.
-        slice.takingPart[me] = 0;
-        auto at = slice.clocks.find(s.pushes);
-        if (--at->second == 0)
-            slice.clocks.erase(at);
+        slice.ssp.leave(w);
         releaseHeld(slice, w);
     }
     return assigned;
@@ -220,10 +213,7 @@ bool SimAsyncTrainer::answer(Slice& slice, int w, int releasedBy)
 
 void SimAsyncTrainer::releaseHeld(Slice& slice, int by)
 {
-    while (!slice.held.empty()
-        && (slice.clocks.empty() || slice.held.begin()->first - slice.clocks.begin()->first <= m_settings.sspBound)) {
-        const int w = slice.held.begin()->second;
-        slice.held.erase(slice.held.begin());
+    for (int w = slice.ssp.nextReleased(); w >= 0; w = slice.ssp.nextReleased()) {
         if (answer(slice, w, by))
             ++slice.active;
     }
@@ -401,15 +391,14 @@ void SimAsyncTrainer::simulate(Slice& slice)
     const std::uint64_t bytes = m_cost.messageBytes;
 
     // The server hands out everybody's first push of the slice at its start (ssp: to those the bound lets start).
-    slice.takingPart.assign(static_cast<std::size_t>(workers), 0);
+    slice.ssp.reset(m_settings.sspBound, workers);
     slice.heldFrom.assign(static_cast<std::size_t>(workers), -1.0);
     slice.releasedBy.assign(static_cast<std::size_t>(workers), -1);
     if (mode() == Mode::Ssp) {
         for (int w = 0; w < workers; ++w) {
             const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
             if (s.slice.size() > 0) {
-                slice.takingPart[static_cast<std::size_t>(w)] = 1;
-                ++slice.clocks[s.pushes];
+                slice.ssp.join(w, s.pushes);
             }
         }
     }
@@ -453,12 +442,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 if (push.applied && evaluationDue(slice.samplesApplied))
                     slice.evaluations.emplace_back(slice.pushes.size() - 1,
                         evaluateAt(slice.version, slice.samplesApplied, SimWorld::clock() + slice.modeBase));
-                if (mode() == Mode::Ssp) { // its clock moves on: the slowest may have caught up
-                    auto at = slice.clocks.find(s.pushes);
-                    if (--at->second == 0)
-                        slice.clocks.erase(at);
-                    ++slice.clocks[s.pushes + 1];
-                }
+                slice.ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
                 ++s.pushes;
                 --slice.active;
                 if (answer(slice, w, -1))
