@@ -324,6 +324,50 @@ private slots:
         }
         if (straggler != 0)
             QVERIFY(wait(straggler, "read") > 0); // rank 0 combined and applied while the straggler waited
+        // Who made whom wait: the others' barrier waits are named after the straggler, nearly all of them.
+        double barrier = 0.0;
+        for (int w = 0; w < 3; ++w)
+            barrier += w == straggler ? 0.0 : wait(w, "barrier");
+        const double made = workers[static_cast<std::size_t>(straggler)]["made_others_wait_seconds"].get<double>();
+        QVERIFY2(made >= 0.9 * barrier && made <= barrier + 1e-9,
+            qPrintable(QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(barrier)));
+    }
+
+    // Local SGD across processes: every rank takes its local steps on its own model, rank 0 averages them in
+    // worker order; the same bits as the threads engine's local-sgd (momentum, a straggler, K = 2, and a budget
+    // whose last round is shorter than H).
+    void localSgdGivesTheThreadsEnginesBits_data()
+    {
+        QTest::addColumn<int>("processes");
+        QTest::addRow("N2") << 2;
+        QTest::addRow("N3") << 3;
+    }
+    void localSgdGivesTheThreadsEnginesBits()
+    {
+        QFETCH(int, processes);
+        const QStringList common = blasModelWithBatch(384)
+            + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--local-steps"),
+                QStringLiteral("3"), QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--accum"),
+                QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:2")};
+        const QString threadsOut = nextOut();
+        const Result threads = runThreads(common
+            + QStringList {
+                QStringLiteral("--workers"), QString::number(processes), QStringLiteral("--out"), threadsOut});
+        QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
+        const QString mpiOut = nextOut();
+        const Result mpi = runMpi(processes, common + QStringList {QStringLiteral("--out"), mpiOut});
+        QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));
+        const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
+        const Json b = readJson(mpiOut + QStringLiteral("/summary.json"));
+        const Json* ra = runOf(a, "local-sgd");
+        const Json* rb = runOf(b, "local-sgd");
+        QVERIFY(ra && rb);
+        QCOMPARE((*rb)["updates"].get<long long>(), 7LL); // rounds of 3, 3, 3, 3, 3, 3 and 2 steps
+        QCOMPARE((*rb)["samples"].get<long long>(), 384LL * 20);
+        QCOMPARE(QString::fromStdString((*rb)["params_digest"].get<std::string>()),
+            QString::fromStdString((*ra)["params_digest"].get<std::string>()));
+        QVERIFY((*rb)["local_sgd"]["mean_model_spread"].get<double>() > 0);
+        QVERIFY(b["mpi"]["ranks"].contains("local-sgd"));
     }
 
     // Ranks on different kernel paths (as on different CPUs) run one job, with the threads engine's bits: their

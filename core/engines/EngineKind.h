@@ -18,9 +18,9 @@ inline constexpr NameTable<EngineKind, 3> engineNames {
 /// The modes an MPI job runs so far, and what is said of the others.
 inline constexpr bool runsOnMpi(Mode m)
 {
-    return m == Mode::Sync || m == Mode::Async || m == Mode::Ssp || m == Mode::DcAsgd;
+    return m != Mode::Backup;
 }
-inline constexpr const char* notOnMpiYet = "does not run across MPI processes yet; there, use sync, async, ssp and "
-                                           "dc-asgd (backup and local-sgd run on --engine threads and sim)";
+inline constexpr const char* notOnMpiYet = "does not run across MPI processes yet; there, use sync, async, ssp, "
+                                           "local-sgd and dc-asgd (backup runs on --engine threads and sim)";
 
 } // namespace sgdscope

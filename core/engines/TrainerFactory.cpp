@@ -16,8 +16,8 @@ std::unique_ptr<Trainer> makeTrainer(
     const EngineChoice& engine, Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
 {
     if (engine.kind == EngineKind::Mpi) {
-        if (mode == Mode::Sync)
-            return std::make_unique<MpiSyncTrainer>(std::move(problem), settings);
+        if (mode == Mode::Sync || mode == Mode::LocalSgd)
+            return std::make_unique<MpiSyncTrainer>(std::move(problem), settings, mode);
         if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd)
             return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings, mode);
         throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes yet");

@@ -372,8 +372,8 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
                 failure = runs.back()->result.failure;
                 if (!failure.empty())
                     break;
-            } else if (mode == Mode::Sync) {
-                serveMpiSync(modeRun.problem, modeRun.settings);
+            } else if (mode == Mode::Sync || mode == Mode::LocalSgd) {
+                serveMpiSync(modeRun.problem, modeRun.settings, mode);
             } else if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd) {
                 serveMpiAsync(modeRun.problem, modeRun.settings);
             } else {

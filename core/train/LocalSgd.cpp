@@ -6,7 +6,8 @@
 
 namespace sgdscope {
 
-void LocalSgdModels::prepare(int workers, int batch, int chunk, int accum, int passSamples, const ParamVector& params)
+void LocalSgdModels::prepare(
+    int workers, int batch, int chunk, int accum, int passSamples, const ParamVector& params, int computing)
 {
     m_models.resize(static_cast<std::size_t>(workers));
     m_weights.assign(static_cast<std::size_t>(workers), 0.0f);
@@ -14,10 +15,10 @@ void LocalSgdModels::prepare(int workers, int batch, int chunk, int accum, int p
         Model& m = m_models[static_cast<std::size_t>(w)];
         m.slice = balancedPart(batch, workers, w);
         m.params = params;
-        if (m.velocity.size() != params.size())
+        if ((computing < 0 || w == computing) && m.velocity.size() != params.size())
             m.velocity.assign(params.size(), 0.0f);
         m_weights[static_cast<std::size_t>(w)] = static_cast<float>(static_cast<double>(m.slice.size()) / batch);
-        if (m.slice.size() == 0)
+        if (m.slice.size() == 0 || (computing >= 0 && w != computing))
             continue;
         m.chunks = ChunkLayout(m.slice.size(), std::min(chunk, m.slice.size()));
         m.plan = ReductionPlan::build(m.chunks, 1, accum, passSamples);

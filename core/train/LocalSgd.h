@@ -21,9 +21,14 @@ class LocalSgdModels
 {
 public:
     /// Every worker's slice of a batch of `batch` and a copy of `params` (its momentum kept if it had one).
-    void prepare(int workers, int batch, int chunk, int accum, int passSamples, const ParamVector& params);
+    /// `computing`: the one worker whose steps are computed here (an MPI rank's; the others' models are only
+    /// averaged), or -1 for all.
+    void prepare(
+        int workers, int batch, int chunk, int accum, int passSamples, const ParamVector& params, int computing = -1);
     int workers() const { return static_cast<int>(m_models.size()); }
     int sliceSamples(int worker) const { return m_models[static_cast<std::size_t>(worker)].slice.size(); }
+    /// Worker w's model (its parameters), to send it or receive it elsewhere.
+    float* model(int worker) { return m_models[static_cast<std::size_t>(worker)].params.data(); }
 
     /// Worker w's gradient on its model, of its slice of the batch `batchIndices`; returns the sum of the
     /// samples' losses (the samples: sliceSamples).

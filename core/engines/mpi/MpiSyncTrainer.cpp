@@ -22,12 +22,13 @@ constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr std::size_t blockFloats = 4096;
 
-/// The size of every broadcast of parameters (all ranks must give MPI_Ibcast the same): control, update,
-/// batch, when rank 0 began to take the gradients of the previous update (its own part done), when it had them
-/// all, when it sent these, when each rank's gradient arrived (rank 0's clock), the parameters.
+/// The size of every broadcast of parameters (all ranks must give MPI_Ibcast the same): control, update, the
+/// local steps taken so far, batch, this round's local steps (sync: 1), when rank 0 began to take the gradients of the
+/// previous update (its own part done), when it had them all, when it sent these, when each rank's gradient arrived
+/// (rank 0's clock), the parameters.
 std::size_t parametersMessageBytes(int ranks, std::size_t floats)
 {
-    return 2 * sizeof(std::int64_t) + sizeof(std::int32_t) + (3 + static_cast<std::size_t>(ranks)) * sizeof(double)
+    return 3 * sizeof(std::int64_t) + 2 * sizeof(std::int32_t) + (3 + static_cast<std::size_t>(ranks)) * sizeof(double)
         + floats * sizeof(float);
 }
 
@@ -52,13 +53,14 @@ struct RankSpans
     }
     /// A wait for a message the sender started sending at `sentRoot` (rank 0's clock): waiting for the sender
     /// until then, for the network after.
-    void addWait(SpanKind peerWait, double localStart, double localEnd, double sentRoot)
+    /// `culprit`: the worker it waited for (-1: nobody in particular).
+    void addWait(SpanKind peerWait, double localStart, double localEnd, double sentRoot, int culprit)
     {
         const double start = mpi.toRoot(localStart);
         const double end = mpi.toRoot(localEnd);
         const double sent = std::clamp(sentRoot, start, end);
         if (sent > start)
-            spans.push_back({worker, peerWait, start, sent, 0});
+            spans.push_back({worker, peerWait, start, sent, 0, culprit == worker ? -1 : culprit});
         if (end > sent)
             spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
     }
@@ -66,9 +68,10 @@ struct RankSpans
     /// for rank 0 to finish its own part (`takingRoot`: rank 0 is a worker too, and a slower one is a barrier),
     /// for its gradient to reach rank 0 (network) until rank 0 had it (`mineRoot`), for the slowest worker until
     /// rank 0 had every gradient (`allRoot`), for rank 0 itself (its combine, apply and any evaluation: a read
-    /// from a server) until it sent them (`sentRoot`), for the parameters on the wire after.
-    void addWait(
-        double localStart, double localEnd, double takingRoot, double mineRoot, double allRoot, double sentRoot)
+    /// from a server) until it sent them (`sentRoot`), for the parameters on the wire after. `last`: the rank
+    /// whose gradient reached rank 0 last (the one the wait for the slowest was for).
+    void addWait(double localStart, double localEnd, double takingRoot, double mineRoot, double allRoot,
+        double sentRoot, int last)
     {
         const double start = mpi.toRoot(localStart);
         const double end = mpi.toRoot(localEnd);
@@ -76,25 +79,82 @@ struct RankSpans
         const double taking = std::clamp(takingRoot, start, mine);
         const double all = std::clamp(allRoot, mine, end);
         const double sent = std::clamp(sentRoot, all, end);
-        const std::pair<SpanKind, std::pair<double, double>> parts[] = {{SpanKind::WaitBarrier, {start, taking}},
-            {SpanKind::WaitNetwork, {taking, mine}}, {SpanKind::WaitBarrier, {mine, all}},
-            {SpanKind::WaitRead, {all, sent}}, {SpanKind::WaitNetwork, {sent, end}}};
-        for (const auto& [kind, span] : parts) {
-            if (span.second > span.first)
-                spans.push_back({worker, kind, span.first, span.second, 0});
+        struct Part
+        {
+            SpanKind kind;
+            double from, to;
+            int culprit;
+        };
+        const Part parts[] = {{SpanKind::WaitBarrier, start, taking, 0}, {SpanKind::WaitNetwork, taking, mine, -1},
+            {SpanKind::WaitBarrier, mine, all, last}, {SpanKind::WaitRead, all, sent, -1},
+            {SpanKind::WaitNetwork, sent, end, -1}};
+        for (const Part& p : parts) {
+            if (p.to > p.from)
+                spans.push_back({worker, p.kind, p.from, p.to, 0, p.culprit == worker ? -1 : p.culprit});
         }
     }
 };
+/// The rank whose gradient of an update reached rank 0 last (the lowest of those arriving together; 0 if none).
+int lastArrival(const std::vector<double>& arrivals)
+{
+    int last = 0;
+    for (std::size_t r = 1; r < arrivals.size(); ++r) {
+        if (last == 0 || arrivals[r] > arrivals[static_cast<std::size_t>(last)])
+            last = static_cast<int>(r);
+    }
+    return last;
+}
+
+/// Local SGD's round on one rank: `steps` local steps of worker w's model, step h on its slice of the round's
+/// h-th batch (every rank takes the same batches from its copy of the data), each followed by its straggler
+/// delay. Returns the sum of its samples' losses (not finite: diverged, the round's later steps are not taken).
+double localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cursor, int batch,
+    MlpWorkspace& workspace, const Problem& problem, const SampleView<float>& view, const StragglerModel& stragglers,
+    std::int64_t globalStep, const MomentumSgd& rule, float lr, const std::atomic<bool>& stop, RankSpans& spans,
+    int& samples)
+{
+    std::vector<const std::uint32_t*> batches;
+    for (int h = 0; h < steps; ++h)
+        batches.push_back(cursor.next(batch));
+    const int n = models.sliceSamples(worker);
+    double lossSum = 0.0;
+    samples = 0;
+    if (n == 0)
+        return 0.0;
+    for (int h = 0; h < steps; ++h) {
+        const double computeStart = MpiContext::now();
+        const double loss
+            = models.computeGradient(worker, workspace, problem.layout, view, batches[static_cast<std::size_t>(h)]);
+        lossSum += loss;
+        samples += n;
+        const double computed = MpiContext::now();
+        spans.add(SpanKind::Compute, computeStart, computed, n);
+        const double delay = stragglers.delaySeconds(worker, globalStep + h, computed - computeStart);
+        if (delay > 0) {
+            const double delayStart = MpiContext::now();
+            sleepForStraggler(delay, stop);
+            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+        }
+        if (!std::isfinite(loss))
+            break;
+        const double applyStart = MpiContext::now();
+        models.applyStep(worker, rule, lr);
+        spans.add(SpanKind::Apply, applyStart, MpiContext::now());
+    }
+    return lossSum;
+}
 } // namespace
 
-MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : Trainer(std::move(problem), std::move(settings), Mode::Sync)
+MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
+    : Trainer(std::move(problem), std::move(settings), mode)
     , m_mpi(MpiContext::get())
     , m_cursor(m_order)
     , m_velocity(m_params.size(), 0.0f)
     , m_cutter(m_mpi.size())
     , m_arrivals(static_cast<std::size_t>(m_mpi.size()), 0.0)
 {
+    if (mode != Mode::Sync && mode != Mode::LocalSgd)
+        throw SgdError(std::string("MpiSyncTrainer: ") + modeName(mode) + " is not sync or local-sgd");
     settingsChanged();
 }
 
@@ -110,8 +170,14 @@ void MpiSyncTrainer::settingsChanged()
 
 void MpiSyncTrainer::preparePlan()
 {
-    m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
-        passSamples(), m_params.size());
+    if (mode() == Mode::LocalSgd) {
+        m_local.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
+            passSamples(), m_params, 0);
+        m_spread.assign(static_cast<std::size_t>(m_settings.workers), 0.0);
+    } else {
+        m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
+            passSamples(), m_params.size());
+    }
     workspace(0);
 }
 
@@ -121,12 +187,18 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
     RankSpans mine {m_mpi, 0, {}};
 
+    const bool local = mode() == Mode::LocalSgd;
+    // local-sgd: the round's local steps, H or what is left of the sample budget.
+    m_roundSteps = local ? static_cast<int>(std::min<std::int64_t>(
+                       m_settings.localSteps, stepsToReach(m_samples, m_settings.sampleBudget, m_settings.batch)))
+                         : 1;
     const std::size_t floats = m_params.size();
     std::size_t largest = 1024;
     for (int r = 1; r < m_mpi.size(); ++r)
         largest = std::max(largest,
-            64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
-                + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
+            local ? 64 * 1024 + 3 * static_cast<std::size_t>(m_roundSteps) * sizeof(Span) + floats * sizeof(float)
+                  : 64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
+                    + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
     // A receive posted for every rank at once, before anything else, so that no rank's send waits for rank 0
     // or for another rank (a rank blocked in a send would count a wait for the slowest worker as
     // communication).
@@ -145,20 +217,30 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     broadcastParameters(true);
     mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
 
-    // Rank 0's own part: worker 0's chunks.
-    const std::uint32_t* indices = m_cursor.next(m_settings.batch);
-    const double computeStart = MpiContext::now();
-    const WorkerReduction& part = m_reduction.plan.workers.front();
-    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
-        static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
-    m_computedSamples += samples;
-    const double computed = MpiContext::now();
-    mine.add(SpanKind::Compute, computeStart, computed, samples);
-    const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
-    if (delay > 0) {
-        const double delayStart = MpiContext::now();
-        sleepForStraggler(delay, m_stopFlag);
-        mine.add(SpanKind::Delay, delayStart, MpiContext::now());
+    // Rank 0's own part: worker 0's chunks (local-sgd: its round of local steps).
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    double localLoss = 0.0; // local-sgd: every rank's samples' losses, and how many
+    int localSamples = 0;
+    if (local) {
+        localLoss = localRound(m_local, 0, m_roundSteps, m_cursor, m_settings.batch, workspaceAt(0), *m_problem, m_view,
+            m_stragglers, m_globalStep, rule, lr, m_stopFlag, mine, localSamples);
+        m_computedSamples += localSamples;
+    } else {
+        const std::uint32_t* indices = m_cursor.next(m_settings.batch);
+        const double computeStart = MpiContext::now();
+        const WorkerReduction& part = m_reduction.plan.workers.front();
+        const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
+            static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
+        m_computedSamples += samples;
+        const double computed = MpiContext::now();
+        mine.add(SpanKind::Compute, computeStart, computed, samples);
+        const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
+        if (delay > 0) {
+            const double delayStart = MpiContext::now();
+            sleepForStraggler(delay, m_stopFlag);
+            mine.add(SpanKind::Delay, delayStart, MpiContext::now());
+        }
     }
 
     // Every other rank's part: the roots of its subtrees, its chunks' losses and its spans. Silence counts
@@ -180,6 +262,12 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
         m_cutter.knownUntil(r, sentAt);
+        if (local) {
+            localLoss += in.get<double>();
+            localSamples += in.get<std::int32_t>();
+            in.getFloats(m_local.model(r), floats);
+            continue;
+        }
         const IndexRange chunks = m_reduction.plan.workers[static_cast<std::size_t>(r)].chunks;
         for (int c = chunks.begin; c < chunks.end; ++c)
             m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
@@ -187,17 +275,23 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
             in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), floats);
     }
     m_allGradientsAt = MpiContext::now();
-    mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent);
+    mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
 
-    // The fixed tree's last additions and the update, in the same order as every engine.
+    // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
     const double applyStart = MpiContext::now();
     double lossSum = 0.0;
     for (const double l : m_reduction.chunkLoss)
         lossSum += l;
-    const double batchLoss = lossSum / m_settings.batch;
-    if (std::isfinite(batchLoss)) {
-        const MomentumSgd rule(m_settings.momentum);
-        const auto lr = static_cast<float>(m_settings.learningRate);
+    const double batchLoss = local ? (localSamples > 0 ? localLoss / localSamples : 0.0) : lossSum / m_settings.batch;
+    double spread = -1.0;
+    if (local && std::isfinite(batchLoss)) {
+        std::fill(m_spread.begin(), m_spread.end(), 0.0);
+        m_local.average(m_params.data(), 0, floats, m_spread.data());
+        spread = 0.0;
+        for (const double squares : m_spread)
+            spread += std::sqrt(squares);
+        spread /= m_settings.workers;
+    } else if (std::isfinite(batchLoss)) {
         const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
         for (std::size_t b0 = 0; b0 < floats; b0 += blockFloats) {
             const std::size_t b1 = std::min(floats, b0 + blockFloats);
@@ -213,7 +307,9 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         m_cutter.add(s);
     m_cutter.knownUntil(0, windowEnd);
 
-    const UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
+    UpdateEvent event = syncUpdateEvent(m_roundSteps * m_settings.batch, batchLoss, windowEnd + shift);
+    event.modelSpread = spread;
+    m_globalStep += m_roundSteps;
     m_seconds += windowEnd - windowStart;
     m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}});
     reportCut(m_cutter, observer, false);
@@ -224,7 +320,9 @@ void MpiSyncTrainer::broadcastParameters(bool go)
     m_go.clear();
     m_go.put(std::int64_t {go ? 1 : 0});
     m_go.put(m_updates);
+    m_go.put(m_globalStep);
     m_go.put(static_cast<std::int32_t>(m_settings.batch));
+    m_go.put(static_cast<std::int32_t>(m_roundSteps));
     m_go.put(m_takingGradientsAt);
     m_go.put(m_allGradientsAt);
     m_go.put(m_mpi.toRoot(MpiContext::now()));
@@ -254,12 +352,13 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
         w.updates = in.get<std::int64_t>();
         work.push_back(w);
     }
-    m_mpi.recordWork(Mode::Sync, std::move(work));
+    m_mpi.recordWork(mode(), std::move(work));
     reportCut(m_cutter, observer, true);
 }
 
-void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
+void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings, Mode mode)
 {
+    const bool local = mode == Mode::LocalSgd;
     MpiContext& mpi = MpiContext::get();
     const int rank = mpi.rank();
     const DataOrder order(problem->train().size(), settings.seed);
@@ -276,6 +375,10 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
     std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
+    LocalSgdModels models;
+    if (local)
+        models.prepare(settings.workers, settings.batch, chunk, settings.accum, passSamples, params, rank);
+    const MomentumSgd rule(settings.momentum);
     std::vector<char> receive(parametersMessageBytes(mpi.size(), params.size()));
     std::int64_t computedSamples = 0;
     std::int64_t updates = 0;
@@ -295,17 +398,20 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         MpiMessageReader in(receive.data(), receive.size());
         const auto control = in.get<std::int64_t>();
         const auto update = in.get<std::int64_t>();
+        const auto globalStep = in.get<std::int64_t>();
         const auto batch = in.get<std::int32_t>();
+        const auto steps = in.get<std::int32_t>();
         const auto taking = in.get<double>();
         const auto allArrived = in.get<double>();
         const auto sentAt = in.get<double>();
         double mine = 0.0;
+        std::vector<double> arrivals;
         for (int r = 0; r < mpi.size(); ++r) {
-            const auto at = in.get<double>();
+            arrivals.push_back(in.get<double>());
             if (r == rank)
-                mine = at;
+                mine = arrivals.back();
         }
-        spans.addWait(waitStart, arrived, taking, mine, allArrived, sentAt);
+        spans.addWait(waitStart, arrived, taking, mine, allArrived, sentAt, lastArrival(arrivals));
         if (control == 0) {
             out.clear();
             out.putSpans(spans.spans);
@@ -319,6 +425,26 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         if (batch != settings.batch)
             throw RunFailure("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
                 + std::to_string(settings.batch));
+        if (local) {
+            in.getFloats(models.model(rank), params.size());
+            int samples = 0;
+            const double loss = localRound(models, rank, steps, cursor, settings.batch, workspace, *problem, view,
+                stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans, samples);
+            computedSamples += samples;
+            ++updates;
+            const double sendStart = MpiContext::now();
+            out.clear();
+            out.put(update);
+            out.put(mpi.toRoot(sendStart));
+            out.putSpans(spans.spans);
+            spans.spans.clear();
+            out.put(loss);
+            out.put(static_cast<std::int32_t>(samples));
+            out.putFloats(models.model(rank), params.size());
+            gradient = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, gradientTag);
+            spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
+            continue;
+        }
         in.getFloats(params.data(), params.size());
         const std::uint32_t* indices = cursor.next(settings.batch);
         const double computeStart = MpiContext::now();

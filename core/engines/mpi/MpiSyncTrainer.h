@@ -5,6 +5,7 @@
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/metrics/WindowCutter.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/LocalSgd.h"
 #include "core/train/ReductionPlan.h"
 
 namespace sgdscope {
@@ -26,11 +27,17 @@ namespace sgdscope {
 /// send their spans with their next message, so rank 0 reports an update once every rank's spans of it
 /// arrived.
 ///
+/// Local SGD (Mode::LocalSgd) goes the same way, round by round: rank 0 broadcasts the averaged model and how
+/// many local steps the round takes; every rank takes them on its own model (LocalSgdModels: its slice of each
+/// of the round's batches, its own momentum) and sends rank 0 its model, which rank 0 averages in worker order.
+/// The same bits as the threads engine's local-sgd for any number of processes.
+///
 /// This object is rank 0's; the other ranks run serveMpiSync().
 class MpiSyncTrainer final : public Trainer
 {
 public:
-    MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings);
+    /// `mode`: Sync or LocalSgd.
+    MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode = Mode::Sync);
     ~MpiSyncTrainer() override;
     const char* engineName() const override { return "mpi"; }
     void endOfRun(TrainingObserver& observer) override;
@@ -55,9 +62,15 @@ private:
     double m_takingGradientsAt = 0.0; // when rank 0 began to take the last update's gradients (its clock)
     double m_allGradientsAt = 0.0; // when rank 0 had every gradient of the last update (its clock)
     std::vector<double> m_arrivals; // when each rank's gradient of the last update arrived (rank 0's: 0)
+    // local-sgd: every worker's model (rank 0 computes worker 0's and averages them all), the local steps taken
+    // so far by the run, this round's, and each model's squared distance from the last average.
+    LocalSgdModels m_local;
+    std::int64_t m_globalStep = 0;
+    int m_roundSteps = 1;
+    std::vector<double> m_spread;
 };
 
-/// What ranks other than 0 do in a sync run: serve rank 0's updates until it says stop.
-void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
+/// What ranks other than 0 do in a sync or local-sgd run: serve rank 0's updates until it says stop.
+void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings, Mode mode);
 
 } // namespace sgdscope
