@@ -468,8 +468,6 @@ private slots:
         QTest::addRow("ssp bound without ssp")
             << QStringLiteral("--mode sync,backup --ssp-bound 2")
             << QStringLiteral("--ssp-bound: applies to the ssp mode only, but --mode is sync,backup");
-        QTest::addRow("backup under mpi") << QStringLiteral("--engine mpi --mode backup")
-                                          << QStringLiteral("backup does not run across MPI processes yet");
         QTest::addRow("no local steps") << QStringLiteral("--mode local-sgd --local-steps 0")
                                         << QStringLiteral("--local-steps: '0' is not allowed; use an integer from 1");
         QTest::addRow("local steps without local-sgd")

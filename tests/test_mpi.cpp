@@ -333,6 +333,71 @@ private slots:
             qPrintable(QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(barrier)));
     }
 
+    // Backup workers across processes (a parameter server and 3 workers). With B = 0 every gradient is kept: the
+    // threads engine's sync, bit for bit (momentum, K = 2, a straggler). With B = 1 and a 4x straggler the update
+    // goes on without it: the fast workers no longer wait for its delay (in sync each would wait at least that
+    // long), its delays are cut short once the update is done, and the waits are not named after it.
+    void backupAcrossProcesses()
+    {
+        const QStringList common = blasModelWithBatch(768)
+            + QStringList {QStringLiteral("--steps"), QStringLiteral("40"), QStringLiteral("--accum"),
+                QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:4")};
+        const QString threadsOut = nextOut();
+        const Result threads = runThreads(common
+            + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
+                QStringLiteral("3"), QStringLiteral("--out"), threadsOut});
+        QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
+        const QString noBackupOut = nextOut();
+        const Result noBackup = runMpi(4,
+            common
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("backup"), QStringLiteral("--backup-workers"),
+                    QStringLiteral("0"), QStringLiteral("--out"), noBackupOut});
+        QVERIFY2(noBackup.exitCode == 0, qPrintable(noBackup.output));
+        const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
+        const Json b = readJson(noBackupOut + QStringLiteral("/summary.json"));
+        const Json* sync = runOf(a, "sync");
+        const Json* backupZero = runOf(b, "backup");
+        QVERIFY(sync && backupZero);
+        QCOMPARE(QString::fromStdString((*backupZero)["params_digest"].get<std::string>()),
+            QString::fromStdString((*sync)["params_digest"].get<std::string>()));
+        QCOMPARE((*backupZero)["backup"]["wasted_samples"].get<long long>(), 0LL);
+
+        const QString out = nextOut();
+        const Result r = runMpi(
+            4, common + QStringList {QStringLiteral("--mode"), QStringLiteral("backup"), QStringLiteral("--out"), out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "backup");
+        QVERIFY(run);
+        QCOMPARE((*run)["updates"].get<long long>(), 40LL);
+        QCOMPARE((*run)["backup"]["dropped_gradients"].get<long long>(), 40LL);
+        QCOMPARE((*run)["backup"]["wasted_samples"].get<long long>(), 40LL * 256);
+        const Json& workers = (*run)["workers_detail"];
+        const double delay = workers[1]["delay_seconds"].get<double>();
+        const double compute = workers[1]["compute_seconds"].get<double>();
+        // Uncut it would be 3x its compute; it ends when the parameters of the next update arrive, after the fast
+        // workers' gradients and the parameters crossed the wire and the server applied (about half of it here).
+        QVERIFY2(delay < 0.75 * 3 * compute,
+            qPrintable(QStringLiteral("the straggler slept %1 s after %2 s of compute").arg(delay).arg(compute)));
+        const double fastBarrier
+            = workers[0]["wait_seconds"]["barrier"].get<double>() + workers[2]["wait_seconds"]["barrier"].get<double>();
+        QVERIFY2(fastBarrier < 3 * compute,
+            qPrintable(QStringLiteral("the fast workers waited %1 s for the update; the straggler's injected delay "
+                                      "would be %2 s")
+                           .arg(fastBarrier)
+                           .arg(3 * compute)));
+        double made = 0.0;
+        for (const Json& w : workers)
+            made += w["made_others_wait_seconds"].get<double>();
+        QVERIFY2(workers[1]["made_others_wait_seconds"].get<double>() <= 0.1 * made,
+            qPrintable(QString::fromStdString(dumpJson(workers, -1))));
+        QVERIFY(summary["mpi"]["ranks"].contains("backup"));
+        // Every worker's time is accounted for, up to a small residual.
+        const double unaccounted = (*run)["all_workers"]["unaccounted_seconds"].get<double>();
+        const double wall = (*run)["all_workers"]["wall_seconds"].get<double>();
+        QVERIFY2(std::abs(unaccounted) < 0.05 * wall, qPrintable(QString::number(unaccounted / wall)));
+    }
+
     // Local SGD across processes: every rank takes its local steps on its own model, rank 0 averages them in
     // worker order; the same bits as the threads engine's local-sgd (momentum, a straggler, K = 2, and a budget
     // whose last round is shorter than H).

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "core/common/NamedValues.h"
-#include "core/metrics/Events.h"
 
 namespace sgdscope {
 
@@ -14,13 +13,5 @@ enum class EngineKind
 };
 inline constexpr NameTable<EngineKind, 3> engineNames {
     {{"threads", EngineKind::Threads}, {"sim", EngineKind::Sim}, {"mpi", EngineKind::Mpi}}};
-
-/// The modes an MPI job runs so far, and what is said of the others.
-inline constexpr bool runsOnMpi(Mode m)
-{
-    return m != Mode::Backup;
-}
-inline constexpr const char* notOnMpiYet = "does not run across MPI processes yet; there, use sync, async, ssp, "
-                                           "local-sgd and dc-asgd (backup runs on --engine threads and sim)";
 
 } // namespace sgdscope

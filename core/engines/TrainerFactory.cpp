@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiAsyncTrainer.h"
+#include "core/engines/mpi/MpiBackupTrainer.h"
 #include "core/engines/mpi/MpiSyncTrainer.h"
 #include "core/engines/sim/SimAsyncTrainer.h"
 #include "core/engines/sim/SimBackupTrainer.h"
@@ -20,7 +21,7 @@ std::unique_ptr<Trainer> makeTrainer(
             return std::make_unique<MpiSyncTrainer>(std::move(problem), settings, mode);
         if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd)
             return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings, mode);
-        throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes yet");
+        return std::make_unique<MpiBackupTrainer>(std::move(problem), settings);
     }
     if (engine.kind == EngineKind::Sim) {
         if (mode == Mode::Sync || mode == Mode::LocalSgd)

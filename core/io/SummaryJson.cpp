@@ -189,10 +189,10 @@ Json summaryJson(const ModeResult& r)
             {"note",
                 "each update applied the gradients of the first workers - backup_workers workers to finish and dropped "
                 "the rest (dropped_gradients is backup_workers per update by definition; what it cost is "
-                "wasted_samples: computed, at least in part, and not applied); the run's samples and "
+                "wasted_samples: computed, at least in part, or skipped, and not applied); the run's samples and "
                 "samples_per_second count every sample the updates drew, applied_samples those that were applied. "
-                "On threads which gradients come last depends on the machine's timing: without a clear straggler the "
-                "run differs from run to run"}};
+                "On threads and MPI processes which gradients come last depends on the machine's timing: without a "
+                "clear straggler the run differs from run to run"}};
     }
     if (r.mode == Mode::LocalSgd)
         j["local_sgd"] = Json {{"local_steps", r.settings.localSteps}, {"averagings", costs.averagings},

@@ -67,12 +67,6 @@ void checkModes(const RunConfig& config)
     if (config.modes.empty())
         throw SgdError(
             config.originOf("mode") + ": no mode given; use a list of sync, async, ssp, backup, local-sgd, dc-asgd");
-    if (config.engine == EngineKind::Mpi) {
-        for (const Mode m : config.modes) {
-            if (!runsOnMpi(m))
-                throw SgdError(config.originOf("mode") + ": " + modeName(m) + " " + notOnMpiYet);
-        }
-    }
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers && !config.origins.count("backup-workers"))
         throw SgdError(config.originOf("mode") + ": backup with " + std::to_string(config.workers)
             + (config.workers == 1 ? " worker" : " workers") + " and the default of "

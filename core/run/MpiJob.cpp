@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiAsyncTrainer.h"
+#include "core/engines/mpi/MpiBackupTrainer.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiSyncTrainer.h"
 #include "core/engines/mpi/PeerWatch.h"
@@ -206,7 +207,7 @@ Json engineJson(const MpiContext& mpi)
         Json list = Json::array();
         for (const RankWork& w : work)
             list.push_back(Json {{"rank", w.rank}, {"pid", w.pid}, {"computed_samples", w.computedSamples},
-                {mode == Mode::Sync ? "updates" : "pushes", w.updates}});
+                {isSyncLike(mode) ? "updates" : "pushes", w.updates}});
         ranks[modeName(mode)] = list;
     }
     engine["ranks"] = ranks; // per mode: what each rank computed, counted by that rank
@@ -377,7 +378,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             } else if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd) {
                 serveMpiAsync(modeRun.problem, modeRun.settings);
             } else {
-                throw SgdError(std::string("--mode: ") + modeName(mode) + " " + notOnMpiYet);
+                serveMpiBackup(modeRun.problem, modeRun.settings);
             }
         }
     } catch (const RunFailure& e) {

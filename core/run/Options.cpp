@@ -169,13 +169,6 @@ std::vector<OptionSpec> makeTable()
         }
         c.modes = modes;
     };
-    mode.whyInapplicable = [](const RunConfig& c) {
-        for (const Mode m : c.modes) {
-            if (c.engine == EngineKind::Mpi && !runsOnMpi(m))
-                return std::string(modeName(m)) + " " + notOnMpiYet;
-        }
-        return std::string();
-    };
     mode.load = [](const RunConfig& c) {
         return c.modes == std::vector<Mode> {Mode::Sync, Mode::Async} ? Json("both") : Json(c.modesText());
     };

@@ -429,37 +429,62 @@ void MpiContext::PostedReceives::cancel()
     armed = false;
 }
 
-int MpiContext::receiveAny(PostedReceives& posted)
+int MpiContext::testAny(PostedReceives& posted)
 {
     const std::size_t n = posted.from.size();
     posted.arm();
-    int index = MPI_UNDEFINED;
     MPI_Status status;
     // Each poll tests the peers round robin from the one after the last served (MPI_Testany favours the
     // lowest index: a busy server would serve its first workers and starve the others).
-    const bool ok = pollUntil([&] {
-        for (std::size_t k = 0; k < n; ++k) {
-            const std::size_t i = (posted.next + k) % n;
-            MPI_Request* request = requestAt(posted.requests, i);
-            if (*request == MPI_REQUEST_NULL)
-                continue;
-            int done = 0;
-            if (MPI_Test(request, &done, &status) != MPI_SUCCESS)
-                throw RunFailure("the MPI connection with rank " + std::to_string(posted.from[i]) + " failed");
-            if (done) {
-                index = static_cast<int>(i);
-                posted.next = (i + 1) % n;
-                return true;
-            }
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = (posted.next + k) % n;
+        MPI_Request* request = requestAt(posted.requests, i);
+        if (*request == MPI_REQUEST_NULL)
+            continue;
+        int done = 0;
+        if (MPI_Test(request, &done, &status) != MPI_SUCCESS)
+            throw RunFailure("the MPI connection with rank " + std::to_string(posted.from[i]) + " failed");
+        if (done) {
+            posted.next = (i + 1) % n;
+            int count = 0;
+            MPI_Get_count(&status, MPI_BYTE, &count);
+            posted.sizes[i] = static_cast<std::size_t>(count);
+            return static_cast<int>(i);
         }
-        return false;
+    }
+    return -1;
+}
+
+int MpiContext::receiveAny(PostedReceives& posted)
+{
+    int index = -1;
+    const bool ok = pollUntil([&] {
+        index = testAny(posted);
+        return index >= 0;
     });
     if (!ok) // (before the watch runs: during training the watch names a silent peer)
         abortForSilence(posted.from[posted.next], "receiving from");
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    posted.sizes[static_cast<std::size_t>(index)] = static_cast<std::size_t>(count);
     return index;
+}
+
+bool MpiContext::waiting(int from, int tag)
+{
+    int flag = 0;
+    if (MPI_Iprobe(from, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
+    return flag != 0;
+}
+
+bool MpiContext::done(PendingSend& send)
+{
+    if (send.request.empty())
+        return true;
+    int flag = 0;
+    if (MPI_Test(requestAt(send.request, 0), &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        throw RunFailure("the MPI connection with rank " + std::to_string(send.to) + " failed");
+    if (flag)
+        send.request.clear();
+    return flag != 0;
 }
 
 void MpiContext::broadcast(void* data, std::size_t bytes)

@@ -83,6 +83,8 @@ public:
     PendingSend startSend(const void* data, std::size_t bytes, int to, int tag);
     /// Waits for a started send to complete (bounded by the timeout); nothing to do for an empty one.
     void complete(PendingSend& send);
+    /// Whether a started send has completed (without waiting; true for an empty one).
+    bool done(PendingSend& send);
     /// Receives exactly a message of `from` with `tag` into `data` (at most `bytes`); returns its size.
     std::size_t receive(void* data, std::size_t bytes, int from, int tag);
     /// Receives the first message with `tag` from any of `from` into `buffers[i]` (one per rank in `from`, each
@@ -90,6 +92,10 @@ public:
     /// `posted` keeps the posted receives across calls (initially empty).
     struct PostedReceives;
     int receiveAny(PostedReceives& posted);
+    /// The same without waiting: the index of a message that has arrived, or -1.
+    int testAny(PostedReceives& posted);
+    /// Whether a message of `from` with `tag` waits to be received (without receiving it).
+    bool waiting(int from, int tag);
 
     /// Sends `bytes` from rank 0 to every rank by MPI's broadcast tree (MPI_Ibcast, polled): every rank
     /// calls it with a buffer of the same size.

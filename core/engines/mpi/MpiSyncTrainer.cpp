@@ -32,13 +32,6 @@ std::size_t parametersMessageBytes(int ranks, std::size_t floats)
         + floats * sizeof(float);
 }
 
-/// The buffers worker w sends rank 0: the roots of its part of the fixed tree (which the combine adds up, or
-/// the batch gradient itself), in stack order.
-std::vector<int> outgoingBuffers(const ReductionPlan& plan, int worker)
-{
-    const WorkerReduction& mine = plan.workers[static_cast<std::size_t>(worker)];
-    return {mine.stackBuffers.begin(), mine.stackBuffers.begin() + mine.roots};
-}
 
 /// Rank r's spans: on its own clock while measured, converted to rank 0's clock when recorded.
 struct RankSpans
@@ -145,6 +138,12 @@ double localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cu
 }
 } // namespace
 
+std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker)
+{
+    const WorkerReduction& mine = plan.workers[static_cast<std::size_t>(worker)];
+    return {mine.stackBuffers.begin(), mine.stackBuffers.begin() + mine.roots};
+}
+
 MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
     : Trainer(std::move(problem), std::move(settings), mode)
     , m_mpi(MpiContext::get())
@@ -197,7 +196,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     for (int r = 1; r < m_mpi.size(); ++r)
         largest = std::max(largest,
             local ? 64 * 1024 + 3 * static_cast<std::size_t>(m_roundSteps) * sizeof(Span) + floats * sizeof(float)
-                  : 64 * 1024 + outgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
+                  : 64 * 1024 + mpiOutgoingBuffers(m_reduction.plan, r).size() * floats * sizeof(float)
                     + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
     // A receive posted for every rank at once, before anything else, so that no rank's send waits for rank 0
     // or for another rank (a rank blocked in a send would count a wait for the slowest worker as
@@ -271,7 +270,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         const IndexRange chunks = m_reduction.plan.workers[static_cast<std::size_t>(r)].chunks;
         for (int c = chunks.begin; c < chunks.end; ++c)
             m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
-        for (const int id : outgoingBuffers(m_reduction.plan, r))
+        for (const int id : mpiOutgoingBuffers(m_reduction.plan, r))
             in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), floats);
     }
     m_allGradientsAt = MpiContext::now();
@@ -369,7 +368,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     const int passSamples = passSamplesFor(problem->spec);
     const ReductionPlan plan = ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples);
     const WorkerReduction& part = plan.workers[static_cast<std::size_t>(rank)];
-    const std::vector<int> outgoing = outgoingBuffers(plan, rank);
+    const std::vector<int> outgoing = mpiOutgoingBuffers(plan, rank);
     MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
     std::vector<ParamVector> buffers(
         static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));

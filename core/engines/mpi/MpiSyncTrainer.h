@@ -70,6 +70,10 @@ private:
     std::vector<double> m_spread;
 };
 
+/// The buffers worker w sends the rank that combines: the roots of its part of the fixed tree (which the combine
+/// adds up, or the batch gradient itself), in stack order.
+std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker);
+
 /// What ranks other than 0 do in a sync or local-sgd run: serve rank 0's updates until it says stop.
 void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings, Mode mode);
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <functional>
 
 #include <sys/prctl.h>
 
@@ -17,13 +18,12 @@ constexpr double spinSeconds = 80e-6;
 constexpr double pieceSeconds = 0.02;
 constexpr double dropPieceSeconds = 0.0005;
 
-bool stopping(const std::atomic<bool>& stop, const std::atomic<bool>* drop)
+bool stopping(const std::atomic<bool>& stop, const std::function<bool()>* drop)
 {
-    return stop.load(std::memory_order_relaxed) || (drop && drop->load(std::memory_order_acquire))
-        || cancellationRequested();
+    return stop.load(std::memory_order_relaxed) || (drop && (*drop)()) || cancellationRequested();
 }
 
-bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>* drop);
+bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::function<bool()>* drop);
 
 void sleepUntil(const timespec& deadline)
 {
@@ -38,11 +38,17 @@ bool sleepForStraggler(double seconds, const std::atomic<bool>& stop)
 
 bool sleepForStraggler(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>& drop)
 {
-    return sleepFor(seconds, stop, &drop);
+    const std::function<bool()> dropped = [&drop] { return drop.load(std::memory_order_acquire); };
+    return sleepFor(seconds, stop, &dropped);
+}
+
+bool sleepForStraggler(double seconds, const std::atomic<bool>& stop, const std::function<bool()>& dropped)
+{
+    return sleepFor(seconds, stop, &dropped);
 }
 
 namespace {
-bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>* drop)
+bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::function<bool()>* drop)
 {
     if (!(seconds > 0))
         return true;
@@ -71,7 +77,7 @@ bool sleepFor(double seconds, const std::atomic<bool>& stop, const std::atomic<b
         }
     }
     while (Clock::now() < end) {
-        if (drop && drop->load(std::memory_order_acquire))
+        if (drop && (*drop)())
             return false;
     }
     return true;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 namespace sgdscope {
 
@@ -12,5 +13,8 @@ namespace sgdscope {
 bool sleepForStraggler(double seconds, const std::atomic<bool>& stop);
 /// The same, also cut short once `drop` is set (backup: the update no longer waits for this worker).
 bool sleepForStraggler(double seconds, const std::atomic<bool>& stop, const std::atomic<bool>& drop);
+/// The same, also cut short once `dropped()` says so (asked every half millisecond, and all along the last 80
+/// microseconds).
+bool sleepForStraggler(double seconds, const std::atomic<bool>& stop, const std::function<bool()>& dropped);
 
 } // namespace sgdscope

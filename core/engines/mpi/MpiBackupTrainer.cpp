@@ -1,0 +1,342 @@
+#include "core/engines/mpi/MpiBackupTrainer.h"
+
+#include "core/common/Error.h"
+#include "core/engines/mpi/MpiMessage.h"
+#include "core/engines/mpi/MpiSyncTrainer.h"
+#include "core/engines/threads/StragglerSleep.h"
+#include "core/train/UpdateRule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <unistd.h>
+
+namespace sgdscope {
+
+namespace {
+constexpr int parametersTag = 30;
+constexpr int messageTag = 31;
+constexpr int finalTag = 32;
+constexpr std::int32_t gradientKind = 1;
+constexpr std::int32_t noteKind = 2;
+constexpr std::size_t blockFloats = 4096;
+
+/// The parameters message: control (1 go, 0 stop), update, when sent, when the previous update had its
+/// gradients and whose gradient completed it (rank 0's clock), the parameters.
+std::size_t parametersBytes(std::size_t floats)
+{
+    return 2 * sizeof(std::int64_t) + 2 * sizeof(double) + sizeof(std::int32_t) + floats * sizeof(float);
+}
+} // namespace
+
+MpiBackupTrainer::MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
+    : Trainer(std::move(problem), std::move(settings), Mode::Backup)
+    , m_mpi(MpiContext::get())
+    , m_velocity(m_params.size(), 0.0f)
+{
+    settingsChanged();
+    m_cutter.setWorkers(m_workers);
+    m_received.assign(static_cast<std::size_t>(m_workers), 0);
+    m_sends.resize(static_cast<std::size_t>(m_workers));
+    m_messages.tag = messageTag;
+    std::size_t largest = 1024;
+    for (int w = 0; w < m_workers; ++w)
+        largest = std::max(largest,
+            std::size_t {1024 * 1024} + mpiOutgoingBuffers(m_reduction.plan, w).size() * m_params.size() * sizeof(float)
+                + static_cast<std::size_t>(m_reduction.chunks.chunkCount) * sizeof(double));
+    for (int w = 0; w < m_workers; ++w) {
+        m_messages.from.push_back(w + 1);
+        m_messages.buffers.emplace_back(largest);
+    }
+    m_messages.arm();
+}
+
+MpiBackupTrainer::~MpiBackupTrainer() = default;
+
+void MpiBackupTrainer::settingsChanged()
+{
+    if (m_settings.workers != m_mpi.size() - 1)
+        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " backup workers and a parameter server "
+            + "need " + std::to_string(m_settings.workers + 1) + " MPI processes, and the job has "
+            + std::to_string(m_mpi.size()));
+    m_workers = m_settings.workers;
+    m_reduction.prepare(
+        m_settings.batch, chunkSizeFor(m_settings.batch), m_workers, m_settings.accum, passSamples(), m_params.size());
+}
+
+void MpiBackupTrainer::pruneSends()
+{
+    for (auto& sends : m_sends) {
+        while (!sends.empty() && m_mpi.done(sends.front().send))
+            sends.pop_front();
+    }
+}
+
+void MpiBackupTrainer::sendParameters(bool go)
+{
+    pruneSends();
+    MpiMessage out;
+    out.reserve(parametersBytes(m_params.size()));
+    out.put(std::int64_t {go ? 1 : 0});
+    out.put(m_updates);
+    out.put(MpiContext::now());
+    out.put(m_completedAt);
+    out.put(static_cast<std::int32_t>(m_completedBy));
+    out.putFloats(m_params.data(), m_params.size());
+    // One copy for every worker: each send reads it until that worker has taken it.
+    const auto bytes = std::make_shared<const std::vector<char>>(out.bytes());
+    for (int w = 0; w < m_workers; ++w) {
+        auto& sends = m_sends[static_cast<std::size_t>(w)];
+        sends.push_back({bytes, m_mpi.startSend(bytes->data(), bytes->size(), w + 1, parametersTag)});
+    }
+}
+
+int MpiBackupTrainer::takeMessage(std::int64_t update)
+{
+    const int w = m_mpi.receiveAny(m_messages);
+    const auto k = static_cast<std::size_t>(w);
+    ++m_received[k];
+    MpiMessageReader in(m_messages.buffers[k].data(), m_messages.sizes[k]);
+    const auto kind = in.get<std::int32_t>();
+    const auto its = in.get<std::int64_t>();
+    const double sentAt = in.get<double>(); // rank 0's clock
+    for (const Span& s : in.getSpans())
+        m_cutter.add(s);
+    m_cutter.knownUntil(w, sentAt);
+    const bool kept = kind == gradientKind && its == update;
+    if (kept) {
+        const IndexRange chunks = m_reduction.plan.workers[k].chunks;
+        for (int c = chunks.begin; c < chunks.end; ++c)
+            m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
+        for (const int id : mpiOutgoingBuffers(m_reduction.plan, w))
+            in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), m_params.size());
+    }
+    m_messages.post(w); // its next message
+    return kept ? w : -1;
+}
+
+void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer)
+{
+    const double windowStart = MpiContext::now();
+    const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
+    sendParameters(true);
+
+    // The first P - B gradients of this update; the others are dropped (those arriving later, with the next).
+    const int needed = m_workers - m_settings.backupWorkers;
+    std::vector<char> dropped(static_cast<std::size_t>(m_workers), 1);
+    for (int kept = 0; kept < needed;) {
+        const int w = takeMessage(m_updates);
+        if (w >= 0) {
+            dropped[static_cast<std::size_t>(w)] = 0;
+            m_completedBy = w;
+            ++kept;
+        }
+    }
+    m_completedAt = MpiContext::now();
+
+    // The fixed tree's additions over the kept gradients and the update, in the same order as every engine.
+    const int keptSamples = m_reduction.keptSamples(dropped);
+    const double batchLoss = keptSamples > 0 ? m_reduction.keptLossSum(dropped) / keptSamples : 0.0;
+    if (std::isfinite(batchLoss)) {
+        const MomentumSgd rule(m_settings.momentum);
+        const auto lr = static_cast<float>(m_settings.learningRate);
+        const float scale = m_reduction.keptScale(keptSamples);
+        for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
+            const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
+            const float* g = m_reduction.combineKept(dropped, scale, b0, b1);
+            rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+        }
+    }
+    const double windowEnd = MpiContext::now();
+
+    UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
+    for (int w = 0; w < m_workers; ++w) {
+        const IndexRange c = m_reduction.plan.workers[static_cast<std::size_t>(w)].chunks;
+        const int samples
+            = c.size() > 0 ? m_reduction.chunks.samples(c.end - 1).end - m_reduction.chunks.samples(c.begin).begin : 0;
+        if (dropped[static_cast<std::size_t>(w)] && samples > 0) {
+            ++event.droppedGradients;
+            event.droppedSamples += samples;
+        }
+    }
+    m_seconds += windowEnd - windowStart;
+    m_cutter.close({WorkWindow {windowStart, windowEnd, m_workers}, shift, {event}});
+    reportCut(m_cutter, observer, false);
+}
+
+void MpiBackupTrainer::endOfRun(TrainingObserver& observer)
+{
+    // "Stop" to every worker; each answers with the spans it still had and how many messages it sent, and the
+    // server takes those it has not taken yet (a worker's last send completes only then).
+    sendParameters(false);
+    std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
+    std::vector<char> buffer(1 << 20);
+    std::vector<std::int64_t> sent(static_cast<std::size_t>(m_workers), 0);
+    std::vector<std::vector<Span>> lastSpans(static_cast<std::size_t>(m_workers));
+    for (int w = 0; w < m_workers; ++w) {
+        const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), w + 1, finalTag);
+        MpiMessageReader in(buffer.data(), size);
+        lastSpans[static_cast<std::size_t>(w)] = in.getSpans();
+        RankWork r;
+        r.rank = w + 1;
+        r.pid = in.get<std::int64_t>();
+        r.computedSamples = in.get<std::int64_t>();
+        r.updates = in.get<std::int64_t>();
+        sent[static_cast<std::size_t>(w)] = in.get<std::int64_t>();
+        work.push_back(r);
+    }
+    // (A worker's spans go to the cutter in time order: those of the messages taken now come first.)
+    for (int w = 0; w < m_workers; ++w) {
+        while (m_received[static_cast<std::size_t>(w)] < sent[static_cast<std::size_t>(w)])
+            takeMessage(-1);
+    }
+    for (const auto& spans : lastSpans) {
+        for (const Span& s : spans)
+            m_cutter.add(s);
+    }
+    m_messages.cancel();
+    for (auto& sends : m_sends) {
+        for (Outgoing& o : sends)
+            m_mpi.complete(o.send);
+        sends.clear();
+    }
+    m_mpi.recordWork(Mode::Backup, std::move(work));
+    reportCut(m_cutter, observer, true);
+}
+
+void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
+{
+    MpiContext& mpi = MpiContext::get();
+    const int worker = mpi.rank() - 1;
+    const DataOrder order(problem->train().size(), settings.seed);
+    BatchCursor cursor(order);
+    std::int64_t cursorAt = 0; // the update whose batch cursor.next gives
+    const SampleView<float> view = viewOf(problem->train());
+    const int chunk = chunkSizeFor(settings.chunk, settings.batch);
+    const ChunkLayout chunks(settings.batch, chunk);
+    const int passSamples = passSamplesFor(problem->spec);
+    const ReductionPlan plan = ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples);
+    const WorkerReduction& part = plan.workers[static_cast<std::size_t>(worker)];
+    const std::vector<int> outgoing = mpiOutgoingBuffers(plan, worker);
+    MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
+    std::vector<ParamVector> buffers(
+        static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
+    std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    ParamVector params(problem->layout.paddedSize(), 0.0f);
+    StragglerModel stragglers(settings);
+    stragglers.prepare();
+    const std::atomic<bool> never {false};
+    std::vector<Span> spans;
+    auto add = [&](SpanKind kind, double localStart, double localEnd, int samples = 0, int culprit = -1) {
+        const double start = mpi.toRoot(localStart);
+        const double end = mpi.toRoot(localEnd);
+        if (end > start)
+            spans.push_back({worker, kind, start, end, samples, culprit == worker ? -1 : culprit});
+    };
+
+    // One receive for the parameters is always posted: a straggler delay ends as soon as they come.
+    MpiContext::PostedReceives parameters;
+    parameters.from = {0};
+    parameters.tag = parametersTag;
+    parameters.buffers.emplace_back(parametersBytes(params.size()));
+    parameters.arm();
+    bool arrivedEarly = false; // the receive completed during the delay
+    std::deque<std::pair<std::vector<char>, MpiContext::PendingSend>> sends;
+    std::int64_t computedSamples = 0;
+    std::int64_t updates = 0;
+    std::int64_t messages = 0;
+    while (true) {
+        const double waitStart = MpiContext::now();
+        if (!arrivedEarly)
+            mpi.receiveAny(parameters);
+        arrivedEarly = false;
+        std::vector<char>& in = parameters.buffers.front();
+        // The newest parameters win: those of updates that finished without this worker are skipped.
+        while (mpi.waiting(0, parametersTag))
+            mpi.receive(in.data(), in.size(), 0, parametersTag);
+        const double arrived = MpiContext::now();
+        while (!sends.empty() && mpi.done(sends.front().second))
+            sends.pop_front();
+        MpiMessageReader reader(in.data(), in.size());
+        const auto control = reader.get<std::int64_t>();
+        const auto update = reader.get<std::int64_t>();
+        const double sentAt = reader.get<double>();
+        const double completedAt = reader.get<double>();
+        const auto completedBy = reader.get<std::int32_t>();
+        // Waiting for the update to be complete (for whoever completed it), for the server, for the wire.
+        const double start = mpi.toRoot(waitStart);
+        const double end = mpi.toRoot(arrived);
+        const double sent = std::clamp(sentAt, start, end);
+        const double complete = std::clamp(completedAt, start, sent);
+        if (complete > start)
+            spans.push_back(
+                {worker, SpanKind::WaitBarrier, start, complete, 0, completedBy == worker ? -1 : completedBy});
+        if (sent > complete)
+            spans.push_back({worker, SpanKind::WaitRead, complete, sent, 0});
+        if (end > sent)
+            spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
+        if (control == 0) {
+            MpiMessage out;
+            out.putSpans(spans);
+            // What this worker computed, counted here: rank 0 reports it; and how many messages it sent.
+            out.put(static_cast<std::int64_t>(::getpid()));
+            out.put(computedSamples);
+            out.put(updates);
+            out.put(messages);
+            mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
+            for (auto& s : sends)
+                mpi.complete(s.second);
+            parameters.cancel();
+            return;
+        }
+        reader.getFloats(params.data(), params.size());
+        parameters.post(0);
+
+        // Its slice of global batch `update`.
+        while (cursorAt < update) {
+            cursor.next(settings.batch);
+            ++cursorAt;
+        }
+        const std::uint32_t* indices = cursor.next(settings.batch);
+        ++cursorAt;
+        const double computeStart = MpiContext::now();
+        const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, part,
+            static_cast<float>(1.0 / chunks.batch), buffers, chunkLoss.data());
+        computedSamples += samples;
+        ++updates;
+        const double computed = MpiContext::now();
+        add(SpanKind::Compute, computeStart, computed, samples);
+        const double delay = samples > 0 ? stragglers.delaySeconds(worker, update, computed - computeStart) : 0.0;
+        if (delay > 0) {
+            const double delayStart = MpiContext::now();
+            sleepForStraggler(delay, never, [&] {
+                arrivedEarly = arrivedEarly || mpi.testAny(parameters) >= 0;
+                return arrivedEarly;
+            });
+            add(SpanKind::Delay, delayStart, MpiContext::now());
+        }
+        // Sending, from here (MPI's progress, which the test below makes, moves messages in and out).
+        const double sendStart = MpiContext::now();
+        if (!arrivedEarly)
+            arrivedEarly = mpi.testAny(parameters) >= 0; // the update finished while this one computed
+        MpiMessage out;
+        out.put(arrivedEarly ? noteKind : gradientKind);
+        out.put(update);
+        out.put(mpi.toRoot(sendStart));
+        out.putSpans(spans);
+        spans.clear();
+        if (!arrivedEarly) {
+            for (int c = part.chunks.begin; c < part.chunks.end; ++c)
+                out.put(chunkLoss[static_cast<std::size_t>(c)]);
+            for (const int id : outgoing)
+                out.putFloats(buffers[static_cast<std::size_t>(id)].data(), params.size());
+        }
+        sends.emplace_back(out.bytes(), MpiContext::PendingSend {});
+        sends.back().second = mpi.startSend(sends.back().first.data(), sends.back().first.size(), 0, messageTag);
+        ++messages;
+        add(SpanKind::Communicate, sendStart, MpiContext::now());
+    }
+}
+
+} // namespace sgdscope
