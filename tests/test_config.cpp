@@ -55,6 +55,19 @@ private slots:
         QCOMPARE(c.batch, 256); // the preset's
     }
 
+    // A flag's on and off in a config file may be JSON's true and false ("dc-adaptive": true), as its words.
+    void flagsTakeJsonBooleans()
+    {
+        for (const bool on : {true, false}) {
+            const std::string config
+                = std::string(R"({"mode": "dc-asgd", "dc-adaptive": )") + (on ? "true" : "false") + "}";
+            const RunConfig c = build({"--config", "run.json"}, &config);
+            QCOMPARE(c.dcAdaptive, on);
+        }
+        const std::string words = R"({"mode": "dc-asgd", "dc-adaptive": "on"})";
+        QVERIFY(build({"--config", "run.json"}, &words).dcAdaptive);
+    }
+
     void userStepsReplacePresetEpochs()
     {
         const RunConfig c = build({"--preset", "fashion-mnist", "--steps", "10"});

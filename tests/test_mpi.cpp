@@ -16,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -334,22 +335,24 @@ private slots:
     }
 
     // Backup workers across processes (a parameter server and 3 workers). With B = 0 every gradient is kept: the
-    // threads engine's sync, bit for bit (momentum, K = 2, a straggler). With B = 1 and a 4x straggler the update
-    // goes on without it: the fast workers no longer wait for its delay (in sync each would wait at least that
-    // long), its delays are cut short once the update is done, and the waits are not named after it.
+    // threads engine's sync, bit for bit (momentum, K = 2, a straggler). With B = 1 and an 8x straggler the update
+    // goes on without it: its straggler delays are cut short when the next parameters arrive (a delay ends early
+    // only then: uncut it lasts 7x the compute before it), the fast workers no longer wait for it (in sync each
+    // would wait at least its delay), and the waits are not named after it.
     void backupAcrossProcesses()
     {
         const QStringList common = blasModelWithBatch(768)
-            + QStringList {QStringLiteral("--steps"), QStringLiteral("40"), QStringLiteral("--accum"),
-                QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:4")};
+            + QStringList {
+                QStringLiteral("--steps"), QStringLiteral("40"), QStringLiteral("--accum"), QStringLiteral("2")};
+        const QStringList slow4 {QStringLiteral("--slow"), QStringLiteral("1:4")};
         const QString threadsOut = nextOut();
-        const Result threads = runThreads(common
+        const Result threads = runThreads(common + slow4
             + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
                 QStringLiteral("3"), QStringLiteral("--out"), threadsOut});
         QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
         const QString noBackupOut = nextOut();
         const Result noBackup = runMpi(4,
-            common
+            common + slow4
                 + QStringList {QStringLiteral("--mode"), QStringLiteral("backup"), QStringLiteral("--backup-workers"),
                     QStringLiteral("0"), QStringLiteral("--out"), noBackupOut});
         QVERIFY2(noBackup.exitCode == 0, qPrintable(noBackup.output));
@@ -360,32 +363,55 @@ private slots:
         QVERIFY(sync && backupZero);
         QCOMPARE(QString::fromStdString((*backupZero)["params_digest"].get<std::string>()),
             QString::fromStdString((*sync)["params_digest"].get<std::string>()));
-        QCOMPARE((*backupZero)["backup"]["wasted_samples"].get<long long>(), 0LL);
 
         const QString out = nextOut();
-        const Result r = runMpi(
-            4, common + QStringList {QStringLiteral("--mode"), QStringLiteral("backup"), QStringLiteral("--out"), out});
+        const QString trace = m_dir.filePath(QStringLiteral("backup-trace.json"));
+        const Result r = runMpi(4,
+            common
+                + QStringList {QStringLiteral("--slow"), QStringLiteral("1:8"), QStringLiteral("--mode"),
+                    QStringLiteral("backup"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
         QVERIFY2(r.exitCode == 0, qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         const Json* run = runOf(summary, "backup");
         QVERIFY(run);
         QCOMPARE((*run)["updates"].get<long long>(), 40LL);
-        QCOMPARE((*run)["backup"]["dropped_gradients"].get<long long>(), 40LL);
-        QCOMPARE((*run)["backup"]["wasted_samples"].get<long long>(), 40LL * 256);
+        // The straggler's delays, each against the compute before it.
+        std::vector<std::pair<double, std::string>> straggler; // (start, name) of worker 1's compute and delay
+        std::map<double, double> duration;
+        const Json events = readJson(trace)["traceEvents"];
+        for (const Json& e : events) {
+            if (e["ph"] == "X" && e["tid"] == 1 && (e["name"] == "compute" || e["name"] == "delay")) {
+                straggler.emplace_back(e["ts"].get<double>(), e["name"].get<std::string>());
+                duration[e["ts"].get<double>()] = e["dur"].get<double>();
+            }
+        }
+        std::sort(straggler.begin(), straggler.end());
+        // A delay split at an update's edge is one delay: its parts are summed.
+        int delays = 0;
+        int cut = 0;
+        for (std::size_t i = 0; i < straggler.size(); ++i) {
+            if (straggler[i].second != "compute")
+                continue;
+            double delay = 0.0;
+            std::size_t j = i + 1;
+            for (; j < straggler.size() && straggler[j].second == "delay"; ++j)
+                delay += duration[straggler[j].first];
+            if (j == i + 1)
+                continue;
+            ++delays;
+            cut += delay < 0.95 * 7 * duration[straggler[i].first] ? 1 : 0;
+        }
+        QVERIFY2(
+            delays >= 30 && cut >= delays / 2, qPrintable(QStringLiteral("%1 of %2 delays cut").arg(cut).arg(delays)));
         const Json& workers = (*run)["workers_detail"];
-        const double delay = workers[1]["delay_seconds"].get<double>();
-        const double compute = workers[1]["compute_seconds"].get<double>();
-        // Uncut it would be 3x its compute; it ends when the parameters of the next update arrive, after the fast
-        // workers' gradients and the parameters crossed the wire and the server applied (about half of it here).
-        QVERIFY2(delay < 0.75 * 3 * compute,
-            qPrintable(QStringLiteral("the straggler slept %1 s after %2 s of compute").arg(delay).arg(compute)));
+        const double injected = 7 * workers[1]["compute_seconds"].get<double>();
         const double fastBarrier
             = workers[0]["wait_seconds"]["barrier"].get<double>() + workers[2]["wait_seconds"]["barrier"].get<double>();
-        QVERIFY2(fastBarrier < 3 * compute,
+        QVERIFY2(fastBarrier < injected,
             qPrintable(QStringLiteral("the fast workers waited %1 s for the update; the straggler's injected delay "
                                       "would be %2 s")
                            .arg(fastBarrier)
-                           .arg(3 * compute)));
+                           .arg(injected)));
         double made = 0.0;
         for (const Json& w : workers)
             made += w["made_others_wait_seconds"].get<double>();
@@ -396,6 +422,26 @@ private slots:
         const double unaccounted = (*run)["all_workers"]["unaccounted_seconds"].get<double>();
         const double wall = (*run)["all_workers"]["wall_seconds"].get<double>();
         QVERIFY2(std::abs(unaccounted) < 0.05 * wall, qPrintable(QString::number(unaccounted / wall)));
+    }
+
+    // Backup with fewer samples than workers (a batch of 2, 3 workers): the update waits for the first of the two
+    // workers that have samples, never for one without (which would apply nothing: a division by zero samples).
+    void backupWithWorkersWithoutSamples()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(4,
+            QStringList {QStringLiteral("--preset"), QStringLiteral("parabola"), QStringLiteral("--batch"),
+                QStringLiteral("2"), QStringLiteral("--steps"), QStringLiteral("30"), QStringLiteral("--mode"),
+                QStringLiteral("backup"), QStringLiteral("--slow"), QStringLiteral("0:50"), QStringLiteral("--out"),
+                out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "backup");
+        QVERIFY(run);
+        QVERIFY(!(*run)["diverged"].get<bool>());
+        QVERIFY2((*run)["final_loss"].is_number(), qPrintable(QString::fromStdString(dumpJson(*run, -1))));
+        // Each update applies one of the two samples.
+        QCOMPARE((*run)["backup"]["applied_samples"].get<long long>(), 30LL);
     }
 
     // Local SGD across processes: every rank takes its local steps on its own model, rank 0 averages them in
@@ -545,10 +591,11 @@ private slots:
             QVERIFY2(computes[static_cast<std::size_t>(w)] > 0, qPrintable(QStringLiteral("worker %1").arg(w)));
     }
 
-    // SSP across processes, its rule kept by the server (a 4x straggler among 3 workers). From the pushes in apply
+    // SSP across processes, its rule kept by the server (an 8x straggler among 3 workers). From the pushes in apply
     // order (metrics.csv): a worker is at most S + 1 ahead of the slowest when its push is applied, and the bound
-    // binds (the lead reaches S + 1). The waits it imposes are named after the push that released them: almost all
-    // of them the straggler's.
+    // binds (the lead reaches S + 1). The waits it imposes are named after the push that released them: most of
+    // them the straggler's (a fast worker that is the slowest for a moment releases the others too: on one core,
+    // where the fast workers' computing takes turns, 76% of the waits were the straggler's with a 4x straggler).
     void sspKeepsItsBoundAcrossProcesses_data()
     {
         QTest::addColumn<int>("bound");
@@ -562,7 +609,7 @@ private slots:
         const Result r = runMpi(4,
             blasModelWithBatch(768)
                 + QStringList {QStringLiteral("--mode"), QStringLiteral("ssp"), QStringLiteral("--ssp-bound"),
-                    QString::number(bound), QStringLiteral("--slow"), QStringLiteral("1:4"), QStringLiteral("--steps"),
+                    QString::number(bound), QStringLiteral("--slow"), QStringLiteral("1:8"), QStringLiteral("--steps"),
                     QStringLiteral("40"), QStringLiteral("--out"), out});
         QVERIFY2(r.exitCode == 0, qPrintable(r.output));
         QFile csv(out + QStringLiteral("/metrics.csv"));
@@ -594,13 +641,8 @@ private slots:
         for (const Json& w : (*run)["workers_detail"])
             made += w["made_others_wait_seconds"].get<double>();
         const double byStraggler = (*run)["workers_detail"][1]["made_others_wait_seconds"].get<double>();
-        QVERIFY2(made > 0 && byStraggler >= 0.9 * made,
+        QVERIFY2(made > 0 && byStraggler > 0.5 * made,
             qPrintable(QStringLiteral("the straggler made others wait %1 s of %2 s").arg(byStraggler).arg(made)));
-        // Those waits are the fast workers' waits for the slowest (barrier), not the server's.
-        const double fastBarrier = (*run)["workers_detail"][0]["wait_seconds"]["barrier"].get<double>()
-            + (*run)["workers_detail"][2]["wait_seconds"]["barrier"].get<double>();
-        QVERIFY2(std::abs(fastBarrier - made) <= 0.1 * made + 1e-9,
-            qPrintable(QStringLiteral("barrier waits %1 s, named %2 s").arg(fastBarrier).arg(made)));
     }
 
     // DC-ASGD across processes: the server compensates every push against the parameters it sent that worker
@@ -622,18 +664,34 @@ private slots:
         QVERIFY2(dc["mean_relative_size"].get<double>() > 0 && dc["max_relative_size"].get<double>() < 1,
             qPrintable(QString::fromStdString(dumpJson(dc, -1))));
         QVERIFY(summary["mpi"]["ranks"].contains("dc-asgd"));
+    }
 
-        const QString zeroOut = nextOut();
-        const Result zero = runMpi(3,
-            blasModelWithBatch(96)
-                + QStringList {QStringLiteral("--mode"), QStringLiteral("dc-asgd"), QStringLiteral("--dc-lambda"),
-                    QStringLiteral("0"), QStringLiteral("--steps"), QStringLiteral("10"), QStringLiteral("--out"),
-                    zeroOut});
-        QVERIFY2(zero.exitCode == 0, qPrintable(zero.output));
-        const Json zeroSummary = readJson(zeroOut + QStringLiteral("/summary.json"));
-        const Json* zeroRun = runOf(zeroSummary, "dc-asgd");
-        QVERIFY(zeroRun);
-        QCOMPARE((*zeroRun)["delay_compensation"]["pushes"].get<std::int64_t>(), 0);
+    // With one worker nothing is stale: the server compensates against the very parameters it applies to, the
+    // term is zero, and dc-asgd (at its default lambda) is the threads engine's async, bit for bit. It fails if the
+    // server compensated against another copy than the one it sent that push. (With more workers the order of
+    // pushes depends on the machine's timing: no digest to compare.)
+    void dcAsgdWithOneWorkerIsAsync()
+    {
+        const QStringList common = blasModelWithBatch(96)
+            + QStringList {QStringLiteral("--steps"), QStringLiteral("12")}; // (momentum 0.9: blasModel's)
+        const QString threadsOut = nextOut();
+        const Result threads = runThreads(common
+            + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--workers"),
+                QStringLiteral("1"), QStringLiteral("--out"), threadsOut});
+        QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
+        const QString mpiOut = nextOut();
+        const Result mpi = runMpi(2,
+            common
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("dc-asgd"), QStringLiteral("--out"), mpiOut});
+        QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));
+        const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
+        const Json b = readJson(mpiOut + QStringLiteral("/summary.json"));
+        const Json* async = runOf(a, "async");
+        const Json* dc = runOf(b, "dc-asgd");
+        QVERIFY(async && dc);
+        QCOMPARE((*dc)["delay_compensation"]["max_relative_size"].get<double>(), 0.0);
+        QCOMPARE(QString::fromStdString((*dc)["params_digest"].get<std::string>()),
+            QString::fromStdString((*async)["params_digest"].get<std::string>()));
     }
 
     void workersMustMatchTheProcesses()

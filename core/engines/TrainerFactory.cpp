@@ -21,7 +21,9 @@ std::unique_ptr<Trainer> makeTrainer(
             return std::make_unique<MpiSyncTrainer>(std::move(problem), settings, mode);
         if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd)
             return std::make_unique<MpiAsyncTrainer>(std::move(problem), settings, mode);
-        return std::make_unique<MpiBackupTrainer>(std::move(problem), settings);
+        if (mode == Mode::Backup)
+            return std::make_unique<MpiBackupTrainer>(std::move(problem), settings);
+        throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes");
     }
     if (engine.kind == EngineKind::Sim) {
         if (mode == Mode::Sync || mode == Mode::LocalSgd)

@@ -47,6 +47,11 @@ void ConfigBuilder::applyObject(const Json& object, const std::string& what, boo
             throw SgdError(origin + ": unknown field; allowed fields are the options of --help without dashes");
         if (value.is_null())
             throw SgdError(origin + ": null is not a value; leave the field out instead");
+        if (value.is_boolean() && spec->type == OptionType::Choice && !spec->flagValue.empty()) {
+            // A flag's on or off ("dc-adaptive": true).
+            m_settings[key] = Setting {Json(value.get<bool>() ? "on" : "off"), origin, fromUser, what};
+            continue;
+        }
         if (value.is_object() || value.is_boolean())
             throw SgdError(origin + ": expected a number or a string, got " + typeName(value));
         if (value.is_array() && spec->type != OptionType::List)

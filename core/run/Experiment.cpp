@@ -70,8 +70,10 @@ void checkModes(const RunConfig& config)
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers && !config.origins.count("backup-workers"))
         throw SgdError(config.originOf("mode") + ": backup with " + std::to_string(config.workers)
             + (config.workers == 1 ? " worker" : " workers") + " and the default of "
-            + std::to_string(config.backupWorkers)
-            + " backup worker applies no gradient; give --workers 2 or more, or --backup-workers 0 (sync)");
+            + std::to_string(config.backupWorkers) + " backup worker applies no gradient; "
+            + (config.engine == EngineKind::Mpi ? "start mpirun -np 3 or more (a parameter server and 2 workers)"
+                                                : "give --workers 2 or more")
+            + ", or --backup-workers 0 (sync)");
     if (config.runs(Mode::Backup) && config.backupWorkers >= config.workers)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
@@ -160,7 +162,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.sampleBudget = run.steps * s.batch;
     // Refuse what cannot fit before allocating any of it.
     const MemoryShape shape {config.runsSync(), config.runsAsync(), config.engine, omp_get_max_threads(),
-        config.modesSideBySide, config.runs(Mode::LocalSgd)};
+        config.modesSideBySide, config.runs(Mode::LocalSgd), config.runs(Mode::DcAsgd), config.runs(Mode::Backup)};
     run.modelMemoryBytes = modelMemoryBytes(problem->spec, s, chunk, shape);
     run.residentWhenPrepared = residentBytes();
     requireMemory(run.modelMemoryBytes, config.originOf("layers"),

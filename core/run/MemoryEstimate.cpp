@@ -80,8 +80,13 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
         ? params * (1 + p * (2 + pushBuffers)) + computing * workspace
         : shape.engine == EngineKind::Sim ? params * (1 + 3 * p + computing * pushBuffers) + computing * workspace
                                           : params * (1 + 2 * p + pushBuffers) + p * 1024.0 * 1024 / 4 + workspace;
-    // dc-asgd's adaptive lambda: the server's mean square of the gradient.
-    const double adaptive = settings.dcAdaptive ? params : 0.0;
+    // dc-asgd's adaptive lambda: the server's mean square of the gradient; across MPI processes, the parameters
+    // the server sent each worker.
+    const double adaptive
+        = (settings.dcAdaptive ? params : 0.0) + (shape.dcAsgd && shape.engine == EngineKind::Mpi ? p * params : 0.0);
+    // Backup across MPI processes: the server's parameters, one copy per update until every worker took it (a
+    // worker busy computing takes it late: about two updates' copies).
+    const double backupCopies = shape.backup && shape.engine == EngineKind::Mpi ? 2 * params : 0.0;
     // Local SGD (threads): every worker its model, its momentum and its slice's reduction buffers.
     const double local = shape.localSgd ? params * (1 + p * (2 + pushBuffers)) + computing * workspace : 0.0;
     // The simulated cluster: SimGrid's actor per worker (its context and the stack pages it touches) and the
@@ -103,7 +108,8 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     }
     // Headless runs one mode after the other (the first one's trainer is gone when the second starts); the window
     // both at once.
-    const double trainers[2] = {shape.sync ? std::max(sync, local) : 0.0, shape.async ? async + adaptive : 0.0};
+    const double trainers[2]
+        = {shape.sync ? std::max(sync + backupCopies, local) : 0.0, shape.async ? async + adaptive : 0.0};
     const double training = shape.sideBySide ? trainers[0] + trainers[1] : std::max(trainers[0], trainers[1]);
     return 4.0 * (training + 2 * params) + simulated;
 }

@@ -16,6 +16,8 @@ struct MemoryShape
     int machineThreads = 1;
     bool sideBySide = false; // both modes' trainers at once (the window), else one after the other
     bool localSgd = false; // a local-sgd run among the modes (threads: a model per worker)
+    bool dcAsgd = false; // a dc-asgd run (MPI: its server keeps the parameters each worker was sent)
+    bool backup = false; // a backup run (MPI: its server's parameters still on their way to late workers)
 };
 
 /// An upper estimate of what training this model needs in one process besides the data: parameters,

@@ -176,11 +176,13 @@ std::uint64_t dataHash(const Dataset& train)
 std::string messageSizeProblem(const PreparedRun& run, int size)
 {
     const auto floatBytes = static_cast<double>(run.problem->layout.paddedSize()) * sizeof(float);
-    int roots = 1;
-    if (run.config.runsSync()) {
+    int roots = 1; // the others send one parameter vector (a gradient or a model)
+    for (const Mode mode : run.config.modes) {
+        if (mode != Mode::Sync && mode != Mode::Backup)
+            continue;
         const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
-        const ReductionPlan plan = ReductionPlan::build(
-            ChunkLayout(run.settings.batch, chunk), size, run.settings.accum, passSamplesFor(run.problem->spec));
+        const ReductionPlan plan = ReductionPlan::build(ChunkLayout(run.settings.batch, chunk),
+            mpiWorkersFor(mode, size), run.settings.accum, passSamplesFor(run.problem->spec));
         for (const WorkerReduction& w : plan.workers)
             roots = std::max(roots, w.roots);
     }
@@ -352,7 +354,9 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         leave(mpi, 1);
     }
     if (rank == 0)
-        noteBeforeTraining(run, config, size, size - 1);
+        // (The sync-like modes' workers: every process in sync and local-sgd, all but the server in backup.)
+        noteBeforeTraining(
+            run, config, config.runs(Mode::Sync) || config.runs(Mode::LocalSgd) ? size : size - 1, size - 1);
 
     // 4. Rank 0 trains and writes; the others serve it.
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
@@ -377,8 +381,10 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
                 serveMpiSync(modeRun.problem, modeRun.settings, mode);
             } else if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd) {
                 serveMpiAsync(modeRun.problem, modeRun.settings);
-            } else {
+            } else if (mode == Mode::Backup) {
                 serveMpiBackup(modeRun.problem, modeRun.settings);
+            } else {
+                throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes");
             }
         }
     } catch (const RunFailure& e) {

@@ -223,13 +223,12 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
     stop.put(MpiContext::now());
     stop.put(-1.0);
     stop.put(std::int32_t {-1});
-    std::vector<char> buffer(1 << 20);
     // Rank 0 is the server: it computes no gradient.
     std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
     for (int w = 0; w < m_workers; ++w) {
         m_mpi.send(stop.bytes().data(), stop.bytes().size(), w + 1, answerTag);
-        const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), w + 1, finalTag);
-        MpiMessageReader in(buffer.data(), size);
+        const std::vector<char> final = m_mpi.receiveWhole(w + 1, finalTag);
+        MpiMessageReader in(final.data(), final.size());
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
         RankWork r;

@@ -23,10 +23,12 @@ constexpr std::int32_t noteKind = 2;
 constexpr std::size_t blockFloats = 4096;
 
 /// The parameters message: control (1 go, 0 stop), update, when sent, when the previous update had its
-/// gradients and whose gradient completed it (rank 0's clock), the parameters.
-std::size_t parametersBytes(std::size_t floats)
+/// gradients and whose gradient completed it, when each worker's gradient of it arrived (rank 0's clock; < 0:
+/// not taken for it), the parameters.
+std::size_t parametersBytes(int workers, std::size_t floats)
 {
-    return 2 * sizeof(std::int64_t) + 2 * sizeof(double) + sizeof(std::int32_t) + floats * sizeof(float);
+    return 2 * sizeof(std::int64_t) + (2 + static_cast<std::size_t>(workers)) * sizeof(double) + sizeof(std::int32_t)
+        + floats * sizeof(float);
 }
 } // namespace
 
@@ -61,8 +63,15 @@ void MpiBackupTrainer::settingsChanged()
             + "need " + std::to_string(m_settings.workers + 1) + " MPI processes, and the job has "
             + std::to_string(m_mpi.size()));
     m_workers = m_settings.workers;
+    m_arrivals.assign(static_cast<std::size_t>(m_workers), -1.0);
     m_reduction.prepare(
         m_settings.batch, chunkSizeFor(m_settings.batch), m_workers, m_settings.accum, passSamples(), m_params.size());
+}
+
+int MpiBackupTrainer::workerSamples(int w) const
+{
+    const IndexRange c = m_reduction.plan.workers[static_cast<std::size_t>(w)].chunks;
+    return c.size() > 0 ? m_reduction.chunks.samples(c.end - 1).end - m_reduction.chunks.samples(c.begin).begin : 0;
 }
 
 void MpiBackupTrainer::pruneSends()
@@ -77,12 +86,14 @@ void MpiBackupTrainer::sendParameters(bool go)
 {
     pruneSends();
     MpiMessage out;
-    out.reserve(parametersBytes(m_params.size()));
+    out.reserve(parametersBytes(m_workers, m_params.size()));
     out.put(std::int64_t {go ? 1 : 0});
     out.put(m_updates);
     out.put(MpiContext::now());
     out.put(m_completedAt);
     out.put(static_cast<std::int32_t>(m_completedBy));
+    for (const double at : m_arrivals)
+        out.put(at);
     out.putFloats(m_params.data(), m_params.size());
     // One copy for every worker: each send reads it until that worker has taken it.
     const auto bytes = std::make_shared<const std::vector<char>>(out.bytes());
@@ -122,16 +133,24 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
     sendParameters(true);
 
-    // The first P - B gradients of this update; the others are dropped (those arriving later, with the next).
-    const int needed = m_workers - m_settings.backupWorkers;
+    // The first P - B gradients of this update among the workers with samples (at least one, as every engine);
+    // the others are dropped (those arriving later, with the next). A worker without samples is never waited for.
+    int withSamples = 0;
+    for (int w = 0; w < m_workers; ++w)
+        withSamples += workerSamples(w) > 0 ? 1 : 0;
+    const int needed = std::max(1, withSamples - m_settings.backupWorkers);
     std::vector<char> dropped(static_cast<std::size_t>(m_workers), 1);
+    std::fill(m_arrivals.begin(), m_arrivals.end(), -1.0);
     for (int kept = 0; kept < needed;) {
         const int w = takeMessage(m_updates);
-        if (w >= 0) {
-            dropped[static_cast<std::size_t>(w)] = 0;
-            m_completedBy = w;
-            ++kept;
-        }
+        if (w < 0)
+            continue;
+        m_arrivals[static_cast<std::size_t>(w)] = MpiContext::now();
+        if (workerSamples(w) == 0)
+            continue;
+        dropped[static_cast<std::size_t>(w)] = 0;
+        m_completedBy = w;
+        ++kept;
     }
     m_completedAt = MpiContext::now();
 
@@ -152,12 +171,9 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
 
     UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     for (int w = 0; w < m_workers; ++w) {
-        const IndexRange c = m_reduction.plan.workers[static_cast<std::size_t>(w)].chunks;
-        const int samples
-            = c.size() > 0 ? m_reduction.chunks.samples(c.end - 1).end - m_reduction.chunks.samples(c.begin).begin : 0;
-        if (dropped[static_cast<std::size_t>(w)] && samples > 0) {
+        if (dropped[static_cast<std::size_t>(w)] && workerSamples(w) > 0) {
             ++event.droppedGradients;
-            event.droppedSamples += samples;
+            event.droppedSamples += workerSamples(w);
         }
     }
     m_seconds += windowEnd - windowStart;
@@ -171,12 +187,11 @@ void MpiBackupTrainer::endOfRun(TrainingObserver& observer)
     // server takes those it has not taken yet (a worker's last send completes only then).
     sendParameters(false);
     std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
-    std::vector<char> buffer(1 << 20);
     std::vector<std::int64_t> sent(static_cast<std::size_t>(m_workers), 0);
     std::vector<std::vector<Span>> lastSpans(static_cast<std::size_t>(m_workers));
     for (int w = 0; w < m_workers; ++w) {
-        const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), w + 1, finalTag);
-        MpiMessageReader in(buffer.data(), size);
+        const std::vector<char> final = m_mpi.receiveWhole(w + 1, finalTag);
+        MpiMessageReader in(final.data(), final.size());
         lastSpans[static_cast<std::size_t>(w)] = in.getSpans();
         RankWork r;
         r.rank = w + 1;
@@ -239,7 +254,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
     MpiContext::PostedReceives parameters;
     parameters.from = {0};
     parameters.tag = parametersTag;
-    parameters.buffers.emplace_back(parametersBytes(params.size()));
+    parameters.buffers.emplace_back(parametersBytes(settings.workers, params.size()));
     parameters.arm();
     bool arrivedEarly = false; // the receive completed during the delay
     std::deque<std::pair<std::vector<char>, MpiContext::PendingSend>> sends;
@@ -264,14 +279,25 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         const double sentAt = reader.get<double>();
         const double completedAt = reader.get<double>();
         const auto completedBy = reader.get<std::int32_t>();
-        // Waiting for the update to be complete (for whoever completed it), for the server, for the wire.
+        double mine = -1.0;
+        for (int w = 0; w < settings.workers; ++w) {
+            const auto at = reader.get<double>();
+            if (w == worker)
+                mine = at;
+        }
+        // Waiting for its gradient to reach the server (the wire and the server's queue), for the update to be
+        // complete (for whoever completed it; a gradient the update did not take waits for the server), for the
+        // server to combine and apply, for the parameters on the wire.
         const double start = mpi.toRoot(waitStart);
         const double end = mpi.toRoot(arrived);
         const double sent = std::clamp(sentAt, start, end);
         const double complete = std::clamp(completedAt, start, sent);
-        if (complete > start)
-            spans.push_back(
-                {worker, SpanKind::WaitBarrier, start, complete, 0, completedBy == worker ? -1 : completedBy});
+        const double taken = mine < 0 ? start : std::clamp(mine, start, complete);
+        if (taken > start)
+            spans.push_back({worker, SpanKind::WaitNetwork, start, taken, 0});
+        if (complete > taken)
+            spans.push_back({worker, mine < 0 ? SpanKind::WaitRead : SpanKind::WaitBarrier, taken, complete, 0,
+                mine < 0 || completedBy == worker ? -1 : completedBy});
         if (sent > complete)
             spans.push_back({worker, SpanKind::WaitRead, complete, sent, 0});
         if (end > sent)

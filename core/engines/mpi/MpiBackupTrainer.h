@@ -47,6 +47,8 @@ private:
     int takeMessage(std::int64_t update);
     /// Completes the sends the workers have taken.
     void pruneSends();
+    /// The samples of worker w's slice of a batch.
+    int workerSamples(int w) const;
 
     MpiContext& m_mpi;
     int m_workers = 0;
@@ -63,6 +65,7 @@ private:
     std::vector<std::deque<Outgoing>> m_sends; // per worker, oldest first
     double m_completedAt = 0.0; // when the last update had its gradients (rank 0's clock)
     int m_completedBy = -1; // the worker whose gradient completed it
+    std::vector<double> m_arrivals; // when each worker's gradient of it arrived (rank 0's clock; < 0: not taken)
 };
 
 /// What ranks other than 0 do in a backup run: compute updates for rank 0 until it says stop.

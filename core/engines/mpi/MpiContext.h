@@ -94,6 +94,8 @@ public:
     int receiveAny(PostedReceives& posted);
     /// The same without waiting: the index of a message that has arrived, or -1.
     int testAny(PostedReceives& posted);
+    /// Receives the next message of `from` with `tag`, whatever its size.
+    std::vector<char> receiveWhole(int from, int tag);
     /// Whether a message of `from` with `tag` waits to be received (without receiving it).
     bool waiting(int from, int tag);
 

@@ -32,7 +32,6 @@ std::size_t parametersMessageBytes(int ranks, std::size_t floats)
         + floats * sizeof(float);
 }
 
-
 /// Rank r's spans: on its own clock while measured, converted to rank 0's clock when recorded.
 struct RankSpans
 {
@@ -338,10 +337,9 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
     // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
     broadcastParameters(false);
     std::vector<RankWork> work {{0, static_cast<long>(::getpid()), m_computedSamples, m_updates}};
-    std::vector<char> buffer(1 << 20);
     for (int r = 1; r < m_mpi.size(); ++r) {
-        const std::size_t size = m_mpi.receive(buffer.data(), buffer.size(), r, finalTag);
-        MpiMessageReader in(buffer.data(), size);
+        const std::vector<char> final = m_mpi.receiveWhole(r, finalTag);
+        MpiMessageReader in(final.data(), final.size());
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
         RankWork w;
