@@ -325,20 +325,23 @@ private slots:
         }
         if (straggler != 0)
             QVERIFY(wait(straggler, "read") > 0); // rank 0 combined and applied while the straggler waited
-        // Who made whom wait: the others' barrier waits are named after the straggler, nearly all of them.
+        // Who made whom wait: the others' barrier waits are named after the straggler, most of them (the rest after
+        // rank 0, for its own part: about 7/8 of them the straggler's with its delay of 7 computes; 0.87 on a
+        // busy machine, 0.895 on one core).
         double barrier = 0.0;
         for (int w = 0; w < 3; ++w)
             barrier += w == straggler ? 0.0 : wait(w, "barrier");
         const double made = workers[static_cast<std::size_t>(straggler)]["made_others_wait_seconds"].get<double>();
-        QVERIFY2(made >= 0.9 * barrier && made <= barrier + 1e-9,
+        QVERIFY2(made >= 0.75 * barrier && made <= barrier + 1e-9,
             qPrintable(QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(barrier)));
     }
 
     // Backup workers across processes (a parameter server and 3 workers). With B = 0 every gradient is kept: the
-    // threads engine's sync, bit for bit (momentum, K = 2, a straggler). With B = 1 and an 8x straggler the update
-    // goes on without it: its straggler delays are cut short when the next parameters arrive (a delay ends early
-    // only then: uncut it lasts 7x the compute before it), the fast workers no longer wait for it (in sync each
-    // would wait at least its delay), and the waits are not named after it.
+    // threads engine's sync, bit for bit (momentum, K = 2, a straggler). With B = 1 and a 50x straggler the
+    // update goes on without it: its straggler delays are cut short when the next parameters arrive (a delay ends
+    // early only then: uncut it lasts 49x the compute before it; with 8x, on a busy machine, the others took
+    // longer than that in 27 updates of 40), the fast workers no longer wait for it (in sync each would wait at
+    // least its delay), and the waits are not named after it.
     void backupAcrossProcesses()
     {
         const QStringList common = blasModelWithBatch(768)
@@ -368,7 +371,7 @@ private slots:
         const QString trace = m_dir.filePath(QStringLiteral("backup-trace.json"));
         const Result r = runMpi(4,
             common
-                + QStringList {QStringLiteral("--slow"), QStringLiteral("1:8"), QStringLiteral("--mode"),
+                + QStringList {QStringLiteral("--slow"), QStringLiteral("1:50"), QStringLiteral("--mode"),
                     QStringLiteral("backup"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
         QVERIFY2(r.exitCode == 0, qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
@@ -399,12 +402,12 @@ private slots:
             if (j == i + 1)
                 continue;
             ++delays;
-            cut += delay < 0.95 * 7 * duration[straggler[i].first] ? 1 : 0;
+            cut += delay < 0.95 * 49 * duration[straggler[i].first] ? 1 : 0;
         }
         QVERIFY2(
             delays >= 30 && cut >= delays / 2, qPrintable(QStringLiteral("%1 of %2 delays cut").arg(cut).arg(delays)));
         const Json& workers = (*run)["workers_detail"];
-        const double injected = 7 * workers[1]["compute_seconds"].get<double>();
+        const double injected = 49 * workers[1]["compute_seconds"].get<double>();
         const double fastBarrier
             = workers[0]["wait_seconds"]["barrier"].get<double>() + workers[2]["wait_seconds"]["barrier"].get<double>();
         QVERIFY2(fastBarrier < injected,
