@@ -125,7 +125,7 @@ private slots:
         QVERIFY(w.windowTitle().contains(QStringLiteral("data: regression.csv \u00b7 8 workers \u00b7 threads")));
         // ... and kept across Reset, and across a run.
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).points().empty(), 20000);
         w.controller()->reset();
         QCOMPARE(w.panel()->settings().options, s.options);
         QCOMPARE(w.controller()->settings().options, s.options);
@@ -183,7 +183,7 @@ private slots:
         QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-16-1")), qPrintable(w.panel()->summaryText()));
         // The copied command of such a session is a valid headless command (its --slow twice, --layers once).
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 5, 60000);
         w.controller()->pause();
         QStringList args = QProcess::splitCommand(w.controller()->reproducingCommand());
         args.removeFirst();
@@ -292,17 +292,17 @@ private slots:
         MainWindow w;
         QCOMPARE(w.openPath(run), QString());
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 parabola-run (run folder)"));
-        QCOMPARE(w.series(SyncMode).status().updates, 300);
-        QVERIFY(!w.series(SyncMode).points().empty());
-        QVERIFY(!w.series(AsyncMode).points().empty());
+        QCOMPARE(w.series(LeftColumn).status().updates, 300);
+        QVERIFY(!w.series(LeftColumn).points().empty());
+        QVERIFY(!w.series(RightColumn).points().empty());
         QVERIFY(MainWindow::recentPaths().contains(QDir(run).absolutePath()));
         // No first look mixes into the folder's charts (one would start 250 ms after a settings change).
-        const auto evals = w.series(SyncMode).evals().size();
+        const auto evals = w.series(LeftColumn).evals().size();
         w.panel()->seedBox()->setValue(5);
         QTest::qWait(600);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
         QTest::qWait(100);
-        QCOMPARE(w.series(SyncMode).evals().size(), evals);
+        QCOMPARE(w.series(LeftColumn).evals().size(), evals);
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 parabola-run (run folder)"));
     }
 
@@ -310,7 +310,7 @@ private slots:
     {
         MainWindow w;
         w.controller()->start(); // the parabola
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).points().empty(), 20000);
         const SessionSettings before = w.controller()->settings();
 
         // A malformed CSV: the loader's message, and the running session goes on as it was.
@@ -326,8 +326,8 @@ private slots:
         QCOMPARE(w.controller()->state(), Controller::State::Running);
         QCOMPARE(w.controller()->settings().options, before.options);
         QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("parabola"));
-        const auto received = w.series(SyncMode).received();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).received() > received, 20000);
+        const auto received = w.series(LeftColumn).received();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).received() > received, 20000);
 
         // A good one: the model as headless chooses it (the preset's hidden layer, the data's widths); it
         // applies on Reset, and then trains.
@@ -336,9 +336,9 @@ private slots:
         QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-5-1")), qPrintable(w.panel()->summaryText()));
         w.controller()->reset();
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 50, 20000);
-        QVERIFY(std::isfinite(w.series(SyncMode).status().lastLoss));
-        QCOMPARE(w.series(SyncMode).status().samples / w.series(SyncMode).status().updates, 64); // regression.csv's 64
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 50, 20000);
+        QVERIFY(std::isfinite(w.series(LeftColumn).status().lastLoss));
+        QCOMPARE(w.series(LeftColumn).status().samples / w.series(LeftColumn).status().updates, 64); // regression.csv's 64
         QVERIFY(MainWindow::recentPaths().contains(QFileInfo(csvFile).absoluteFilePath()));
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
@@ -353,16 +353,16 @@ private slots:
             w.applySettings(windowSettings({{"preset", "blobs"}, {"data", classes.toStdString()}, {"batch", "32"}})),
             QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
-        QCOMPARE(w.series(SyncMode).status().samples, 32 * w.series(SyncMode).status().updates);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 5, 60000);
+        QCOMPARE(w.series(LeftColumn).status().samples, 32 * w.series(LeftColumn).status().updates);
         QCOMPARE(w.controller()->state(), Controller::State::Running);
         w.controller()->reset();
         // ... and File > Open data under that preset takes the whole set.
         QCOMPARE(w.openData(classes), QString());
         QCOMPARE(w.panel()->settings().batch, 40);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
-        QCOMPARE(w.series(SyncMode).status().samples, 40 * w.series(SyncMode).status().updates);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 5, 60000);
+        QCOMPARE(w.series(LeftColumn).status().samples, 40 * w.series(LeftColumn).status().updates);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -380,9 +380,9 @@ private slots:
         QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 784-5-10 tanh, cross-entropy")),
             qPrintable(w.panel()->summaryText()));
         // The first look has a held-out test set: its accuracy is there before Start.
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty(), 60000);
-        QVERIFY(w.series(SyncMode).evals().front().hasTest);
-        QVERIFY(w.series(SyncMode).evals().front().testAccuracy >= 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).evals().empty(), 60000);
+        QVERIFY(w.series(LeftColumn).evals().front().hasTest);
+        QVERIFY(w.series(LeftColumn).evals().front().testAccuracy >= 0);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 60000);
     }
 
@@ -393,12 +393,12 @@ private slots:
         SessionSettings s = windowSettings({{"workers", "3"}, {"accum", "2"}, {"lr", "0.02"}, {"slow", "2:2"}});
         QCOMPARE(w.applySettings(s), QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 30, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 30, 60000);
         // A live change is not in the command line, and it says so.
         w.panel()->jitterSlider()->setValue(2);
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).markers().empty(), 10000);
         w.controller()->pause();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 10000);
         const QString said = w.copyCommandLine();
         QVERIFY2(said.contains(QStringLiteral("1 live change")), qPrintable(said));
         const QString command = QGuiApplication::clipboard()->text();
@@ -417,8 +417,8 @@ private slots:
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
         const Json& sync = summary.at("runs").at(0);
         QCOMPARE(sync.at("mode").get<std::string>(), std::string("sync"));
-        QCOMPARE(sync.at("updates").get<std::int64_t>(), w.controller()->updates(SyncMode));
-        QCOMPARE(QString::fromStdString(sync.at("params_digest").get<std::string>()), w.controller()->digest(SyncMode));
+        QCOMPARE(sync.at("updates").get<std::int64_t>(), w.controller()->updates(LeftColumn));
+        QCOMPARE(QString::fromStdString(sync.at("params_digest").get<std::string>()), w.controller()->digest(LeftColumn));
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -434,9 +434,9 @@ private slots:
                      {"preset", "parabola"}, {"rotating-straggler", "3"}})),
             QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 20, 60000);
         w.controller()->pause();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 20000);
         const QString command = w.controller()->reproducingCommand();
         QVERIFY2(
             command.contains(QStringLiteral("--rotating-straggler 3 --engine sim --cluster datacenter --workers 6")),
@@ -448,9 +448,9 @@ private slots:
         const Result r = runProgram(args);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
-        QCOMPARE(summary.at("runs").at(0).at("updates").get<std::int64_t>(), w.controller()->updates(SyncMode));
+        QCOMPARE(summary.at("runs").at(0).at("updates").get<std::int64_t>(), w.controller()->updates(LeftColumn));
         QCOMPARE(QString::fromStdString(summary.at("runs").at(0).at("params_digest").get<std::string>()),
-            w.controller()->digest(SyncMode));
+            w.controller()->digest(LeftColumn));
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -462,9 +462,9 @@ private slots:
         QVERIFY(!w.saveRun(m_dir.filePath(QStringLiteral("too-early"))).isEmpty()); // nothing trained yet
         w.controller()->start();
         QTRY_VERIFY_WITH_TIMEOUT(
-            w.series(SyncMode).evals().size() > 1 && w.series(AsyncMode).evals().size() > 1, 60000);
+            w.series(LeftColumn).evals().size() > 1 && w.series(RightColumn).evals().size() > 1, 60000);
         w.controller()->pause();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 10000);
         QTest::qWait(200);
         const QString folder = m_dir.filePath(QStringLiteral("saved"));
         QCOMPARE(w.saveRun(folder), QString());
@@ -474,11 +474,11 @@ private slots:
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("config").at("workers").get<int>(), 2);
         QCOMPARE(QString::fromStdString(summary.at("runs").at(0).at("params_digest").get<std::string>()),
-            w.controller()->digest(SyncMode));
+            w.controller()->digest(LeftColumn));
 
         MainWindow other;
         QCOMPARE(other.openRun(folder), QString());
-        for (const int m : {SyncMode, AsyncMode}) {
+        for (const int m : {LeftColumn, RightColumn}) {
             const auto& saved = w.series(m);
             const auto& opened = other.series(m);
             QCOMPARE(opened.points().size(), saved.points().size());
@@ -516,21 +516,21 @@ private slots:
     {
         MainWindow w;
         QCOMPARE(w.applySettings(windowSettings({{"preset", "parabola"}, {"seed", "3"}})), QString());
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && !w.series(AsyncMode).evals().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).evals().empty() && !w.series(RightColumn).evals().empty(), 20000);
         QCOMPARE(w.controller()->state(), Controller::State::Idle);
-        const EvalPoint first = w.series(SyncMode).evals().front();
+        const EvalPoint first = w.series(LeftColumn).evals().front();
         QCOMPARE(first.index, 0);
         QVERIFY(std::isfinite(first.loss) && first.loss > 0);
-        QCOMPARE(w.series(AsyncMode).evals().front().loss, first.loss);
-        QVERIFY(w.series(SyncMode).points().empty());
+        QCOMPARE(w.series(RightColumn).evals().front().loss, first.loss);
+        QVERIFY(w.series(LeftColumn).points().empty());
         // It is the run's own state at 0: Start's first evaluation is the same number.
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && w.series(SyncMode).status().valid, 20000);
-        QCOMPARE(w.series(SyncMode).evals().front().index, 0);
-        QCOMPARE(w.series(SyncMode).evals().front().loss, first.loss);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).evals().empty() && w.series(LeftColumn).status().valid, 20000);
+        QCOMPARE(w.series(LeftColumn).evals().front().index, 0);
+        QCOMPARE(w.series(LeftColumn).evals().front().loss, first.loss);
         // Another seed, another first look, which replaces the one before (typing 4, then 45, is one look).
         w.controller()->reset();
-        QTRY_COMPARE_WITH_TIMEOUT(w.series(SyncMode).evals().size(), std::size_t {1}, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.series(LeftColumn).evals().size(), std::size_t {1}, 20000);
         QTest::qWait(100); // (the reset's own first look has been shown)
         QSignalSpy looks(w.controller(), &Controller::metricsReady); // idle: only first looks send metrics
         w.panel()->seedBox()->setValue(4);
@@ -539,19 +539,19 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
         QTest::qWait(100);
         QCOMPARE(looks.count(), 1);
-        QCOMPARE(w.series(SyncMode).evals().size(), std::size_t {1});
+        QCOMPARE(w.series(LeftColumn).evals().size(), std::size_t {1});
         // ... and it is seed 45's, taken on its own.
         SessionSettings seed45 = w.panel()->settings();
         QCOMPARE(seed45.seed, std::uint64_t {45});
         const MetricsBatch alone = previewSession(std::make_shared<DataCache>(), seed45);
-        QCOMPARE(w.series(SyncMode).evals().front().loss, alone.evals[SyncMode].front().loss);
-        QVERIFY(w.series(SyncMode).evals().front().loss != first.loss);
+        QCOMPARE(w.series(LeftColumn).evals().front().loss, alone.evals[LeftColumn].front().loss);
+        QVERIFY(w.series(LeftColumn).evals().front().loss != first.loss);
         // A first look that fails says why Start would fail, and keeps no old points.
         SessionSettings bad = w.panel()->settings();
         bad.options.append({QStringLiteral("slow"), QStringLiteral("5:2")}); // with 2 workers
         w.panel()->setSettings(bad);
         w.controller()->setSettings(w.panel()->settings());
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).evals().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).evals().empty(), 20000);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
@@ -562,8 +562,8 @@ private slots:
         QVERIFY(w.panel()->perWorkerBox()->isChecked());
         QCOMPARE(w.panel()->settings().globalBatch(), 12);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 20000);
-        QCOMPARE(w.series(SyncMode).status().samples, 12 * w.series(SyncMode).status().updates);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 20, 20000);
+        QCOMPARE(w.series(LeftColumn).status().samples, 12 * w.series(LeftColumn).status().updates);
         // The slider offers per-worker batches up to each worker's share of the data (50 / 3 = 16).
         QCOMPARE(w.panel()->batchSlider()->maximum() + 1, 5); // 1, 2, 4, 8, 16
         w.panel()->batchSlider()->setValue(w.panel()->batchSlider()->maximum());
@@ -576,14 +576,14 @@ private slots:
         // Every change the session applies leaves a marker; on a busy machine the slider's moves may reach it one
         // by one (measured: 86 updates of 12 samples after the first marker): the marker of the 5 workers.
         Marker change;
-        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(w.series(SyncMode).markers().begin(), w.series(SyncMode).markers().end(),
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(w.series(LeftColumn).markers().begin(), w.series(LeftColumn).markers().end(),
                                      [&](const Marker& m) {
                                          change = m;
                                          return m.text.startsWith(QStringLiteral("P=5 "));
                                      }),
             10000);
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > change.index + 20, 20000);
-        const ModeStatus& now = w.series(SyncMode).status();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > change.index + 20, 20000);
+        const ModeStatus& now = w.series(LeftColumn).status();
         QCOMPARE(now.samples - change.samples, 20 * (now.updates - change.index));
         // At 16 workers each worker's share is 50 / 16 = 3 samples: the batch per worker becomes 3, the largest
         // allowed, on the slider for the user to see (not cut silently inside the run).

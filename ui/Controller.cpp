@@ -116,11 +116,11 @@ Controller::PresetInfo Controller::presetInfo(
 
 QString Controller::reproducingCommand(int* liveChanges, std::int64_t* syncUpdates) const
 {
-    if (m_state == State::Idle && m_updates[SyncMode] == 0)
+    if (m_state == State::Idle && m_updates[LeftColumn] == 0)
         return {};
     if (liveChanges)
         *liveChanges = m_liveChanges;
-    const std::int64_t updates = m_started.engine == QStringLiteral("mpi") ? 0 : m_updates[SyncMode];
+    const std::int64_t updates = m_started.engine == QStringLiteral("mpi") ? 0 : m_updates[LeftColumn];
     if (syncUpdates)
         *syncUpdates = updates;
     // The program by name if the shell finds it, else where this one is (e.g. build/app/sgdscope).

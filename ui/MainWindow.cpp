@@ -76,22 +76,22 @@ MainWindow::MainWindow(QWidget* parent)
         m_columns[static_cast<std::size_t>(m)] = new ModeColumn(m, &m_series[static_cast<std::size_t>(m)]);
     m_compareSamples
         = new LossChart(tr("Sync vs async: loss against samples seen"), QStringLiteral("comparison-samples"),
-            {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
+            {{&m_series[LeftColumn], palette::sync(), tr("sync")}, {&m_series[RightColumn], palette::async(), tr("async")}},
             XAxisKind::Samples);
     m_compareSamples->setToolTip(
         tr("Both modes' smoothed batch loss against the samples they have seen: which one learns more per sample."));
     m_compareSeconds = new LossChart(tr("Sync vs async: loss against seconds"), QStringLiteral("comparison-seconds"),
-        {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
+        {{&m_series[LeftColumn], palette::sync(), tr("sync")}, {&m_series[RightColumn], palette::async(), tr("async")}},
         XAxisKind::Seconds);
     m_compareSeconds->setToolTip(
         tr("Both modes' smoothed batch loss against their own clocks (each advances only while that mode "
            "trains): which one gets to a low loss sooner."));
     m_compareAccuracy = new AccuracyChart(
-        {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}});
+        {{&m_series[LeftColumn], palette::sync(), tr("sync")}, {&m_series[RightColumn], palette::async(), tr("async")}});
 
     auto* columns = new QSplitter(Qt::Horizontal);
-    columns->addWidget(m_columns[SyncMode]);
-    columns->addWidget(m_columns[AsyncMode]);
+    columns->addWidget(m_columns[LeftColumn]);
+    columns->addWidget(m_columns[RightColumn]);
     columns->setChildrenCollapsible(false);
     auto* comparison = new QSplitter(Qt::Horizontal);
     comparison->addWidget(m_compareSamples);
@@ -189,7 +189,7 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addWidget(m_stateLabel);
     for (int m = 0; m < modeCount; ++m) {
         auto* label = new QLabel;
-        label->setToolTip(m == SyncMode
+        label->setToolTip(m == LeftColumn
                 ? tr("Sync: updates per second, samples per second, latest loss, share of worker time spent idle, "
                      "mean staleness (always 0).")
                 : tr("Async: pushes per second, samples per second, latest loss, share of worker time spent idle, "
@@ -333,7 +333,7 @@ QString MainWindow::saveRun(const QString& folder)
     try {
         SessionRecord record;
         const SessionSettings& s = m_controller->startedSettings();
-        const std::int64_t updates = m_controller->updates(SyncMode);
+        const std::int64_t updates = m_controller->updates(LeftColumn);
         const RunConfig config = headlessConfig(s, s.engine == QStringLiteral("mpi") ? 0 : updates);
         record.config = configJson(config);
         // The data set's figures from the loaded data (not loaded again: it may be large, or moved since).
@@ -355,7 +355,7 @@ QString MainWindow::saveRun(const QString& folder)
             record.digests[static_cast<std::size_t>(m)] = m_controller->digest(m);
         record.command = m_controller->reproducingCommand();
         record.running = m_controller->state() == Controller::State::Running;
-        saveRunFolder(folder, m_series[SyncMode], m_series[AsyncMode], record);
+        saveRunFolder(folder, m_series[LeftColumn], m_series[RightColumn], record);
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
     }
@@ -472,7 +472,7 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::onMetrics(const MetricsBatch& batch)
 {
-    if (!m_previewProblem.isEmpty() && (batch.ready || !batch.evals[SyncMode].empty())) {
+    if (!m_previewProblem.isEmpty() && (batch.ready || !batch.evals[LeftColumn].empty())) {
         m_previewProblem.clear(); // a first look (or a run) that worked
         updateStartNote();
     }
@@ -580,7 +580,7 @@ void MainWindow::updateStatus()
 {
     static const char* names[] = {"Idle", "Loading data...", "Running", "Paused", "Stopped", "Failed"};
     QString state = tr(names[static_cast<int>(m_controller->state())]);
-    const auto& firstLook = m_series[SyncMode].evals();
+    const auto& firstLook = m_series[LeftColumn].evals();
     if (m_controller->state() == Controller::State::Idle && !firstLook.empty()) {
         // The first look: the initial weights, before Start.
         const EvalPoint& e = firstLook.front();
@@ -594,13 +594,13 @@ void MainWindow::updateStatus()
     for (int m = 0; m < modeCount; ++m) {
         const ModeStatus& s = m_series[static_cast<std::size_t>(m)].status();
         QLabel* label = m_statusLabels[static_cast<std::size_t>(m)];
-        const QString name = m == SyncMode ? tr("Sync") : tr("Async");
+        const QString name = m == LeftColumn ? tr("Sync") : tr("Async");
         if (!s.valid) {
             label->setText(name + QStringLiteral(": \u2014"));
             continue;
         }
         QString text = tr("%1: %2 %3/s \u00b7 %4 samples/s \u00b7 loss %5 \u00b7 idle %6%")
-                           .arg(name, compact(s.updatesPerSecond), m == SyncMode ? tr("upd") : tr("push"),
+                           .arg(name, compact(s.updatesPerSecond), m == LeftColumn ? tr("upd") : tr("push"),
                                compact(s.samplesPerSecond))
                            .arg(s.lastLoss, 0, 'g', 4)
                            .arg(s.idleFraction * 100, 0, 'f', 0);
@@ -608,7 +608,7 @@ void MainWindow::updateStatus()
             text += tr(" since the change"); // idle follows the current workers; the rest is the whole run
         if (s.lastTestAccuracy >= 0)
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
-        text += m == SyncMode ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
+        text += m == LeftColumn ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
                               : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
         if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
             text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")

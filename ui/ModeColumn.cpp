@@ -17,7 +17,7 @@ ModeColumn::ModeColumn(int mode, const ModeSeries* series, QWidget* parent)
     , m_mode(mode)
     , m_series(series)
 {
-    const bool sync = mode == SyncMode;
+    const bool sync = mode == LeftColumn;
     const QString name = sync ? tr("Sync") : tr("Async");
     const QString stem = sync ? QStringLiteral("sync") : QStringLiteral("async");
     const QColor color = sync ? palette::sync() : palette::async();
@@ -102,7 +102,7 @@ void ModeColumn::refresh(bool everything)
     if (!everything)
         return;
     m_workers->setWorkers(status.workers, status.segmentStart);
-    if (m_mode == SyncMode) {
+    if (m_mode == LeftColumn) {
         const auto [labels, counts] = waitBars(status.waitDecades);
         m_histogram->setBins(labels, counts);
         m_trend->refresh();

@@ -49,9 +49,9 @@ std::string textOr(const Json& object, const char* key, const std::string& fallb
 int modeIndex(const std::string& mode)
 {
     if (mode == "sync")
-        return SyncMode;
+        return LeftColumn;
     if (mode == "async")
-        return AsyncMode;
+        return RightColumn;
     return -1;
 }
 
@@ -254,7 +254,7 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
 {
     const ModeStatus& s = series.status();
     Json j = Json::object();
-    j["mode"] = mode == SyncMode ? "sync" : "async";
+    j["mode"] = mode == LeftColumn ? "sync" : "async";
     j["engine"] = r.engine.toStdString();
     j["workers"] = r.workers;
     j["batch"] = r.batch;
@@ -287,7 +287,7 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
         workers.push_back(wj);
     }
     j["workers_detail"] = workers;
-    if (mode == AsyncMode) {
+    if (mode == RightColumn) {
         Json st = Json::object();
         std::int64_t count = 0;
         for (const auto c : s.stalenessCounts)
@@ -376,7 +376,7 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
         const ModeSeries& s = *series[static_cast<std::size_t>(m)];
         if (!s.status().valid && s.points().empty())
             continue;
-        const std::string name = m == SyncMode ? "sync" : "async";
+        const std::string name = m == LeftColumn ? "sync" : "async";
         for (const LossPoint& p : s.points())
             csv += name + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + cell(p.seconds)
                 + "," + cell(p.loss) + "," + std::to_string(p.staleness) + "," + cell(p.waitSeconds) + ",,,,,\n";

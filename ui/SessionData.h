@@ -14,12 +14,14 @@
 
 namespace sgdscope::ui {
 
-enum ModeIndex
+/// The window's two columns, left and right. Each shows the mode that SessionSettings::modes names for it (sync
+/// and async by default); the values below hold one entry per column.
+enum Column
 {
-    SyncMode = 0,
-    AsyncMode = 1
+    LeftColumn = 0,
+    RightColumn = 1
 };
-inline constexpr int modeCount = 2;
+inline constexpr int modeCount = 2; // modes shown at once: one per column
 
 struct LossPoint
 {

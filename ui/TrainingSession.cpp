@@ -267,7 +267,7 @@ void runTrainingSession(
         std::array<std::unique_ptr<Trainer>, modeCount> trainers;
         std::array<std::unique_ptr<SliceObserver>, modeCount> observers;
         for (int m = 0; m < modeCount; ++m) {
-            const Mode mode = m == SyncMode ? Mode::Sync : Mode::Async;
+            const Mode mode = m == LeftColumn ? Mode::Sync : Mode::Async;
             trainers[static_cast<std::size_t>(m)] = makeTrainer(run.engine, mode, run.problem, initial);
             observers[static_cast<std::size_t>(m)]
                 = std::make_unique<SliceObserver>(m, shared->mutex, shared->staging, shared->stop);
@@ -326,7 +326,7 @@ void runTrainingSession(
                     std::int64_t& updates = simSliceUpdates[static_cast<std::size_t>(m)];
                     // Async's slice hands pushes out to the workers in turn and drains them at its end: fewer
                     // pushes than a few per worker would leave most workers without work.
-                    if (m == AsyncMode)
+                    if (m == RightColumn)
                         updates = std::max<std::int64_t>(updates, 4LL * trainer.settings().workers);
                     const auto start = std::chrono::steady_clock::now();
                     trainer.run(RunLimits {updates, std::numeric_limits<double>::infinity()},
