@@ -4,6 +4,7 @@
 // stops, a finished run's folder opens.
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
+#include "ui/ExternalRun.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
 #include "ui/PointConversion.h"
@@ -20,6 +21,7 @@
 #include "core/io/Json.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/nn/MlpSpec.h"
+#include "core/run/RunConfig.h"
 
 #include <cmath>
 
@@ -270,7 +272,8 @@ private slots:
         w.show();
         setParabola(w, 2);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).points().empty() && !w.series(RightColumn).points().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !w.series(LeftColumn).points().empty() && !w.series(RightColumn).points().empty(), 20000);
         QTRY_VERIFY(w.column(LeftColumn)->lossChart()->rawPointCount(0) > 0);
         QTRY_VERIFY(w.column(RightColumn)->lossChart()->rawPointCount(0) > 0);
 
@@ -503,6 +506,52 @@ private slots:
         QCOMPARE(r.status[RightColumn].stalenessCounts, b.status[RightColumn].stalenessCounts);
         // A broken line is refused with a message, not taken half.
         QVERIFY_THROWS_EXCEPTION(std::exception, metricsBatchFromJson(sgdscope::parseJson(R"({"type":"batch"})", "x")));
+    }
+
+    // The window's settings reach a session child and back with the columns' modes and knobs, and the knobs'
+    // defaults are the run options' (declared in two places: this catches them drifting apart).
+    void sessionSettingsCarryTheColumnsModes()
+    {
+        const sgdscope::RunConfig config;
+        const ColumnModes defaults;
+        QCOMPARE(defaults.sspBound, static_cast<int>(config.sspBound));
+        QCOMPARE(defaults.backupWorkers, config.backupWorkers);
+        QCOMPARE(defaults.localSteps, config.localSteps);
+        QCOMPARE(defaults.dcLambda, config.dcLambda);
+        QCOMPARE(defaults.names[LeftColumn], QString::fromUtf8(sgdscope::modeName(config.modes.at(0))));
+        QCOMPARE(defaults.names[RightColumn], QString::fromUtf8(sgdscope::modeName(config.modes.at(1))));
+        SessionSettings s;
+        s.modes.names = {QStringLiteral("ssp"), QStringLiteral("backup")};
+        s.modes.sspBound = 7;
+        s.modes.backupWorkers = 2;
+        s.modes.localSteps = 5;
+        s.modes.dcLambda = 0.25;
+        const std::string line = sgdscope::dumpJson(sessionSettingsJson(s), -1);
+        const SessionSettings r = sessionSettingsFromJson(sgdscope::parseJson(line, "line"));
+        QVERIFY(r.modes == s.modes);
+        // A knob is a live change; a column's mode needs a new run.
+        SessionSettings knob = s;
+        knob.modes.sspBound = 0;
+        QVERIFY(knob.trainsDifferentlyFrom(s) && !knob.needsRestartComparedTo(s));
+        SessionSettings swapped = s;
+        std::swap(swapped.modes.names[LeftColumn], swapped.modes.names[RightColumn]);
+        QVERIFY(swapped.needsRestartComparedTo(s));
+    }
+
+    // An MPI job of one process streams only the column it can run: its first stream column goes where the
+    // window shows that mode.
+    void externalColumnsGoWhereTheWindowShowsThem()
+    {
+        MetricsBatch b;
+        b.points[LeftColumn].push_back({3, 96, 0.25, 1.5, 0, 0.001});
+        b.status[LeftColumn].valid = true;
+        b.status[LeftColumn].updates = 3;
+        b.notes << QStringLiteral("kept");
+        moveColumns(b, {RightColumn});
+        QVERIFY(b.points[LeftColumn].empty() && !b.status[LeftColumn].valid);
+        QCOMPARE(b.points[RightColumn].size(), std::size_t {1});
+        QCOMPARE(b.status[RightColumn].updates, std::int64_t {3});
+        QCOMPARE(b.notes, QStringList {QStringLiteral("kept")});
     }
 
     void simulatedClusterRunsInAChildAndTakesLiveChanges()
