@@ -488,14 +488,14 @@ void Controller::startExternal()
             const Mode m = columnMode(s.modes, c);
             const int workers = mpiWorkersFor(m, s.workers);
             fewestWorkers = std::min(fewestWorkers, workers);
-            shapes << (workers == s.workers
-                    ? tr("%1 on %2 workers").arg(modeTitle(m)).arg(workers)
-                    : tr("%1 on a parameter server and %2 workers").arg(modeTitle(m)).arg(workers));
+            const QString team = workers == 1 ? tr("1 worker") : tr("%1 workers").arg(workers);
+            shapes << (workers == s.workers ? tr("%1 on %2").arg(modeTitle(m), team)
+                                            : tr("%1 on a parameter server and %2").arg(modeTitle(m), team));
         }
-        m_externalNotes << tr("MPI job of %1 processes: %2, one after the other. Results in %3.")
-                               .arg(s.workers)
-                               .arg(shapes.join(tr(", then ")))
-                               .arg(m_runFolder);
+        m_externalNotes << (shapes.size() > 1 ? tr("MPI job of %1: %2, one after the other. Results in %3.")
+                                              : tr("MPI job of %1: %2. Results in %3."))
+                               .arg(s.workers == 1 ? tr("1 process") : tr("%1 processes").arg(s.workers),
+                                   shapes.join(tr(", then ")), m_runFolder);
         if (columns.size() < modeCount)
             m_externalNotes << tr("A job of 1 process has no parameter server: only the column that needs none "
                                   "trains.");
