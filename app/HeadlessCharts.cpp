@@ -19,7 +19,7 @@ namespace {
 void fill(ui::ModeSeries& series, const HeadlessModeRun& run)
 {
     ui::MetricsBatch batch;
-    const int m = isSyncLike(run.result.mode) ? ui::SyncMode : ui::AsyncMode; // the batch's slot for its family
+    const int m = ui::LeftColumn; // (one series per mode: any slot of the batch does)
     for (const auto& p : run.recorder.updates())
         batch.points[static_cast<std::size_t>(m)].push_back(ui::lossPoint(p));
     for (const auto& e : run.recorder.evaluations())

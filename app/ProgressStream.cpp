@@ -3,11 +3,13 @@
 #include "ui/ProgressJson.h"
 #include "ui/SliceObserver.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -75,8 +77,8 @@ private:
 class StandardOutputProgress : public ProgressReporter
 {
 public:
-    explicit StandardOutputProgress(Mode mode)
-        : m_slices(isSyncLike(mode) ? ui::SyncMode : ui::AsyncMode, m_mutex, m_staging, m_never)
+    explicit StandardOutputProgress(int column)
+        : m_slices(column, m_mutex, m_staging, m_never)
     {
         m_staging.ready = true;
     }
@@ -120,8 +122,12 @@ bool drainProgress(double seconds)
 
 ProgressFactory progressToStandardOutput()
 {
-    return
-        [](Mode mode) -> std::unique_ptr<ProgressReporter> { return std::make_unique<StandardOutputProgress>(mode); };
+    // The run trains its modes in the order of --mode, one reporter each: the n-th streams as the window's
+    // column n (the window asks for its columns' modes in order, ExternalRun maps them back).
+    return [made = std::make_shared<int>(0)](Mode) -> std::unique_ptr<ProgressReporter> {
+        const int column = std::min((*made)++, ui::modeCount - 1);
+        return std::make_unique<StandardOutputProgress>(column);
+    };
 }
 
 } // namespace sgdscope

@@ -66,7 +66,7 @@ void feedSynthetic(MainWindow& window, std::int64_t updates)
             for (std::int64_t i = done; i < std::min(updates, done + perBatch); ++i) {
                 const double loss = 2.0 / (1.0 + 1e-4 * static_cast<double>(i)) * std::exp(noise(rng));
                 pts.push_back({i, 256 * (i + 1), 1e-3 * static_cast<double>(i), loss,
-                    m == AsyncMode ? static_cast<std::int64_t>(i % 9) : 0});
+                    m == RightColumn ? static_cast<std::int64_t>(i % 9) : 0});
             }
             ModeStatus& s = batch.status[static_cast<std::size_t>(m)];
             s.valid = true;
@@ -140,8 +140,8 @@ int main(int argc, char** argv)
         for (int tick = 0; tick < 40; ++tick) {
             QElapsedTimer t;
             t.start();
-            window.column(SyncMode)->lossChart()->refresh();
-            window.column(AsyncMode)->lossChart()->refresh();
+            window.column(LeftColumn)->lossChart()->refresh();
+            window.column(RightColumn)->lossChart()->refresh();
             lossCharts.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
             t.restart();
             window.comparison(0)->refresh();
@@ -169,7 +169,7 @@ int main(int argc, char** argv)
         QJsonObject r;
         r[QStringLiteral("paint_ms_per_chart")] = paint;
         r[QStringLiteral("recorded_updates_per_mode")] = 1000000;
-        r[QStringLiteral("kept_points_per_mode")] = static_cast<int>(window.series(SyncMode).points().size());
+        r[QStringLiteral("kept_points_per_mode")] = static_cast<int>(window.series(LeftColumn).points().size());
         r[QStringLiteral("whole_tick_refresh_and_paint")] = stats(total);
         r[QStringLiteral("two_loss_charts_refresh")] = stats(lossCharts);
         r[QStringLiteral("two_comparison_charts_refresh")] = stats(comparison);
@@ -218,8 +218,8 @@ int main(int argc, char** argv)
         QJsonObject r = stats(late);
         r[QStringLiteral("preset")] = preset;
         r[QStringLiteral("workers")] = 2;
-        r[QStringLiteral("sync_updates")] = static_cast<double>(window.series(SyncMode).status().updates);
-        r[QStringLiteral("async_pushes")] = static_cast<double>(window.series(AsyncMode).status().updates);
+        r[QStringLiteral("sync_updates")] = static_cast<double>(window.series(LeftColumn).status().updates);
+        r[QStringLiteral("async_pushes")] = static_cast<double>(window.series(RightColumn).status().updates);
         r[QStringLiteral("seconds")] = latencySeconds;
         r[QStringLiteral("gui_thread_cpu_seconds")] = std::round(guiCpu * 100) / 100;
         r[QStringLiteral("gui_thread_preempted")] = static_cast<double>(involuntary);
@@ -237,12 +237,12 @@ int main(int argc, char** argv)
         startPreset(window, QStringLiteral("parabola"), 1);
         QElapsedTimer t;
         t.start();
-        while (window.series(SyncMode).status().updates < longUpdates && t.elapsed() < 600000)
+        while (window.series(LeftColumn).status().updates < longUpdates && t.elapsed() < 600000)
             QApplication::processEvents(QEventLoop::AllEvents, 50);
         QJsonObject r;
-        r[QStringLiteral("sync_updates")] = static_cast<double>(window.series(SyncMode).status().updates);
-        r[QStringLiteral("async_pushes")] = static_cast<double>(window.series(AsyncMode).status().updates);
-        r[QStringLiteral("kept_points_per_mode")] = static_cast<int>(window.series(SyncMode).points().size());
+        r[QStringLiteral("sync_updates")] = static_cast<double>(window.series(LeftColumn).status().updates);
+        r[QStringLiteral("async_pushes")] = static_cast<double>(window.series(RightColumn).status().updates);
+        r[QStringLiteral("kept_points_per_mode")] = static_cast<int>(window.series(LeftColumn).points().size());
         r[QStringLiteral("wall_seconds")] = static_cast<double>(t.elapsed()) / 1000.0;
         r[QStringLiteral("resident_mb")] = std::round(residentMegabytes() * 10) / 10;
         out[QStringLiteral("memory_after_long_run")] = r;

@@ -168,6 +168,19 @@ private slots:
         DelayCompensation off(0.0, false, 2);
         QCOMPARE(off.compensate(k.data(), now.data(), read.data(), 2), 0.0);
         QCOMPARE(k, (std::vector<float> {1.0f, -2.0f}));
+        // The window's live change: lambda set later acts as if given from the start (the adaptive mean square
+        // too, which lambda 0 did not keep), and 0 turns it off again.
+        std::vector<float> later {2.0f};
+        DelayCompensation changed(0.0, true, 1);
+        QVERIFY(!changed.active());
+        changed.setLambda(0.5);
+        QVERIFY(changed.active());
+        changed.compensate(later.data(), nowH.data(), readH.data(), 1);
+        QCOMPARE(later, h);
+        changed.setLambda(0.0);
+        QVERIFY(!changed.active());
+        QCOMPARE(changed.compensate(later.data(), nowH.data(), readH.data(), 1), 0.0);
+        QCOMPARE(later, h);
     }
 
     // The ideal cluster, 8 workers, each update one of them (a seeded draw) 4x slower. Sync: the 7 others wait 3

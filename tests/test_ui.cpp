@@ -4,6 +4,7 @@
 // stops, a finished run's folder opens.
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
+#include "ui/ExternalRun.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
 #include "ui/PointConversion.h"
@@ -20,6 +21,7 @@
 #include "core/io/Json.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/nn/MlpSpec.h"
+#include "core/run/RunConfig.h"
 
 #include <cmath>
 
@@ -135,8 +137,8 @@ private slots:
         for (int batch = 0; batch < 100; ++batch) {
             MetricsBatch b;
             for (int i = 0; i < 1000; ++i, ++next)
-                b.points[SyncMode].push_back({next, 10 * (next + 1), 0.001 * static_cast<double>(next), 1.0, 0});
-            store.add(b, SyncMode);
+                b.points[LeftColumn].push_back({next, 10 * (next + 1), 0.001 * static_cast<double>(next), 1.0, 0});
+            store.add(b, LeftColumn);
         }
         const auto& points = store.points();
         QVERIFY(points.size() < 64);
@@ -154,11 +156,11 @@ private slots:
         ModeSeries store;
         MetricsBatch b;
         for (std::int64_t i = 0; i < 10; ++i)
-            b.points[SyncMode].push_back({i, i + 1, 0.1 * static_cast<double>(i), 1.0 + static_cast<double>(i), 0});
-        b.points[SyncMode].push_back({10, 11, 1.0, std::nan(""), 0});
-        b.status[SyncMode].valid = true;
-        b.status[SyncMode].diverged = true;
-        store.add(b, SyncMode);
+            b.points[LeftColumn].push_back({i, i + 1, 0.1 * static_cast<double>(i), 1.0 + static_cast<double>(i), 0});
+        b.points[LeftColumn].push_back({10, 11, 1.0, std::nan(""), 0});
+        b.status[LeftColumn].valid = true;
+        b.status[LeftColumn].diverged = true;
+        store.add(b, LeftColumn);
         QCOMPARE(store.points().size(), std::size_t(10));
         QVERIFY(std::isfinite(store.points().back().loss));
         for (const QPointF& p : decimateMinMax(store.points(), XAxisKind::Updates, 0, 20, 4))
@@ -176,10 +178,10 @@ private slots:
         ModeSeries store;
         MetricsBatch b;
         for (std::int64_t i = 0; i < 40; ++i)
-            b.points[SyncMode].push_back(
+            b.points[LeftColumn].push_back(
                 {i, i + 1, 0.1 * static_cast<double>(i), std::pow(10.0, static_cast<double>(i % 33) - 2.0), 0});
-        b.status[SyncMode].valid = true;
-        store.add(b, SyncMode);
+        b.status[LeftColumn].valid = true;
+        store.add(b, LeftColumn);
         LossChart chart(
             QStringLiteral("t"), QStringLiteral("t"), {{&store, Qt::blue, QStringLiteral("sync")}}, XAxisKind::Updates);
         chart.resize(400, 300);
@@ -189,10 +191,10 @@ private slots:
         ModeSeries calm;
         MetricsBatch c;
         for (std::int64_t i = 0; i < 40; ++i)
-            c.points[SyncMode].push_back(
+            c.points[LeftColumn].push_back(
                 {i, i + 1, 0.1 * static_cast<double>(i), 2.0 / (1.0 + static_cast<double>(i)), 0});
-        c.status[SyncMode].valid = true;
-        calm.add(c, SyncMode);
+        c.status[LeftColumn].valid = true;
+        calm.add(c, LeftColumn);
         LossChart calmChart(
             QStringLiteral("t"), QStringLiteral("t"), {{&calm, Qt::blue, QStringLiteral("sync")}}, XAxisKind::Updates);
         calmChart.resize(400, 300);
@@ -270,20 +272,21 @@ private slots:
         w.show();
         setParabola(w, 2);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty() && !w.series(AsyncMode).points().empty(), 20000);
-        QTRY_VERIFY(w.column(SyncMode)->lossChart()->rawPointCount(0) > 0);
-        QTRY_VERIFY(w.column(AsyncMode)->lossChart()->rawPointCount(0) > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !w.series(LeftColumn).points().empty() && !w.series(RightColumn).points().empty(), 20000);
+        QTRY_VERIFY(w.column(LeftColumn)->lossChart()->rawPointCount(0) > 0);
+        QTRY_VERIFY(w.column(RightColumn)->lossChart()->rawPointCount(0) > 0);
 
         // A live change of the worker count is applied and marked.
         w.panel()->workersSlider()->setValue(3);
         QCOMPARE(w.controller()->runningSettings().workers, 3);
         QTRY_VERIFY_WITH_TIMEOUT(
-            !w.series(SyncMode).markers().empty() && !w.series(AsyncMode).markers().empty(), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(AsyncMode).status().workers.size()), 3, 10000);
+            !w.series(LeftColumn).markers().empty() && !w.series(RightColumn).markers().empty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(LeftColumn).status().workers.size()), 3, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(RightColumn).status().workers.size()), 3, 10000);
         // Fewer workers: the bars, the timeline and the idle fraction follow the workers that exist.
         w.panel()->workersSlider()->setValue(1);
-        for (const int m : {SyncMode, AsyncMode}) {
+        for (const int m : {LeftColumn, RightColumn}) {
             QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(m).status().workers.size()), 1, 10000);
             QVERIFY(w.series(m).status().segmentStart > 0);
             w.column(m)->refresh();
@@ -293,10 +296,10 @@ private slots:
         }
         // One worker waits for nobody: async's idle fraction since the change is small (sync's too, but it
         // still waits to be started).
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(AsyncMode).status().idleFraction < 0.2, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(RightColumn).status().idleFraction < 0.2, 10000);
         w.panel()->workersSlider()->setValue(3);
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
-        QTRY_VERIFY(w.column(SyncMode)->lossChart()->markerLineCount() > 0);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(LeftColumn).status().workers.size()), 3, 10000);
+        QTRY_VERIFY(w.column(LeftColumn)->lossChart()->markerLineCount() > 0);
         // A preset change needs a restart, and says so.
         QSignalSpy restart(w.controller(), &Controller::restartNeeded);
         w.panel()->seedBox()->setValue(7);
@@ -308,18 +311,18 @@ private slots:
         w.controller()->pause();
         QCOMPARE(w.controller()->state(), Controller::State::Paused);
         QTest::qWait(300); // what was staged before the pause arrives
-        const auto paused = w.series(SyncMode).received() + w.series(AsyncMode).received();
+        const auto paused = w.series(LeftColumn).received() + w.series(RightColumn).received();
         QTest::qWait(500);
-        QCOMPARE(w.series(SyncMode).received() + w.series(AsyncMode).received(), paused);
+        QCOMPARE(w.series(LeftColumn).received() + w.series(RightColumn).received(), paused);
         w.controller()->start(); // resume
-        QTRY_VERIFY(w.series(SyncMode).received() + w.series(AsyncMode).received() > paused);
+        QTRY_VERIFY(w.series(LeftColumn).received() + w.series(RightColumn).received() > paused);
 
         // Reset clears them.
         w.controller()->reset();
-        QVERIFY(w.series(SyncMode).points().empty());
-        QVERIFY(w.series(AsyncMode).points().empty());
+        QVERIFY(w.series(LeftColumn).points().empty());
+        QVERIFY(w.series(RightColumn).points().empty());
         QTest::qWait(200);
-        QVERIFY(w.series(SyncMode).points().empty()); // nothing from the old run arrives
+        QVERIFY(w.series(LeftColumn).points().empty()); // nothing from the old run arrives
         QCOMPARE(w.controller()->state(), Controller::State::Idle);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 10000);
     }
@@ -382,7 +385,7 @@ private slots:
         setParabola(w, 2);
         w.controller()->start();
         QTRY_VERIFY_WITH_TIMEOUT(
-            w.series(SyncMode).points().size() > 100 && w.series(AsyncMode).points().size() > 100, 20000);
+            w.series(LeftColumn).points().size() > 100 && w.series(RightColumn).points().size() > 100, 20000);
         w.controller()->pause();
         w.refreshCharts();
         QTemporaryDir dir;
@@ -419,7 +422,7 @@ private slots:
         QVERIFY(!w.exportCharts(dir.filePath(QStringLiteral("not-a-folder"))).isEmpty());
         QVERIFY(!w.exportCharts(QStringLiteral("/proc/sgdscope-no")).isEmpty());
         const QString error
-            = savePng(w.column(SyncMode)->lossChart()->renderImage(1.0), QStringLiteral("/proc/sgdscope.png"));
+            = savePng(w.column(LeftColumn)->lossChart()->renderImage(1.0), QStringLiteral("/proc/sgdscope.png"));
         QVERIFY(error.contains(QStringLiteral("/proc/sgdscope.png")));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), qsizetype(1));
     }
@@ -446,7 +449,7 @@ private slots:
         w->show();
         setParabola(*w, 4);
         w->controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w->series(SyncMode).points().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w->series(LeftColumn).points().empty(), 20000);
         QElapsedTimer t;
         t.start();
         w->close();
@@ -459,17 +462,17 @@ private slots:
         MetricsBatch b;
         b.ready = true;
         b.notes << QStringLiteral("a note");
-        b.points[SyncMode].push_back({3, 96, 0.25, 1.5, 0, 0.001});
-        b.points[AsyncMode].push_back({7, 224, 0.5, std::nan(""), 4, 0.0});
-        b.evals[AsyncMode].push_back({7, 224, 0.5, 0.75, 0.625, true, 0.8, 0.6});
+        b.points[LeftColumn].push_back({3, 96, 0.25, 1.5, 0, 0.001});
+        b.points[RightColumn].push_back({7, 224, 0.5, std::nan(""), 4, 0.0});
+        b.evals[RightColumn].push_back({7, 224, 0.5, 0.75, 0.625, true, 0.8, 0.6});
         TimeBin bin;
         bin.worker = 2;
         bin.bin = 1234;
         bin.seconds[TimeBin::Compute] = 0.000625f;
         bin.seconds[TimeBin::Wait] = 0.000375f;
-        b.timeline[SyncMode].push_back(bin);
-        b.markers[SyncMode].push_back({3, 96, 0.25, QStringLiteral("P=4")});
-        ModeStatus& st = b.status[AsyncMode];
+        b.timeline[LeftColumn].push_back(bin);
+        b.markers[LeftColumn].push_back({3, 96, 0.25, QStringLiteral("P=4")});
+        ModeStatus& st = b.status[RightColumn];
         st.valid = true;
         st.updates = 7;
         st.samples = 224;
@@ -485,24 +488,70 @@ private slots:
         const MetricsBatch r = metricsBatchFromJson(sgdscope::parseJson(line, "line"));
         QVERIFY(r.ready);
         QCOMPARE(r.notes, b.notes);
-        QCOMPARE(r.points[SyncMode].size(), std::size_t {1});
-        QCOMPARE(r.points[SyncMode][0].waitSeconds, 0.001);
-        QVERIFY(std::isnan(r.points[AsyncMode][0].loss)); // a diverged loss stays non-finite
-        QCOMPARE(r.points[AsyncMode][0].staleness, std::int64_t {4});
-        QCOMPARE(r.evals[AsyncMode][0].testAccuracy, 0.6);
-        QCOMPARE(r.timeline[SyncMode][0].worker, 2);
-        QCOMPARE(r.timeline[SyncMode][0].bin, std::int64_t {1234});
-        QCOMPARE(r.timeline[SyncMode][0].seconds[TimeBin::Compute], 0.000625f);
-        QCOMPARE(r.markers[SyncMode][0].text, QStringLiteral("P=4"));
-        QVERIFY(!r.status[SyncMode].valid);
-        QVERIFY(r.status[AsyncMode].virtualClock);
-        QCOMPARE(r.status[AsyncMode].targetAccuracy, 0.875);
-        QCOMPARE(r.status[AsyncMode].targetLoss, -1.0);
-        QCOMPARE(r.status[AsyncMode].workers.size(), std::size_t {1});
-        QCOMPARE(r.status[AsyncMode].workers[0].transfer, 0.04);
-        QCOMPARE(r.status[AsyncMode].stalenessCounts, b.status[AsyncMode].stalenessCounts);
+        QCOMPARE(r.points[LeftColumn].size(), std::size_t {1});
+        QCOMPARE(r.points[LeftColumn][0].waitSeconds, 0.001);
+        QVERIFY(std::isnan(r.points[RightColumn][0].loss)); // a diverged loss stays non-finite
+        QCOMPARE(r.points[RightColumn][0].staleness, std::int64_t {4});
+        QCOMPARE(r.evals[RightColumn][0].testAccuracy, 0.6);
+        QCOMPARE(r.timeline[LeftColumn][0].worker, 2);
+        QCOMPARE(r.timeline[LeftColumn][0].bin, std::int64_t {1234});
+        QCOMPARE(r.timeline[LeftColumn][0].seconds[TimeBin::Compute], 0.000625f);
+        QCOMPARE(r.markers[LeftColumn][0].text, QStringLiteral("P=4"));
+        QVERIFY(!r.status[LeftColumn].valid);
+        QVERIFY(r.status[RightColumn].virtualClock);
+        QCOMPARE(r.status[RightColumn].targetAccuracy, 0.875);
+        QCOMPARE(r.status[RightColumn].targetLoss, -1.0);
+        QCOMPARE(r.status[RightColumn].workers.size(), std::size_t {1});
+        QCOMPARE(r.status[RightColumn].workers[0].transfer, 0.04);
+        QCOMPARE(r.status[RightColumn].stalenessCounts, b.status[RightColumn].stalenessCounts);
         // A broken line is refused with a message, not taken half.
         QVERIFY_THROWS_EXCEPTION(std::exception, metricsBatchFromJson(sgdscope::parseJson(R"({"type":"batch"})", "x")));
+    }
+
+    // The window's settings reach a session child and back with the columns' modes and knobs, and the knobs'
+    // defaults are the run options' (declared in two places: this catches them drifting apart).
+    void sessionSettingsCarryTheColumnsModes()
+    {
+        const sgdscope::RunConfig config;
+        const ColumnModes defaults;
+        QCOMPARE(defaults.sspBound, static_cast<int>(config.sspBound));
+        QCOMPARE(defaults.backupWorkers, config.backupWorkers);
+        QCOMPARE(defaults.localSteps, config.localSteps);
+        QCOMPARE(defaults.dcLambda, config.dcLambda);
+        QCOMPARE(defaults.names[LeftColumn], QString::fromUtf8(sgdscope::modeName(config.modes.at(0))));
+        QCOMPARE(defaults.names[RightColumn], QString::fromUtf8(sgdscope::modeName(config.modes.at(1))));
+        SessionSettings s;
+        s.modes.names = {QStringLiteral("ssp"), QStringLiteral("backup")};
+        s.modes.sspBound = 7;
+        s.modes.backupWorkers = 2;
+        s.modes.localSteps = 5;
+        s.modes.dcLambda = 0.25;
+        const std::string line = sgdscope::dumpJson(sessionSettingsJson(s), -1);
+        const SessionSettings r = sessionSettingsFromJson(sgdscope::parseJson(line, "line"));
+        QVERIFY(r.modes == s.modes);
+        // A knob is a live change; a column's mode needs a new run.
+        SessionSettings knob = s;
+        knob.modes.sspBound = 0;
+        QVERIFY(knob.trainsDifferentlyFrom(s) && !knob.needsRestartComparedTo(s));
+        SessionSettings swapped = s;
+        std::swap(swapped.modes.names[LeftColumn], swapped.modes.names[RightColumn]);
+        QVERIFY(swapped.needsRestartComparedTo(s));
+    }
+
+    // An MPI job of one process streams only the column it can run: its first stream column goes where the
+    // window shows that mode.
+    void externalColumnsGoWhereTheWindowShowsThem()
+    {
+        MetricsBatch b;
+        b.points[LeftColumn].push_back({3, 96, 0.25, 1.5, 0, 0.001});
+        b.status[LeftColumn].valid = true;
+        b.status[LeftColumn].updates = 3;
+        b.notes << QStringLiteral("kept");
+        moveColumns(b, {RightColumn});
+        QVERIFY(b.points[LeftColumn].empty() && !b.status[LeftColumn].valid);
+        QCOMPARE(b.points[RightColumn].size(), std::size_t {1});
+        QCOMPARE(b.status[RightColumn].updates, std::int64_t {3});
+        QCOMPARE(b.notes, QStringList {QStringLiteral("kept")});
     }
 
     void simulatedClusterRunsInAChildAndTakesLiveChanges()
@@ -527,34 +576,34 @@ private slots:
         QCOMPARE(w.panel()->settings().workers, 8);
         w.controller()->setSettings(w.panel()->settings());
         w.controller()->start();
-        QTRY_VERIFY2_WITH_TIMEOUT(!w.series(SyncMode).points().empty() && !w.series(AsyncMode).points().empty(),
+        QTRY_VERIFY2_WITH_TIMEOUT(!w.series(LeftColumn).points().empty() && !w.series(RightColumn).points().empty(),
             qPrintable(w.lastError()), 30000);
-        QVERIFY(w.series(SyncMode).status().virtualClock);
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 8, 10000);
+        QVERIFY(w.series(LeftColumn).status().virtualClock);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(LeftColumn).status().workers.size()), 8, 10000);
         // Past the threads engine's 32: the slider offers 1,024 in the simulated engine.
         s = w.panel()->settings();
         s.workers = 256;
         w.panel()->setSettings(s);
         QCOMPARE(w.panel()->settings().workers, 256);
         w.controller()->setSettings(w.panel()->settings());
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 256, 20000);
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(AsyncMode).status().workers.size()), 256, 20000);
-        QTRY_VERIFY(w.column(SyncMode)->lossChart()->markerLineCount() > 0);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(LeftColumn).status().workers.size()), 256, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(RightColumn).status().workers.size()), 256, 20000);
+        QTRY_VERIFY(w.column(LeftColumn)->lossChart()->markerLineCount() > 0);
         QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
         // Pause stops the points; Reset ends the child.
         w.controller()->pause();
         // The slice in flight still ends and sends its points, late on a busy machine (there a starved child
         // went quiet for over half a second, then sent 32 more): wait until nothing has come for 2 s (while
         // running, points come every few milliseconds), then no more may come.
-        std::int64_t paused = w.series(SyncMode).received();
+        std::int64_t paused = w.series(LeftColumn).received();
         for (int quietFor = 0, i = 0; quietFor < 4 && i < 60; ++i) {
             QTest::qWait(500);
-            const std::int64_t now = w.series(SyncMode).received();
+            const std::int64_t now = w.series(LeftColumn).received();
             quietFor = now == paused ? quietFor + 1 : 0;
             paused = now;
         }
         QTest::qWait(1000);
-        QCOMPARE(w.series(SyncMode).received(), paused);
+        QCOMPARE(w.series(LeftColumn).received(), paused);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 10000);
     }
@@ -582,9 +631,9 @@ private slots:
         w.panel()->setSettings(s);
         w.controller()->setSettings(w.panel()->settings());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).points().size() > 10, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).points().size() > 10, 30000);
         QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
-        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(SyncMode).status().workers.size()), 3, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.series(LeftColumn).status().workers.size()), 3, 10000);
         const QString folder = w.controller()->runFolder();
         QVERIFY(!folder.isEmpty());
         // Pause ends an MPI job cleanly: every process finishes, rank 0 writes the run's files.
@@ -615,14 +664,14 @@ private slots:
         for (int m = 0; m < modeCount; ++m) {
             // Every update (async: every push, each a worker's slice of the batch) is in metrics.csv.
             QCOMPARE(static_cast<std::int64_t>(w.series(m).points().size()), w.series(m).status().updates);
-            QVERIFY(w.series(m).status().updates >= 40 * (m == SyncMode ? 1 : 3));
+            QVERIFY(w.series(m).status().updates >= 40 * (m == LeftColumn ? 1 : 3));
             QVERIFY(!w.series(m).evals().empty());
             QVERIFY(w.series(m).status().valid);
             QCOMPARE(static_cast<int>(w.series(m).status().workers.size()), 3);
             QVERIFY(w.column(m)->lossChart()->rawPointCount(0) > 0);
         }
-        QVERIFY(w.series(AsyncMode).status().meanStaleness > 0);
-        QVERIFY(!w.series(SyncMode).status().virtualClock);
+        QVERIFY(w.series(RightColumn).status().meanStaleness > 0);
+        QVERIFY(!w.series(LeftColumn).status().virtualClock);
         // The accuracy chart draws every evaluation's held-out accuracy (blobs has a generated test set) against
         // the mode's seconds; no target was set, so no target line.
         for (int m = 0; m < modeCount; ++m) {

@@ -6,19 +6,26 @@
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
+#include "ui/ModeColumn.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
 #include "core/common/Error.h"
 #include "core/io/Json.h"
+#include "ui/charts/AccuracyChart.h"
+#include "ui/charts/HistogramChart.h"
+#include "ui/charts/LossChart.h"
+#include "ui/charts/TrendChart.h"
 
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QLabel>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
@@ -125,7 +132,7 @@ private slots:
         QVERIFY(w.windowTitle().contains(QStringLiteral("data: regression.csv \u00b7 8 workers \u00b7 threads")));
         // ... and kept across Reset, and across a run.
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).points().empty(), 20000);
         w.controller()->reset();
         QCOMPARE(w.panel()->settings().options, s.options);
         QCOMPARE(w.controller()->settings().options, s.options);
@@ -183,7 +190,7 @@ private slots:
         QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-16-1")), qPrintable(w.panel()->summaryText()));
         // The copied command of such a session is a valid headless command (its --slow twice, --layers once).
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 5, 60000);
         w.controller()->pause();
         QStringList args = QProcess::splitCommand(w.controller()->reproducingCommand());
         args.removeFirst();
@@ -212,7 +219,23 @@ private slots:
         };
         row("out", {QStringLiteral("--out"), QStringLiteral("x")}, "--out: the window shows its results");
         row("steps", {QStringLiteral("--steps"), QStringLiteral("5")}, "--steps: the window trains until you pause");
-        row("mode", {QStringLiteral("--mode"), QStringLiteral("sync")}, "--mode: the window runs sync and async");
+        // One mode alone has no second column: the message says what the window takes.
+        row("one-mode", {QStringLiteral("--mode"), QStringLiteral("sync")},
+            "--mode: the window shows two modes side by side, one per column, and sync is 1 mode; give two");
+        row("three-modes", {QStringLiteral("--mode"), QStringLiteral("sync,async,ssp")},
+            "--mode: the window shows two modes side by side, one per column, and sync,async,ssp is 3 modes");
+        row("same-mode-twice", {QStringLiteral("--mode"), QStringLiteral("ssp,ssp")},
+            "--mode: mode ssp is listed twice");
+        row("knob-of-a-mode-not-shown", {QStringLiteral("--ssp-bound"), QStringLiteral("5")},
+            "--ssp-bound: applies to the ssp mode only, but --mode is sync,async");
+        row("backup-workers-not-below-the-workers",
+            {QStringLiteral("--mode"), QStringLiteral("sync,backup"), QStringLiteral("--workers"), QStringLiteral("2"),
+                QStringLiteral("--backup-workers"), QStringLiteral("2")},
+            "--backup-workers: 2 is not allowed with 2 workers; use 0 to 1");
+        row("ssp-bound-beyond-the-box",
+            {QStringLiteral("--mode"), QStringLiteral("sync,ssp"), QStringLiteral("--ssp-bound"),
+                QStringLiteral("5000")},
+            "--ssp-bound: 5000 is outside what the window's control offers (0 to 1000)");
         row("progress", {QStringLiteral("--progress"), QStringLiteral("-")}, "--progress: streams a headless run");
         row("workers", {QStringLiteral("--workers"), QStringLiteral("64")},
             "--workers: 64 is more than the window offers");
@@ -292,17 +315,17 @@ private slots:
         MainWindow w;
         QCOMPARE(w.openPath(run), QString());
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 parabola-run (run folder)"));
-        QCOMPARE(w.series(SyncMode).status().updates, 300);
-        QVERIFY(!w.series(SyncMode).points().empty());
-        QVERIFY(!w.series(AsyncMode).points().empty());
+        QCOMPARE(w.series(LeftColumn).status().updates, 300);
+        QVERIFY(!w.series(LeftColumn).points().empty());
+        QVERIFY(!w.series(RightColumn).points().empty());
         QVERIFY(MainWindow::recentPaths().contains(QDir(run).absolutePath()));
         // No first look mixes into the folder's charts (one would start 250 ms after a settings change).
-        const auto evals = w.series(SyncMode).evals().size();
+        const auto evals = w.series(LeftColumn).evals().size();
         w.panel()->seedBox()->setValue(5);
         QTest::qWait(600);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
         QTest::qWait(100);
-        QCOMPARE(w.series(SyncMode).evals().size(), evals);
+        QCOMPARE(w.series(LeftColumn).evals().size(), evals);
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 parabola-run (run folder)"));
     }
 
@@ -310,7 +333,7 @@ private slots:
     {
         MainWindow w;
         w.controller()->start(); // the parabola
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).points().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).points().empty(), 20000);
         const SessionSettings before = w.controller()->settings();
 
         // A malformed CSV: the loader's message, and the running session goes on as it was.
@@ -326,8 +349,8 @@ private slots:
         QCOMPARE(w.controller()->state(), Controller::State::Running);
         QCOMPARE(w.controller()->settings().options, before.options);
         QCOMPARE(w.panel()->presetBox()->currentText(), QStringLiteral("parabola"));
-        const auto received = w.series(SyncMode).received();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).received() > received, 20000);
+        const auto received = w.series(LeftColumn).received();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).received() > received, 20000);
 
         // A good one: the model as headless chooses it (the preset's hidden layer, the data's widths); it
         // applies on Reset, and then trains.
@@ -336,9 +359,10 @@ private slots:
         QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 2-5-1")), qPrintable(w.panel()->summaryText()));
         w.controller()->reset();
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 50, 20000);
-        QVERIFY(std::isfinite(w.series(SyncMode).status().lastLoss));
-        QCOMPARE(w.series(SyncMode).status().samples / w.series(SyncMode).status().updates, 64); // regression.csv's 64
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 50, 20000);
+        QVERIFY(std::isfinite(w.series(LeftColumn).status().lastLoss));
+        QCOMPARE(
+            w.series(LeftColumn).status().samples / w.series(LeftColumn).status().updates, 64); // regression.csv's 64
         QVERIFY(MainWindow::recentPaths().contains(QFileInfo(csvFile).absoluteFilePath()));
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
@@ -353,16 +377,16 @@ private slots:
             w.applySettings(windowSettings({{"preset", "blobs"}, {"data", classes.toStdString()}, {"batch", "32"}})),
             QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
-        QCOMPARE(w.series(SyncMode).status().samples, 32 * w.series(SyncMode).status().updates);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 5, 60000);
+        QCOMPARE(w.series(LeftColumn).status().samples, 32 * w.series(LeftColumn).status().updates);
         QCOMPARE(w.controller()->state(), Controller::State::Running);
         w.controller()->reset();
         // ... and File > Open data under that preset takes the whole set.
         QCOMPARE(w.openData(classes), QString());
         QCOMPARE(w.panel()->settings().batch, 40);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 5, 60000);
-        QCOMPARE(w.series(SyncMode).status().samples, 40 * w.series(SyncMode).status().updates);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 5, 60000);
+        QCOMPARE(w.series(LeftColumn).status().samples, 40 * w.series(LeftColumn).status().updates);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -380,9 +404,9 @@ private slots:
         QVERIFY2(w.panel()->summaryText().contains(QStringLiteral("MLP 784-5-10 tanh, cross-entropy")),
             qPrintable(w.panel()->summaryText()));
         // The first look has a held-out test set: its accuracy is there before Start.
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty(), 60000);
-        QVERIFY(w.series(SyncMode).evals().front().hasTest);
-        QVERIFY(w.series(SyncMode).evals().front().testAccuracy >= 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).evals().empty(), 60000);
+        QVERIFY(w.series(LeftColumn).evals().front().hasTest);
+        QVERIFY(w.series(LeftColumn).evals().front().testAccuracy >= 0);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 60000);
     }
 
@@ -393,12 +417,12 @@ private slots:
         SessionSettings s = windowSettings({{"workers", "3"}, {"accum", "2"}, {"lr", "0.02"}, {"slow", "2:2"}});
         QCOMPARE(w.applySettings(s), QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 30, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 30, 60000);
         // A live change is not in the command line, and it says so.
         w.panel()->jitterSlider()->setValue(2);
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).markers().empty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).markers().empty(), 10000);
         w.controller()->pause();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 10000);
         const QString said = w.copyCommandLine();
         QVERIFY2(said.contains(QStringLiteral("1 live change")), qPrintable(said));
         const QString command = QGuiApplication::clipboard()->text();
@@ -417,8 +441,9 @@ private slots:
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
         const Json& sync = summary.at("runs").at(0);
         QCOMPARE(sync.at("mode").get<std::string>(), std::string("sync"));
-        QCOMPARE(sync.at("updates").get<std::int64_t>(), w.controller()->updates(SyncMode));
-        QCOMPARE(QString::fromStdString(sync.at("params_digest").get<std::string>()), w.controller()->digest(SyncMode));
+        QCOMPARE(sync.at("updates").get<std::int64_t>(), w.controller()->updates(LeftColumn));
+        QCOMPARE(
+            QString::fromStdString(sync.at("params_digest").get<std::string>()), w.controller()->digest(LeftColumn));
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -434,9 +459,9 @@ private slots:
                      {"preset", "parabola"}, {"rotating-straggler", "3"}})),
             QString());
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 20, 60000);
         w.controller()->pause();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 20000);
         const QString command = w.controller()->reproducingCommand();
         QVERIFY2(
             command.contains(QStringLiteral("--rotating-straggler 3 --engine sim --cluster datacenter --workers 6")),
@@ -448,9 +473,9 @@ private slots:
         const Result r = runProgram(args);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
-        QCOMPARE(summary.at("runs").at(0).at("updates").get<std::int64_t>(), w.controller()->updates(SyncMode));
+        QCOMPARE(summary.at("runs").at(0).at("updates").get<std::int64_t>(), w.controller()->updates(LeftColumn));
         QCOMPARE(QString::fromStdString(summary.at("runs").at(0).at("params_digest").get<std::string>()),
-            w.controller()->digest(SyncMode));
+            w.controller()->digest(LeftColumn));
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
@@ -462,9 +487,9 @@ private slots:
         QVERIFY(!w.saveRun(m_dir.filePath(QStringLiteral("too-early"))).isEmpty()); // nothing trained yet
         w.controller()->start();
         QTRY_VERIFY_WITH_TIMEOUT(
-            w.series(SyncMode).evals().size() > 1 && w.series(AsyncMode).evals().size() > 1, 60000);
+            w.series(LeftColumn).evals().size() > 1 && w.series(RightColumn).evals().size() > 1, 60000);
         w.controller()->pause();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(SyncMode).isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 10000);
         QTest::qWait(200);
         const QString folder = m_dir.filePath(QStringLiteral("saved"));
         QCOMPARE(w.saveRun(folder), QString());
@@ -474,11 +499,11 @@ private slots:
         const Json summary = readJson(folder + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("config").at("workers").get<int>(), 2);
         QCOMPARE(QString::fromStdString(summary.at("runs").at(0).at("params_digest").get<std::string>()),
-            w.controller()->digest(SyncMode));
+            w.controller()->digest(LeftColumn));
 
         MainWindow other;
         QCOMPARE(other.openRun(folder), QString());
-        for (const int m : {SyncMode, AsyncMode}) {
+        for (const int m : {LeftColumn, RightColumn}) {
             const auto& saved = w.series(m);
             const auto& opened = other.series(m);
             QCOMPARE(opened.points().size(), saved.points().size());
@@ -516,21 +541,22 @@ private slots:
     {
         MainWindow w;
         QCOMPARE(w.applySettings(windowSettings({{"preset", "parabola"}, {"seed", "3"}})), QString());
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && !w.series(AsyncMode).evals().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !w.series(LeftColumn).evals().empty() && !w.series(RightColumn).evals().empty(), 20000);
         QCOMPARE(w.controller()->state(), Controller::State::Idle);
-        const EvalPoint first = w.series(SyncMode).evals().front();
+        const EvalPoint first = w.series(LeftColumn).evals().front();
         QCOMPARE(first.index, 0);
         QVERIFY(std::isfinite(first.loss) && first.loss > 0);
-        QCOMPARE(w.series(AsyncMode).evals().front().loss, first.loss);
-        QVERIFY(w.series(SyncMode).points().empty());
+        QCOMPARE(w.series(RightColumn).evals().front().loss, first.loss);
+        QVERIFY(w.series(LeftColumn).points().empty());
         // It is the run's own state at 0: Start's first evaluation is the same number.
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.series(SyncMode).evals().empty() && w.series(SyncMode).status().valid, 20000);
-        QCOMPARE(w.series(SyncMode).evals().front().index, 0);
-        QCOMPARE(w.series(SyncMode).evals().front().loss, first.loss);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(LeftColumn).evals().empty() && w.series(LeftColumn).status().valid, 20000);
+        QCOMPARE(w.series(LeftColumn).evals().front().index, 0);
+        QCOMPARE(w.series(LeftColumn).evals().front().loss, first.loss);
         // Another seed, another first look, which replaces the one before (typing 4, then 45, is one look).
         w.controller()->reset();
-        QTRY_COMPARE_WITH_TIMEOUT(w.series(SyncMode).evals().size(), std::size_t {1}, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.series(LeftColumn).evals().size(), std::size_t {1}, 20000);
         QTest::qWait(100); // (the reset's own first look has been shown)
         QSignalSpy looks(w.controller(), &Controller::metricsReady); // idle: only first looks send metrics
         w.panel()->seedBox()->setValue(4);
@@ -539,19 +565,19 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
         QTest::qWait(100);
         QCOMPARE(looks.count(), 1);
-        QCOMPARE(w.series(SyncMode).evals().size(), std::size_t {1});
+        QCOMPARE(w.series(LeftColumn).evals().size(), std::size_t {1});
         // ... and it is seed 45's, taken on its own.
         SessionSettings seed45 = w.panel()->settings();
         QCOMPARE(seed45.seed, std::uint64_t {45});
         const MetricsBatch alone = previewSession(std::make_shared<DataCache>(), seed45);
-        QCOMPARE(w.series(SyncMode).evals().front().loss, alone.evals[SyncMode].front().loss);
-        QVERIFY(w.series(SyncMode).evals().front().loss != first.loss);
+        QCOMPARE(w.series(LeftColumn).evals().front().loss, alone.evals[LeftColumn].front().loss);
+        QVERIFY(w.series(LeftColumn).evals().front().loss != first.loss);
         // A first look that fails says why Start would fail, and keeps no old points.
         SessionSettings bad = w.panel()->settings();
         bad.options.append({QStringLiteral("slow"), QStringLiteral("5:2")}); // with 2 workers
         w.panel()->setSettings(bad);
         w.controller()->setSettings(w.panel()->settings());
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).evals().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).evals().empty(), 20000);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
@@ -562,8 +588,8 @@ private slots:
         QVERIFY(w.panel()->perWorkerBox()->isChecked());
         QCOMPARE(w.panel()->settings().globalBatch(), 12);
         w.controller()->start();
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > 20, 20000);
-        QCOMPARE(w.series(SyncMode).status().samples, 12 * w.series(SyncMode).status().updates);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 20, 20000);
+        QCOMPARE(w.series(LeftColumn).status().samples, 12 * w.series(LeftColumn).status().updates);
         // The slider offers per-worker batches up to each worker's share of the data (50 / 3 = 16).
         QCOMPARE(w.panel()->batchSlider()->maximum() + 1, 5); // 1, 2, 4, 8, 16
         w.panel()->batchSlider()->setValue(w.panel()->batchSlider()->maximum());
@@ -576,14 +602,15 @@ private slots:
         // Every change the session applies leaves a marker; on a busy machine the slider's moves may reach it one
         // by one (measured: 86 updates of 12 samples after the first marker): the marker of the 5 workers.
         Marker change;
-        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(w.series(SyncMode).markers().begin(), w.series(SyncMode).markers().end(),
-                                     [&](const Marker& m) {
-                                         change = m;
-                                         return m.text.startsWith(QStringLiteral("P=5 "));
-                                     }),
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::any_of(w.series(LeftColumn).markers().begin(), w.series(LeftColumn).markers().end(),
+                [&](const Marker& m) {
+                    change = m;
+                    return m.text.startsWith(QStringLiteral("P=5 "));
+                }),
             10000);
-        QTRY_VERIFY_WITH_TIMEOUT(w.series(SyncMode).status().updates > change.index + 20, 20000);
-        const ModeStatus& now = w.series(SyncMode).status();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > change.index + 20, 20000);
+        const ModeStatus& now = w.series(LeftColumn).status();
         QCOMPARE(now.samples - change.samples, 20 * (now.updates - change.index));
         // At 16 workers each worker's share is 50 / 16 = 3 samples: the batch per worker becomes 3, the largest
         // allowed, on the slider for the user to see (not cut silently inside the run).
@@ -592,6 +619,213 @@ private slots:
         QCOMPARE(w.controller()->runningSettings().globalBatch(), 48);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // `--mode ssp,backup` on the window's command line: the columns' headers, titles, file stems and lower charts
+    // follow the modes (backup is sync-like: wait per update; ssp pushes: staleness), each column trains its own
+    // mode, and S set in the header while running reaches the ssp trainer: with S = 0 and 2 workers no push can
+    // be staler than the other worker's one push, where S = 1000 and an 8x straggler gave about 7.
+    void aColumnsHeaderPicksItsModeAndKnob()
+    {
+        const SessionSettings s = windowSettings({{"mode", "ssp,backup"}, {"workers", "2"}, {"slow", "1:8"},
+            {"ssp-bound", "1000"}, {"layers", "1,64,64,1"}});
+        QCOMPARE(s.modes.names[LeftColumn], QStringLiteral("ssp"));
+        QCOMPARE(s.modes.names[RightColumn], QStringLiteral("backup"));
+        QCOMPARE(s.modes.sspBound, 1000);
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        ModeColumn* ssp = w.column(LeftColumn);
+        ModeColumn* backup = w.column(RightColumn);
+        QCOMPARE(ssp->modeBox()->currentText(), QStringLiteral("SSP"));
+        QCOMPARE(backup->modeBox()->currentText(), QStringLiteral("Backup"));
+        // Each header has its mode's knob: S up to the box's end, B up to P - 1; the knob of sync or async is none.
+        QVERIFY(!ssp->knobBox()->isHidden() && ssp->lambdaBox()->isHidden());
+        QCOMPARE(ssp->knobLabel()->text(), QStringLiteral("S ="));
+        QCOMPARE(ssp->knobBox()->value(), 1000);
+        QCOMPARE(backup->knobLabel()->text(), QStringLiteral("B ="));
+        QCOMPARE(backup->knobBox()->value(), 1);
+        QCOMPARE(backup->knobBox()->maximum(), 1);
+        QVERIFY2(ssp->knobBox()->toolTip().contains(QStringLiteral("ssp mode")), qPrintable(ssp->knobBox()->toolTip()));
+        // The comparison names both modes, in their colours' order.
+        QCOMPARE(w.comparison(0)->title(), QStringLiteral("SSP vs Backup: loss against samples seen"));
+        QCOMPARE(w.comparison(1)->title(), QStringLiteral("SSP vs Backup: loss against seconds"));
+        QVERIFY2(w.accuracyChart()->title().startsWith(QStringLiteral("SSP vs Backup: ")),
+            qPrintable(w.accuracyChart()->title()));
+        QCOMPARE(w.comparison(0)->curveName(0), QStringLiteral("SSP (smoothed)"));
+        QCOMPARE(w.comparison(0)->curveName(1), QStringLiteral("Backup (smoothed)"));
+        // The lower charts follow the family: backup waits per update, ssp's price is staleness.
+        QCOMPARE(ssp->lossChart()->title(), QStringLiteral("SSP loss"));
+        QCOMPARE(ssp->lossChart()->exportName(), QStringLiteral("ssp-loss"));
+        QCOMPARE(ssp->histogram()->title(), QStringLiteral("SSP staleness"));
+        QCOMPARE(ssp->histogram()->exportName(), QStringLiteral("ssp-staleness"));
+        QCOMPARE(ssp->trend()->exportName(), QStringLiteral("ssp-staleness-trend"));
+        QCOMPARE(backup->histogram()->title(), QStringLiteral("Backup wait per update"));
+        QCOMPARE(backup->histogram()->exportName(), QStringLiteral("backup-wait"));
+        QCOMPARE(backup->trend()->exportName(), QStringLiteral("backup-wait-trend"));
+
+        w.controller()->start();
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            w.series(LeftColumn).points().size() > 50 && w.series(RightColumn).status().updates > 20,
+            qPrintable(w.lastError()), 60000);
+        // Each column trains its own mode: only a team-wide mode has waits per update.
+        QVERIFY(!w.series(RightColumn).status().waitDecades.empty());
+        QVERIFY(w.series(LeftColumn).status().waitDecades.empty());
+        // With S = 1000 the straggler's pushes are stale by about the fast worker's pushes in between.
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(w.series(LeftColumn).points().begin(), w.series(LeftColumn).points().end(),
+                                     [](const LossPoint& p) { return p.staleness >= 3; }),
+            30000);
+
+        // S = 0 in the header, while running.
+        ssp->knobBox()->setValue(0);
+        QCOMPARE(w.controller()->runningSettings().modes.sspBound, 0);
+        Marker change;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::any_of(w.series(LeftColumn).markers().begin(), w.series(LeftColumn).markers().end(),
+                [&](const Marker& m) {
+                    change = m;
+                    return m.text.endsWith(QStringLiteral(" S=0"));
+                }),
+            10000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > change.index + 200, 60000);
+        std::int64_t after = 0;
+        std::int64_t stalest = 0;
+        for (const LossPoint& p : w.series(LeftColumn).points()) {
+            if (p.index > change.index) {
+                ++after;
+                stalest = std::max(stalest, p.staleness);
+            }
+        }
+        QVERIFY(after > 20);
+        QVERIFY2(stalest <= 1, qPrintable(QStringLiteral("staleness %1 after S = 0").arg(stalest)));
+        // The backup column's marks carry its own knob.
+        QVERIFY(!w.series(RightColumn).markers().empty());
+        QVERIFY2(w.series(RightColumn).markers().back().text.endsWith(QStringLiteral(" B=1")),
+            qPrintable(w.series(RightColumn).markers().back().text));
+
+        // Saved and opened again: the folder's two modes fill the columns.
+        w.controller()->pause();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->digest(LeftColumn).isEmpty(), 10000);
+        QTest::qWait(200);
+        const QString folder = m_dir.filePath(QStringLiteral("ssp-backup"));
+        QCOMPARE(w.saveRun(folder), QString());
+        const Json summary = readJson(folder + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.at("runs").at(0).at("mode").get<std::string>(), std::string("ssp"));
+        QCOMPARE(summary.at("runs").at(1).at("mode").get<std::string>(), std::string("backup"));
+        QVERIFY(summary.at("runs").at(0).contains("staleness"));
+        QVERIFY(summary.at("runs").at(1).contains("update_wait"));
+        QCOMPARE(summary.at("config").at("ssp-bound").get<int>(), 1000); // as the run started
+        MainWindow other; // (sync | async)
+        QCOMPARE(other.column(LeftColumn)->modeBox()->currentText(), QStringLiteral("Sync"));
+        QCOMPARE(other.openRun(folder), QString());
+        QCOMPARE(other.column(LeftColumn)->modeBox()->currentText(), QStringLiteral("SSP"));
+        QCOMPARE(other.column(RightColumn)->modeBox()->currentText(), QStringLiteral("Backup"));
+        QCOMPARE(other.column(RightColumn)->histogram()->title(), QStringLiteral("Backup wait per update"));
+        QCOMPARE(other.series(LeftColumn).points().size(), w.series(LeftColumn).points().size());
+        QCOMPARE(other.series(RightColumn).status().updates, w.series(RightColumn).status().updates);
+        QCOMPARE(other.comparison(0)->title(), QStringLiteral("SSP vs Backup: loss against samples seen"));
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // A headless run folder of any two modes opens into the columns; one of more modes than columns is refused.
+    void headlessRunFoldersOfOtherModesOpen()
+    {
+        SKIP_IF_FORK_UNDER_TSAN();
+        const QString two = m_dir.filePath(QStringLiteral("headless-local-dc"));
+        Result r = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), two, QStringLiteral("--mode"),
+            QStringLiteral("local-sgd,dc-asgd"), QStringLiteral("--workers"), QStringLiteral("2"),
+            QStringLiteral("--steps"), QStringLiteral("40")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        MainWindow w;
+        QCOMPARE(w.openRun(two), QString());
+        QCOMPARE(w.column(LeftColumn)->modeBox()->currentText(), QStringLiteral("Local SGD"));
+        QCOMPARE(w.column(RightColumn)->modeBox()->currentText(), QStringLiteral("DC-ASGD"));
+        QCOMPARE(w.column(LeftColumn)->histogram()->title(), QStringLiteral("Local SGD wait per update"));
+        QCOMPARE(w.column(RightColumn)->histogram()->title(), QStringLiteral("DC-ASGD staleness"));
+        QVERIFY(!w.series(LeftColumn).points().empty());
+        QVERIFY(!w.series(RightColumn).points().empty());
+        const QString three = m_dir.filePath(QStringLiteral("headless-three"));
+        r = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), three, QStringLiteral("--mode"),
+            QStringLiteral("sync,async,ssp"), QStringLiteral("--steps"), QStringLiteral("20")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QString refused = w.openRun(three);
+        QVERIFY2(refused.contains(QStringLiteral("the folder holds 3 runs (sync,async,ssp)")), qPrintable(refused));
+    }
+
+    // Picking in one column the mode the other shows swaps them; a new mode waits for Reset while a run goes on.
+    void pickingTheOtherColumnsModeSwapsThem()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"preset", "parabola"}})), QString());
+        ModeColumn* left = w.column(LeftColumn);
+        ModeColumn* right = w.column(RightColumn);
+        QCOMPARE(left->modeBox()->currentText(), QStringLiteral("Sync"));
+        QVERIFY(left->knobBox()->isHidden() && left->lambdaBox()->isHidden() && left->knobLabel()->isHidden());
+        emit left->modeBox()->activated(left->modeBox()->findData(QStringLiteral("async")));
+        QCOMPARE(w.panel()->settings().modes.names[LeftColumn], QStringLiteral("async"));
+        QCOMPARE(w.panel()->settings().modes.names[RightColumn], QStringLiteral("sync"));
+        QCOMPARE(left->modeBox()->currentText(), QStringLiteral("Async"));
+        QCOMPARE(right->modeBox()->currentText(), QStringLiteral("Sync"));
+        QCOMPARE(left->histogram()->title(), QStringLiteral("Async staleness")); // idle: shown at once
+        QCOMPARE(right->histogram()->title(), QStringLiteral("Sync wait per update"));
+        QCOMPARE(w.comparison(0)->title(), QStringLiteral("Async vs Sync: loss against samples seen"));
+        QVERIFY(left->modeBox()->toolTip().contains(QStringLiteral("swaps")));
+
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(RightColumn).status().updates > 5, 20000);
+        QSignalSpy restart(w.controller(), &Controller::restartNeeded);
+        emit right->modeBox()->activated(right->modeBox()->findData(QStringLiteral("dc-asgd")));
+        QVERIFY(!restart.isEmpty() && restart.last().at(0).toBool());
+        // The charts still show the running mode; the header says when the new one comes.
+        QCOMPARE(right->modeBox()->currentText(), QStringLiteral("DC-ASGD"));
+        QVERIFY(!right->lambdaBox()->isHidden());
+        QCOMPARE(right->lambdaBox()->value(), 0.04);
+        QCOMPARE(right->shownMode(), QStringLiteral("sync"));
+        QCOMPARE(right->histogram()->title(), QStringLiteral("Sync wait per update"));
+        QCOMPARE(right->noteLabel()->text(), QStringLiteral("applies on Reset (Sync runs until then)"));
+        QCOMPARE(w.controller()->runningSettings().modes.names[RightColumn], QStringLiteral("sync"));
+        w.controller()->reset();
+        QCOMPARE(right->shownMode(), QStringLiteral("dc-asgd"));
+        QCOMPARE(right->histogram()->title(), QStringLiteral("DC-ASGD staleness"));
+        QVERIFY(right->noteLabel()->isHidden());
+        w.controller()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(w.series(RightColumn).status().updates > 5, 20000);
+        QVERIFY(w.series(RightColumn).status().waitDecades.empty()); // pushes: dc-asgd trains
+        w.controller()->reset();
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // Run > Copy command line and a simulated cluster's child run the columns' modes with their own knobs only;
+    // an MPI job of one process runs the column that needs no parameter server.
+    void headlessArgumentsRunTheColumnsModes()
+    {
+        SessionSettings s;
+        s.engine = QStringLiteral("sim");
+        s.modes.names = {QStringLiteral("ssp"), QStringLiteral("local-sgd")};
+        const QString args = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
+        QVERIFY2(args.contains(QStringLiteral("--mode ssp,local-sgd --ssp-bound 3 --local-steps 8")), qPrintable(args));
+        QVERIFY2(!args.contains(QStringLiteral("--backup-workers")) && !args.contains(QStringLiteral("--dc-lambda")),
+            qPrintable(args));
+        // It is a valid headless configuration (the knobs belong to the modes given).
+        const RunConfig c = headlessConfig(s, 10);
+        QCOMPARE(c.modesText(), std::string("ssp,local-sgd"));
+        QCOMPARE(c.localSteps, 8);
+        // The default pair is headless's default (both): no --mode; `--mode both` on the window's command line is it.
+        QVERIFY(!headlessArguments(SessionSettings(), 0, QStringLiteral("out")).contains(QStringLiteral("--mode")));
+        const SessionSettings both = windowSettings({{"mode", "async,sync"}, {"mode", "both"}});
+        QCOMPARE(both.modes.names[LeftColumn], QStringLiteral("sync"));
+        QCOMPARE(both.modes.names[RightColumn], QStringLiteral("async"));
+        // MPI: one process runs local-sgd only (dc-asgd needs a parameter server and a worker).
+        s.engine = QStringLiteral("mpi");
+        s.workers = 1;
+        s.modes.names = {QStringLiteral("dc-asgd"), QStringLiteral("local-sgd")};
+        const QString one = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
+        QVERIFY2(one.contains(QStringLiteral("--mode local-sgd --local-steps 8")), qPrintable(one));
+        QVERIFY2(!one.contains(QStringLiteral("--dc-lambda")), qPrintable(one));
+        s.workers = 3;
+        const QString three = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
+        QVERIFY2(three.contains(QStringLiteral("--mode dc-asgd,local-sgd --dc-lambda 0.04 --local-steps 8")),
+            qPrintable(three));
     }
 
 private:

@@ -14,6 +14,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "ui/ModeChoice.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
@@ -164,8 +165,8 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_apply = new QComboBox;
     m_apply->addItems({tr("lock (parameter server)"), tr("lock-free (Hogwild!)")});
     m_apply->setToolTip(
-        tr("How async workers apply their gradients: in a short critical section, or element by element "
-           "without a lock. Applies live."));
+        tr("How async and ssp workers apply their gradients: in a short critical section, or element by element "
+           "without a lock (dc-asgd keeps the lock: it compensates under it). Applies live."));
 
     m_target = new QComboBox;
     m_target->addItems({tr("none"), tr("test accuracy \u2265"), tr("training loss \u2264")});
@@ -198,7 +199,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_smoothingValue = valueLabel();
 
     m_start = new QPushButton(tr("Start"));
-    m_start->setToolTip(tr("Start training both modes (Space)."));
+    m_start->setToolTip(tr("Start training both columns' modes (Space)."));
     m_pause = new QPushButton(tr("Pause"));
     m_pause->setToolTip(tr("Pause or resume (Space)."));
     m_reset = new QPushButton(tr("Reset"));
@@ -212,8 +213,8 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_notes = new QLabel;
     m_notes->setWordWrap(true);
     m_notes->setStyleSheet(QStringLiteral("color:#555"));
-    m_restart = new QLabel(tr("This change applies on Reset (Ctrl+R): preset, seed and engine need a new run, and "
-                              "so does every setting of an MPI job."));
+    m_restart = new QLabel(tr("This change applies on Reset (Ctrl+R): preset, seed, engine and a column's mode need "
+                              "a new run, and so does every setting of an MPI job."));
     m_restart->setWordWrap(true);
     m_restart->setStyleSheet(QStringLiteral("color:#b00020; font-weight:bold"));
     m_restart->hide();
@@ -508,12 +509,13 @@ void ControlPanel::engineChanged()
                                      "would differ between the modes.")
                                 : m_perWorker->property("tip").toString());
     m_workers->setToolTip(sim ? tr("Simulated workers P, one host each (async: and a parameter server). Applies live.")
-            : mpi             ? tr("MPI processes: sync on P workers, async on a parameter server and P - 1 workers. "
-                                               "Applies on Reset.")
-                              : tr("Worker threads P; both modes use the same number. Applies live."));
+            : mpi ? tr("MPI processes: sync and local-sgd on P workers, the other modes on a parameter server and "
+                       "P - 1 workers. Applies on Reset.")
+                  : tr("Worker threads P; both modes use the same number. Applies live."));
     m_engineNote->setText(sim ? tr("Seconds are virtual: the cluster's time, not this machine's.")
-            : mpi             ? tr("One job runs sync, then async; Pause ends it (its files stay in its run folder).")
-                              : QString());
+            : mpi ? tr("One job runs the left column's mode, then the right's; Pause ends it (its files stay in its "
+                       "run folder).")
+                  : QString());
     m_engineNote->setVisible(sim || mpi);
     fillWorkerValues();
     fillSlowWorkers();
@@ -586,13 +588,23 @@ SessionSettings ControlPanel::settings() const
     s.lockFree = m_apply->currentIndex() == 1;
     s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
     s.targetLoss = m_target->currentIndex() == 2 ? m_targetValue->value() : -1.0;
+    s.modes = m_modes;
+    // Backup keeps at least one gradient per update, whatever the workers now (its box has the same end).
+    s.modes.backupWorkers = std::clamp(m_modes.backupWorkers, 0, maxBackupWorkers(s));
     return s;
+}
+
+void ControlPanel::setColumnModes(const ColumnModes& modes)
+{
+    m_modes = modes;
+    emitSettings();
 }
 
 void ControlPanel::setSettings(const SessionSettings& s)
 {
     m_updating = true;
     m_runOptions = s.options;
+    m_modes = s.modes;
     m_basePreset = Controller::presetNames().contains(s.preset) ? s.preset : QStringLiteral("parabola");
     const QString dataName = sessionDataName(s);
     int dataIndex = m_preset->findData(dataItem);

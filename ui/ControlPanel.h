@@ -28,6 +28,9 @@ public:
     void setSettings(const SessionSettings& settings);
     /// Data sets loaded already (the controller's), so that a CSV file's size is known to the batch slider.
     void setDataCache(std::shared_ptr<DataCache> cache) { m_cache = std::move(cache); }
+    /// The columns' modes and knobs, chosen in the columns' headers (ModeColumn): kept here with the rest of
+    /// the session's settings, and sent with them (settingsChanged).
+    void setColumnModes(const ColumnModes& modes);
     /// The panel's line of run options without a control of their own (empty if none).
     QString optionsText() const;
     /// The model and data line under the preset box.
@@ -92,6 +95,7 @@ private:
     QCheckBox* m_perWorker;
     QLabel* m_options;
     QList<QPair<QString, QString>> m_runOptions;
+    ColumnModes m_modes;
     QString m_basePreset; // the preset under a data set opened in the window ("data: NAME" in the box)
     QHash<const QSlider*, double> m_exact;
     std::shared_ptr<DataCache> m_cache;

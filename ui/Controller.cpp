@@ -1,10 +1,13 @@
 #include "ui/Controller.h"
 
 #include "ui/ExternalRun.h"
+#include "ui/ModeChoice.h"
 #include "ui/ProgressJson.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
+#include "ui/charts/Exportable.h"
 
+#include "core/engines/mpi/MpiAsyncTrainer.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
 #include "core/run/Experiment.h"
@@ -116,11 +119,17 @@ Controller::PresetInfo Controller::presetInfo(
 
 QString Controller::reproducingCommand(int* liveChanges, std::int64_t* syncUpdates) const
 {
-    if (m_state == State::Idle && m_updates[SyncMode] == 0)
+    if (m_state == State::Idle && m_updates[LeftColumn] == 0 && m_updates[RightColumn] == 0)
         return {};
     if (liveChanges)
         *liveChanges = m_liveChanges;
-    const std::int64_t updates = m_started.engine == QStringLiteral("mpi") ? 0 : m_updates[SyncMode];
+    // As many sync updates as the sync column has made (its bits are the same from run to run); without a sync
+    // column, the run's own length.
+    const auto syncColumn
+        = std::find(m_started.modes.names.begin(), m_started.modes.names.end(), QStringLiteral("sync"));
+    const std::int64_t updates = m_started.engine == QStringLiteral("mpi") || syncColumn == m_started.modes.names.end()
+        ? 0
+        : m_updates[static_cast<std::size_t>(syncColumn - m_started.modes.names.begin())];
     if (syncUpdates)
         *syncUpdates = updates;
     // The program by name if the shell finds it, else where this one is (e.g. build/app/sgdscope).
@@ -208,6 +217,11 @@ std::pair<double, double> Controller::windowRange(const char* name)
     if (spec.windowLow != 0.0 || spec.windowHigh != 0.0)
         return {spec.windowLow, spec.windowHigh};
     return {spec.min, spec.max};
+}
+
+QString Controller::optionHelp(const char* name)
+{
+    return QString::fromStdString(option(name).help);
 }
 
 int Controller::windowMaximum(const char* name)
@@ -442,8 +456,9 @@ void Controller::startExternal()
         m_external->start(program, {QStringLiteral("--session-child")}, environment,
             QByteArray::fromStdString(dumpJson(sessionSettingsJson(m_settings), -1) + "\n"));
     } else {
-        // An MPI job: sync on P processes, async on a parameter server and P - 1 workers; rank 0 streams what
-        // the window shows and writes the run's files into a folder of its own.
+        // An MPI job: sync and local-sgd on P processes, the others on a parameter server and P - 1 workers; one
+        // mode after the other; rank 0 streams what the window shows and writes the run's files into a folder of
+        // its own.
         const SessionSettings& s = m_settings;
         const QString base = QStandardPaths::writableLocation(QStandardPaths::TempLocation);
         m_runFolder = QDir(base).filePath(
@@ -451,9 +466,6 @@ void Controller::startExternal()
                 .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
         QStringList args = mpirunArguments(s, 0, m_runFolder, program);
         args << QStringLiteral("--progress") << QStringLiteral("-");
-        // The straggler must exist in both modes: async has one worker fewer (the server is rank 0).
-        const int asyncWorkers = s.workers < 2 ? s.workers : s.workers - 1;
-        const bool straggler = s.slowWorker >= 0 && s.slowFactor > 1.0;
         // A target ends each mode of the job when reached (headless runs stop at their target).
         if (s.targetAccuracy >= 0 && presetInfo(s.preset, s.options).classification)
             args << QStringLiteral("--target-accuracy") << QString::number(s.targetAccuracy, 'g', 17);
@@ -465,18 +477,35 @@ void Controller::startExternal()
             environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
         }
         m_external = std::make_unique<ExternalRun>(ExternalRun::Kind::MpiJob);
+        // The job streams the modes it runs in column order (headlessArguments asks for those it can run).
+        const QList<int> columns = mpiRunnableColumns(s);
+        if (!columns.isEmpty())
+            m_external->setColumns(columns);
         m_external->start(QStringLiteral("mpirun"), args, environment);
-        m_externalNotes << tr("MPI job of %1 processes: sync on %1 workers, async on a parameter server and %2 "
-                              "workers, one after the other. Results in %3.")
-                               .arg(s.workers)
-                               .arg(s.workers - 1)
-                               .arg(m_runFolder);
+        QStringList shapes;
+        int fewestWorkers = s.workers;
+        for (const int c : columns) {
+            const Mode m = columnMode(s.modes, c);
+            const int workers = mpiWorkersFor(m, s.workers);
+            fewestWorkers = std::min(fewestWorkers, workers);
+            const QString team = workers == 1 ? tr("1 worker") : tr("%1 workers").arg(workers);
+            shapes << (workers == s.workers ? tr("%1 on %2").arg(modeTitle(m), team)
+                                            : tr("%1 on a parameter server and %2").arg(modeTitle(m), team));
+        }
+        m_externalNotes << (shapes.size() > 1 ? tr("MPI job of %1: %2, one after the other. Results in %3.")
+                                              : tr("MPI job of %1: %2. Results in %3."))
+                               .arg(s.workers == 1 ? tr("1 process") : tr("%1 processes").arg(s.workers),
+                                   shapes.join(tr(", then ")), m_runFolder);
+        if (columns.size() < modeCount)
+            m_externalNotes << tr("A job of 1 process has no parameter server: only the column that needs none "
+                                  "trains.");
         if (s.lockFree)
-            m_externalNotes << tr("Lock-free async is for threads: MPI's async is a parameter server.");
-        if (straggler && s.slowWorker >= asyncWorkers)
-            m_externalNotes << tr("No straggler: async's workers are 0 to %1 in a job of %2 processes, so worker %3 "
-                                  "exists in sync only; pick a lower one.")
-                                   .arg(asyncWorkers - 1)
+            m_externalNotes << tr("Lock-free is for threads: MPI's pushing modes go through a parameter server.");
+        const bool straggler = s.slowWorker >= 0 && s.slowFactor > 1.0;
+        if (straggler && s.slowWorker >= fewestWorkers)
+            m_externalNotes << tr("No straggler: the modes with a parameter server have workers 0 to %1 in a job of "
+                                  "%2 processes, so worker %3 does not exist in every mode; pick a lower one.")
+                                   .arg(fewestWorkers - 1)
                                    .arg(s.workers)
                                    .arg(s.slowWorker);
     }

@@ -16,8 +16,8 @@ struct SessionShared;
 struct DataCache;
 class ExternalRun;
 
-/// The one bridge between the window and core. It owns the background thread that drives both trainers
-/// (runTrainingSession: alternating short time slices of sync and async, each mode on its own clock) and
+/// The one bridge between the window and core. It owns the background thread that drives both columns' trainers
+/// (runTrainingSession: alternating short time slices of the two modes, each on its own clock) and
 /// hands results to the GUI as copied values.
 ///
 /// Threading: every public method is for the GUI thread. Pause and stop are atomics set by direct calls
@@ -44,9 +44,9 @@ public:
     explicit Controller(QObject* parent = nullptr);
     ~Controller() override;
 
-    /// Changes the settings. Workers, batch, micro-batches, learning rate, straggler, jitter and the async
-    /// apply mode reach a running session from its next update (and are marked on the charts); preset and
-    /// seed need a reset (restartNeeded(true) says so).
+    /// Changes the settings. Workers, batch, micro-batches, learning rate, straggler, jitter, the async apply
+    /// mode and the modes' knobs (S, B, H, lambda) reach a running session from its next update (and are marked
+    /// on the charts); preset, seed, engine and the columns' modes need a reset (restartNeeded(true) says so).
     void setSettings(const SessionSettings& settings);
     const SessionSettings& settings() const { return m_settings; }
     /// The settings the current run started with (or last applied live).
@@ -78,6 +78,8 @@ public:
     static int windowMaximum(const char* option);
     /// The window's range for a number option (its windowLow/windowHigh, else its allowed range).
     static std::pair<double, double> windowRange(const char* option);
+    /// An option's one line of --help (the window's tooltips for controls that set it).
+    static QString optionHelp(const char* option);
 
     struct PresetInfo
     {

@@ -30,6 +30,25 @@ void mergeBatch(MetricsBatch& into, MetricsBatch&& next)
     }
 }
 
+void moveColumns(MetricsBatch& batch, const QList<int>& columns)
+{
+    MetricsBatch moved;
+    moved.notes = std::move(batch.notes);
+    moved.error = std::move(batch.error);
+    moved.ready = batch.ready;
+    for (qsizetype i = 0; i < columns.size() && i < modeCount; ++i) {
+        const auto from = static_cast<std::size_t>(i);
+        const auto to = static_cast<std::size_t>(columns[i]);
+        moved.points[to] = std::move(batch.points[from]);
+        moved.evals[to] = std::move(batch.evals[from]);
+        moved.timeline[to] = std::move(batch.timeline[from]);
+        moved.markers[to] = std::move(batch.markers[from]);
+        moved.status[to] = std::move(batch.status[from]);
+        moved.digests[to] = std::move(batch.digests[from]);
+    }
+    batch = std::move(moved);
+}
+
 ExternalRun::ExternalRun(Kind kind, QObject* parent)
     : QObject(parent)
     , m_kind(kind)
@@ -130,9 +149,11 @@ void ExternalRun::readOutput()
         if (!line.startsWith('{'))
             continue; // not ours (mpirun's own notices)
         try {
-            mergeBatch(m_merged,
-                metricsBatchFromJson(parseJson(
-                    std::string_view(line.constData(), static_cast<std::size_t>(line.size())), "progress line")));
+            MetricsBatch batch = metricsBatchFromJson(
+                parseJson(std::string_view(line.constData(), static_cast<std::size_t>(line.size())), "progress line"));
+            if (m_columns != QList<int> {LeftColumn, RightColumn})
+                moveColumns(batch, m_columns);
+            mergeBatch(m_merged, std::move(batch));
         } catch (const std::exception& e) {
             m_errors << QString::fromUtf8(e.what());
         }

@@ -29,6 +29,9 @@ public:
     /// Starts `program` with `arguments`; `input` (if any) is written to its standard input first.
     void start(const QString& program, const QStringList& arguments, const QProcessEnvironment& environment,
         const QByteArray& input = {});
+    /// Where its columns go in the window: the stream's column i is the window's `columns[i]` (an MPI job of one
+    /// process runs only some of the window's modes, in column order). By default each column is its own.
+    void setColumns(const QList<int>& columns) { m_columns = columns; }
     /// Writes one line to its standard input (a session child's command).
     void send(const QByteArray& line);
     /// Asks it to finish cleanly (it keeps what it has); killed if it has not ended within `graceMs`.
@@ -57,11 +60,14 @@ private:
     QStringList m_errors;
     MetricsBatch m_merged;
     QString m_commandLine;
+    QList<int> m_columns {LeftColumn, RightColumn};
     bool m_stopping = false;
 };
 
 /// Appends `next` to `into`: points, evaluations, time bins and markers are added; the status of a mode,
 /// the notes and an error replace the earlier ones.
 void mergeBatch(MetricsBatch& into, MetricsBatch&& next);
+/// Moves column i of `batch` to column `columns[i]` (the others are left empty).
+void moveColumns(MetricsBatch& batch, const QList<int>& columns);
 
 } // namespace sgdscope::ui

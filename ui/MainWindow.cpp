@@ -1,6 +1,7 @@
 #include "ui/MainWindow.h"
 
 #include "ui/ControlPanel.h"
+#include "ui/ModeChoice.h"
 #include "ui/ModeColumn.h"
 #include "ui/RunFolder.h"
 #include "ui/TrainingSession.h"
@@ -72,26 +73,28 @@ MainWindow::MainWindow(QWidget* parent)
     panelScroll->setMinimumWidth(250);
     panelScroll->setMaximumWidth(std::max(270, m_panel->sizeHint().width() + 40));
 
-    for (int m = 0; m < modeCount; ++m)
-        m_columns[static_cast<std::size_t>(m)] = new ModeColumn(m, &m_series[static_cast<std::size_t>(m)]);
-    m_compareSamples
-        = new LossChart(tr("Sync vs async: loss against samples seen"), QStringLiteral("comparison-samples"),
-            {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
-            XAxisKind::Samples);
+    for (int m = 0; m < modeCount; ++m) {
+        auto* column = new ModeColumn(m, &m_series[static_cast<std::size_t>(m)]);
+        m_columns[static_cast<std::size_t>(m)] = column;
+        connect(column, &ModeColumn::modeChosen, this, [this, m](const QString& name) { chooseMode(m, name); });
+        connect(column, &ModeColumn::knobChanged, this, [this, m](double value) { setKnob(m, value); });
+    }
+    // Named after the columns' modes (updateColumns).
+    const QList<LossChart::Curve> curves {
+        {&m_series[LeftColumn], QColor(), QString()}, {&m_series[RightColumn], QColor(), QString()}};
+    m_compareSamples = new LossChart(QString(), QStringLiteral("comparison-samples"), curves, XAxisKind::Samples);
     m_compareSamples->setToolTip(
         tr("Both modes' smoothed batch loss against the samples they have seen: which one learns more per sample."));
-    m_compareSeconds = new LossChart(tr("Sync vs async: loss against seconds"), QStringLiteral("comparison-seconds"),
-        {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}},
-        XAxisKind::Seconds);
+    m_compareSeconds = new LossChart(QString(), QStringLiteral("comparison-seconds"), curves, XAxisKind::Seconds);
     m_compareSeconds->setToolTip(
         tr("Both modes' smoothed batch loss against their own clocks (each advances only while that mode "
            "trains): which one gets to a low loss sooner."));
     m_compareAccuracy = new AccuracyChart(
-        {{&m_series[SyncMode], palette::sync(), tr("sync")}, {&m_series[AsyncMode], palette::async(), tr("async")}});
+        {{&m_series[LeftColumn], QColor(), QString()}, {&m_series[RightColumn], QColor(), QString()}});
 
     auto* columns = new QSplitter(Qt::Horizontal);
-    columns->addWidget(m_columns[SyncMode]);
-    columns->addWidget(m_columns[AsyncMode]);
+    columns->addWidget(m_columns[LeftColumn]);
+    columns->addWidget(m_columns[RightColumn]);
     columns->setChildrenCollapsible(false);
     auto* comparison = new QSplitter(Qt::Horizontal);
     comparison->addWidget(m_compareSamples);
@@ -177,8 +180,9 @@ MainWindow::MainWindow(QWidget* parent)
     help->addAction(tr("&About sgdscope"), this, [this] {
         QMessageBox::about(this, tr("About sgdscope"),
             tr("<p><b>sgdscope</b> trains one network two ways side by side: synchronous data-parallel SGD "
-               "(exactly large-batch gradient descent, bitwise the same for any worker count) and asynchronous SGD "
-               "(Downpour / Hogwild!), and shows what each costs: loss, idle time, staleness.</p>"
+               "(exactly large-batch gradient descent, bitwise the same for any worker count), asynchronous SGD "
+               "(Downpour / Hogwild!) or a mode between them (SSP, backup workers, local SGD, DC-ASGD), and shows "
+               "what each costs: loss, idle time, staleness.</p>"
                "<p>Workers are OpenMP threads on this machine (%1 cores), hosts of a simulated cluster in "
                "virtual time (SimGrid), or MPI processes (Open MPI).</p>")
                 .arg(Controller::machineCores()));
@@ -188,12 +192,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_stateLabel = new QLabel;
     statusBar()->addWidget(m_stateLabel);
     for (int m = 0; m < modeCount; ++m) {
-        auto* label = new QLabel;
-        label->setToolTip(m == SyncMode
-                ? tr("Sync: updates per second, samples per second, latest loss, share of worker time spent idle, "
-                     "mean staleness (always 0).")
-                : tr("Async: pushes per second, samples per second, latest loss, share of worker time spent idle, "
-                     "mean staleness."));
+        auto* label = new QLabel; // (its tooltip names its mode: updateColumns)
         m_statusLabels[static_cast<std::size_t>(m)] = label;
         statusBar()->addPermanentWidget(label);
     }
@@ -202,6 +201,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_controller, &Controller::cleared, this, &MainWindow::onCleared);
     connect(m_controller, &Controller::stateChanged, this, [this](Controller::State s) {
         m_panel->setState(s);
+        updateColumns(); // a run shows its own modes until Reset
         updateStatus();
         updateStartNote();
     });
@@ -218,6 +218,7 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_panel, &ControlPanel::settingsChanged, m_controller, &Controller::setSettings);
     connect(m_panel, &ControlPanel::settingsChanged, this, [this] {
+        updateColumns();
         updateTitle();
         updateStartNote();
     });
@@ -230,6 +231,7 @@ MainWindow::MainWindow(QWidget* parent)
     setAcceptDrops(true);
     restoreSettings();
     m_controller->setSettings(m_panel->settings());
+    updateColumns();
     applyChartOptions();
     updateStatus();
     updateTitle();
@@ -246,9 +248,77 @@ QString MainWindow::applySettings(const SessionSettings& settings, const Metrics
     m_panel->setSettings(settings);
     m_controller->setSettings(m_panel->settings());
     m_controller->adoptFirstLook(first); // the check was the first look
+    updateColumns();
     updateTitle();
     updateStartNote();
     return {};
+}
+
+void MainWindow::chooseMode(int column, const QString& name)
+{
+    ColumnModes modes = m_panel->settings().modes;
+    const auto here = static_cast<std::size_t>(column);
+    const auto other = static_cast<std::size_t>(1 - column);
+    if (modes.names[here] == name)
+        return;
+    if (modes.names[other] == name)
+        modes.names[other] = modes.names[here]; // the two columns swap their modes
+    modes.names[here] = name;
+    m_panel->setColumnModes(modes); // (settingsChanged: the controller, then updateColumns)
+}
+
+void MainWindow::setKnob(int column, double value)
+{
+    ColumnModes modes = m_panel->settings().modes;
+    const auto mode = modeNamed(modes.names[static_cast<std::size_t>(column)]);
+    if (!mode || knobValue(modes, *mode) == value)
+        return;
+    setKnobValue(modes, *mode, value);
+    m_panel->setColumnModes(modes);
+}
+
+void MainWindow::updateColumns()
+{
+    const SessionSettings s = m_panel->settings();
+    const bool viewing = !m_viewingFolder.isEmpty();
+    const bool running = m_controller->state() != Controller::State::Idle;
+    const ColumnModes& shown = viewing ? m_viewingModes : running ? m_controller->startedSettings().modes : s.modes;
+    QStringList titles;
+    for (int m = 0; m < modeCount; ++m) {
+        const auto c = static_cast<std::size_t>(m);
+        ModeColumn* column = m_columns[c];
+        const bool other = s.modes.names[c] != shown.names[c];
+        const auto showing = modeNamed(shown.names[c]);
+        const QString showingTitle = showing ? modeTitle(*showing) : shown.names[c];
+        column->setChoice(s.modes, maxBackupWorkers(s),
+            !other        ? QString()
+                : viewing ? tr("for the next run (the folder's %1 shown)").arg(showingTitle)
+                          : tr("applies on Reset (%1 runs until then)").arg(showingTitle));
+        if (column->shownMode() != shown.names[c]) {
+            column->showMode(shown.names[c]);
+            column->setXAxis(m_panel->xAxis());
+            column->setShowTestSet(m_panel->showTestSet());
+        }
+        const auto mode = modeNamed(shown.names[c]);
+        const QString title = mode ? modeTitle(*mode) : shown.names[c];
+        const QColor color = mode ? palette::mode(*mode) : QColor(Qt::gray);
+        m_compareSamples->setCurve(m, color, title);
+        m_compareSeconds->setCurve(m, color, title);
+        m_compareAccuracy->setCurve(m, color, title);
+        titles << title;
+        m_statusLabels[c]->setToolTip(mode && isSyncLike(*mode)
+                ? tr("%1: updates per second, samples per second, latest loss, share of worker time spent idle, "
+                     "mean wait per update.")
+                      .arg(title)
+                : tr("%1: pushes per second, samples per second, latest loss, share of worker time spent idle, "
+                     "mean staleness.")
+                      .arg(title));
+    }
+    const QString versus = tr("%1 vs %2").arg(titles[LeftColumn], titles[RightColumn]);
+    m_compareSamples->setTitle(tr("%1: loss against samples seen").arg(versus));
+    m_compareSeconds->setTitle(tr("%1: loss against seconds").arg(versus));
+    m_compareAccuracy->refresh();
+    updateStatus();
 }
 
 QString MainWindow::openData(const QString& path)
@@ -333,7 +403,8 @@ QString MainWindow::saveRun(const QString& folder)
     try {
         SessionRecord record;
         const SessionSettings& s = m_controller->startedSettings();
-        const std::int64_t updates = m_controller->updates(SyncMode);
+        std::int64_t updates = 0; // the sync column's, as Copy command line (none without one)
+        record.command = m_controller->reproducingCommand(nullptr, &updates);
         const RunConfig config = headlessConfig(s, s.engine == QStringLiteral("mpi") ? 0 : updates);
         record.config = configJson(config);
         // The data set's figures from the loaded data (not loaded again: it may be large, or moved since).
@@ -348,14 +419,14 @@ QString MainWindow::saveRun(const QString& folder)
             record.dataset["parameters"] = ParameterLayout(spec).parameterCount();
         }
         record.engine = s.engine;
+        record.modes = s.modes;
         record.workers = s.workers;
         record.batch = config.batch;
         record.accum = s.accum;
         for (int m = 0; m < modeCount; ++m)
             record.digests[static_cast<std::size_t>(m)] = m_controller->digest(m);
-        record.command = m_controller->reproducingCommand();
         record.running = m_controller->state() == Controller::State::Running;
-        saveRunFolder(folder, m_series[SyncMode], m_series[AsyncMode], record);
+        saveRunFolder(folder, {&m_series[LeftColumn], &m_series[RightColumn]}, record);
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
     }
@@ -457,12 +528,23 @@ void MainWindow::updateStartNote()
         : s.engine == QStringLiteral("mpi")
         ? (one ? tr("an MPI job of 1 process") : tr("an MPI job of %1 processes").arg(s.workers))
         : (one ? tr("1 worker thread") : tr("%1 worker threads").arg(s.workers));
-    const bool syncOnly = s.engine == QStringLiteral("mpi") && s.workers < 2; // async needs a server and a worker
-    QStringList notes {(syncOnly ? tr("Start trains sync on %1 (async needs at least 2 processes), from the initial "
-                                      "weights whose whole-set loss the charts show at 0.")
-                                 : tr("Start trains sync and async side by side on %1, from the initial weights whose "
-                                      "whole-set loss the charts show at 0."))
-                           .arg(workers)};
+    QStringList titles;
+    for (const QString& name : s.modes.names) {
+        const auto mode = modeNamed(name);
+        titles << (mode ? modeTitle(*mode) : name);
+    }
+    QStringList notes;
+    // An MPI job of 1 process has no parameter server: only the modes that need none train.
+    const QList<int> runnable
+        = s.engine == QStringLiteral("mpi") ? mpiRunnableColumns(s) : QList<int> {LeftColumn, RightColumn};
+    if (runnable.size() == modeCount)
+        notes << tr("Start trains %1 and %2 side by side on %3, from the initial weights whose whole-set loss the "
+                    "charts show at 0.")
+                     .arg(titles[LeftColumn], titles[RightColumn], workers);
+    else if (runnable.size() == 1)
+        notes << tr("Start trains %1 on %2 (%3 needs a parameter server and a worker: 2 processes or more), from "
+                    "the initial weights whose whole-set loss the charts show at 0.")
+                     .arg(titles[runnable.front()], workers, titles[1 - runnable.front()]);
     if (!m_previewProblem.isEmpty())
         notes.prepend(tr("Start would fail: %1").arg(m_previewProblem));
     m_panel->setNotes(notes);
@@ -472,7 +554,8 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::onMetrics(const MetricsBatch& batch)
 {
-    if (!m_previewProblem.isEmpty() && (batch.ready || !batch.evals[SyncMode].empty())) {
+    if (!m_previewProblem.isEmpty()
+        && (batch.ready || !batch.evals[LeftColumn].empty() || !batch.evals[RightColumn].empty())) {
         m_previewProblem.clear(); // a first look (or a run) that worked
         updateStartNote();
     }
@@ -531,6 +614,12 @@ QString MainWindow::openRun(const QString& folder)
     m_controller->setPreviewEnabled(false); // the folder's charts, not a first look
     m_viewing = loaded.title;
     m_viewingFolder = QDir(folder).absolutePath();
+    m_viewingModes = loaded.modes;
+    // The columns show the folder's modes, and the next run trains them (its knobs stay the session's).
+    ColumnModes modes = m_panel->settings().modes;
+    modes.names = loaded.modes.names;
+    m_panel->setColumnModes(modes);
+    updateColumns();
     addRecent(m_viewingFolder);
     onMetrics(loaded.batch);
     refreshCharts();
@@ -550,6 +639,7 @@ void MainWindow::onCleared()
     }
     for (auto& s : m_series)
         s.clear();
+    updateColumns(); // the modes chosen (a run's own modes were shown until now)
     m_pendingRefresh.clear();
     m_refreshAgain = false;
     refreshCharts();
@@ -580,7 +670,7 @@ void MainWindow::updateStatus()
 {
     static const char* names[] = {"Idle", "Loading data...", "Running", "Paused", "Stopped", "Failed"};
     QString state = tr(names[static_cast<int>(m_controller->state())]);
-    const auto& firstLook = m_series[SyncMode].evals();
+    const auto& firstLook = m_series[LeftColumn].evals();
     if (m_controller->state() == Controller::State::Idle && !firstLook.empty()) {
         // The first look: the initial weights, before Start.
         const EvalPoint& e = firstLook.front();
@@ -594,13 +684,16 @@ void MainWindow::updateStatus()
     for (int m = 0; m < modeCount; ++m) {
         const ModeStatus& s = m_series[static_cast<std::size_t>(m)].status();
         QLabel* label = m_statusLabels[static_cast<std::size_t>(m)];
-        const QString name = m == SyncMode ? tr("Sync") : tr("Async");
+        const QString shown = m_columns[static_cast<std::size_t>(m)]->shownMode();
+        const auto mode = modeNamed(shown);
+        const QString name = mode ? modeTitle(*mode) : shown;
+        const bool syncLike = mode && isSyncLike(*mode);
         if (!s.valid) {
             label->setText(name + QStringLiteral(": \u2014"));
             continue;
         }
         QString text = tr("%1: %2 %3/s \u00b7 %4 samples/s \u00b7 loss %5 \u00b7 idle %6%")
-                           .arg(name, compact(s.updatesPerSecond), m == SyncMode ? tr("upd") : tr("push"),
+                           .arg(name, compact(s.updatesPerSecond), syncLike ? tr("upd") : tr("push"),
                                compact(s.samplesPerSecond))
                            .arg(s.lastLoss, 0, 'g', 4)
                            .arg(s.idleFraction * 100, 0, 'f', 0);
@@ -608,8 +701,8 @@ void MainWindow::updateStatus()
             text += tr(" since the change"); // idle follows the current workers; the rest is the whole run
         if (s.lastTestAccuracy >= 0)
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
-        text += m == SyncMode ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
-                              : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
+        text += syncLike ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
+                         : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
         if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
             text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")
                                           .arg(s.targetSeconds, 0, 'f', 2)
@@ -700,6 +793,15 @@ void MainWindow::restoreSettings()
     s.cluster = settings.value(QStringLiteral("cluster"), s.cluster).toString();
     s.platformFile = settings.value(QStringLiteral("platformFile"), QString()).toString();
     s.hostFile = settings.value(QStringLiteral("hostFile"), QString()).toString();
+    // The columns' modes: two different ones the window knows, else the defaults.
+    const ColumnModes defaults;
+    const QStringList names = settings.value(QStringLiteral("modes")).toStringList();
+    if (names.size() == modeCount && names[0] != names[1] && modeNamed(names[0]) && modeNamed(names[1]))
+        s.modes.names = {names[0], names[1]};
+    s.modes.sspBound = settings.value(QStringLiteral("sspBound"), defaults.sspBound).toInt();
+    s.modes.backupWorkers = settings.value(QStringLiteral("backupWorkers"), defaults.backupWorkers).toInt();
+    s.modes.localSteps = settings.value(QStringLiteral("localSteps"), defaults.localSteps).toInt();
+    s.modes.dcLambda = settings.value(QStringLiteral("dcLambda"), defaults.dcLambda).value<double>();
     m_panel->setSettings(s);
 }
 
@@ -725,6 +827,11 @@ void MainWindow::saveSettings() const
     settings.setValue(QStringLiteral("cluster"), s.cluster);
     settings.setValue(QStringLiteral("platformFile"), s.platformFile);
     settings.setValue(QStringLiteral("hostFile"), s.hostFile);
+    settings.setValue(QStringLiteral("modes"), QStringList {s.modes.names[LeftColumn], s.modes.names[RightColumn]});
+    settings.setValue(QStringLiteral("sspBound"), s.modes.sspBound);
+    settings.setValue(QStringLiteral("backupWorkers"), s.modes.backupWorkers);
+    settings.setValue(QStringLiteral("localSteps"), s.modes.localSteps);
+    settings.setValue(QStringLiteral("dcLambda"), s.modes.dcLambda);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -19,8 +19,8 @@ class AccuracyChart;
 class LossChart;
 class Exportable;
 
-/// The window: the control panel, a Sync and an Async column, the comparison of both, a status bar.
-/// Talks to core only through its Controller.
+/// The window: the control panel, two columns of a mode each (sync and async by default; each column's header
+/// picks its mode), the comparison of both, a status bar. Talks to core only through its Controller.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -91,6 +91,14 @@ private:
     /// Opening a run folder ends a run in progress: asks first (drops and Open recent).
     bool mayReplaceTheRun(const QString& path);
     void saveSettings() const;
+    /// A column's header picked a mode: the column takes it, and if the other column shows it, the other one
+    /// takes this column's mode (the two always differ). Applies on Reset.
+    void chooseMode(int column, const QString& name);
+    /// A column's header set its mode's knob (live).
+    void setKnob(int column, double value);
+    /// The columns' headers from the settings, and the modes the charts show: the running session's until
+    /// Reset (or the run folder's), else the chosen ones.
+    void updateColumns();
 
     Controller* m_controller;
     std::array<ModeSeries, modeCount> m_series;
@@ -105,6 +113,7 @@ private:
     QString m_viewing; // the run folder shown (File > Open run), until the next run or Reset
     QString m_viewingFolder;
     QString m_previewProblem; // why Start would fail (the last first look's error), until one works
+    ColumnModes m_viewingModes; // the run folder's modes, while one is shown
     QMenu* m_recentMenu = nullptr;
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;

@@ -179,8 +179,8 @@ Json metricsBatchJson(const MetricsBatch& b)
     j["notes"] = std::move(notes);
     j["error"] = b.error.toStdString();
     j["ready"] = b.ready;
-    if (!b.digests[0].isEmpty() || !b.digests[1].isEmpty())
-        j["digests"] = Json::array({b.digests[0].toStdString(), b.digests[1].toStdString()});
+    if (!b.digests[LeftColumn].isEmpty() || !b.digests[RightColumn].isEmpty())
+        j["digests"] = Json::array({b.digests[LeftColumn].toStdString(), b.digests[RightColumn].toStdString()});
     return j;
 }
 
@@ -261,6 +261,11 @@ Json sessionSettingsJson(const SessionSettings& s)
     j["platform_file"] = s.platformFile.toStdString();
     j["host_file"] = s.hostFile.toStdString();
     j["batch_per_worker"] = s.batchPerWorker;
+    j["modes"] = Json::array({s.modes.names[LeftColumn].toStdString(), s.modes.names[RightColumn].toStdString()});
+    j["ssp_bound"] = s.modes.sspBound;
+    j["backup_workers"] = s.modes.backupWorkers;
+    j["local_steps"] = s.modes.localSteps;
+    j["dc_lambda"] = s.modes.dcLambda;
     Json options = Json::array();
     for (const auto& [name, value] : s.options)
         options.push_back(Json::array({name.toStdString(), value.toStdString()}));
@@ -291,6 +296,15 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     s.platformFile = text("platform_file");
     s.hostFile = text("host_file");
     s.batchPerWorker = field(j, "batch_per_worker").get<bool>();
+    const Json& modes = field(j, "modes");
+    if (!modes.is_array() || modes.size() != modeCount || !modes[0].is_string() || !modes[1].is_string())
+        throw SgdError("session settings: \"modes\" is not a list of two mode names");
+    for (std::size_t c = 0; c < modeCount; ++c)
+        s.modes.names[c] = QString::fromStdString(modes[c].get<std::string>());
+    s.modes.sspBound = static_cast<int>(integer(field(j, "ssp_bound")));
+    s.modes.backupWorkers = static_cast<int>(integer(field(j, "backup_workers")));
+    s.modes.localSteps = static_cast<int>(integer(field(j, "local_steps")));
+    s.modes.dcLambda = number(field(j, "dc_lambda"));
     const Json& options = field(j, "options");
     if (!options.is_array())
         throw SgdError("session settings: \"options\" is not an array");

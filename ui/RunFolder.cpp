@@ -1,5 +1,7 @@
 #include "ui/RunFolder.h"
 
+#include "ui/ModeChoice.h"
+
 #include "core/common/Error.h"
 #include "core/io/Files.h"
 #include "core/io/Json.h"
@@ -11,6 +13,7 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -44,15 +47,6 @@ std::string textOr(const Json& object, const char* key, const std::string& fallb
 {
     const Json* v = member(object, key);
     return v && v->is_string() ? v->get<std::string>() : fallback;
-}
-
-int modeIndex(const std::string& mode)
-{
-    if (mode == "sync")
-        return SyncMode;
-    if (mode == "async")
-        return AsyncMode;
-    return -1;
 }
 
 ModeStatus statusOf(const Json& run)
@@ -149,14 +143,35 @@ LoadedRun loadRunFolder(const QString& folder)
     LoadedRun loaded;
     MetricsBatch& b = loaded.batch;
     b.ready = true;
+    // Which column each run goes to: two runs in their order, one beside sync or async.
+    QStringList names;
+    for (const Json& run : *runs) {
+        const QString name = QString::fromStdString(textOr(run, "mode", ""));
+        if (!modeNamed(name))
+            throw SgdError("'" + summaryPath.toStdString() + "': a run's \"mode\" is '" + name.left(40).toStdString()
+                + "'; use one of " + modeNameList().join(QStringLiteral(", ")).toStdString());
+        names << name;
+    }
+    if (names.size() > modeCount)
+        throw SgdError("'" + summaryPath.toStdString() + "': the folder holds " + std::to_string(names.size())
+            + " runs (" + names.join(QLatin1Char(',')).toStdString()
+            + "), and the window shows two side by side; its PNG charts show them all, or train two at a time "
+              "(--mode "
+            + names[0].toStdString() + "," + names[1].toStdString() + ")");
+    if (names.size() == modeCount)
+        loaded.modes.names = {names[0], names[1]};
+    else if (syncLikeMode(names[0]))
+        loaded.modes.names = {names[0], QStringLiteral("async")};
+    else
+        loaded.modes.names = {QStringLiteral("sync"), names[0]};
+    auto columnOf = [&](const QString& name) {
+        const auto it = std::find(loaded.modes.names.begin(), loaded.modes.names.end(), name);
+        return it == loaded.modes.names.end() ? -1 : static_cast<int>(it - loaded.modes.names.begin());
+    };
     std::string engine = "threads";
     int workers = 0;
     for (const Json& run : *runs) {
-        const std::string name = textOr(run, "mode", "");
-        const int m = modeIndex(name);
-        if (m < 0)
-            throw SgdError("'" + summaryPath.toStdString() + "': a run's \"mode\" is '" + name.substr(0, 40)
-                + "'; the window shows sync and async runs only (the folder's PNG charts show every mode)");
+        const int m = columnOf(QString::fromStdString(textOr(run, "mode", "")));
         b.status[static_cast<std::size_t>(m)] = statusOf(run);
         engine = textOr(run, "engine", engine);
         workers = std::max<int>(workers, static_cast<int>(integerOr(run, "workers", 0)));
@@ -188,7 +203,7 @@ LoadedRun loadRunFolder(const QString& folder)
         const QList<QByteArray> cells = lines[i].trimmed().split(',');
         if (cells.size() < header.size())
             continue; // the empty last line
-        const int m = modeIndex(cells[mode].toStdString());
+        const int m = columnOf(QString::fromUtf8(cells[mode]));
         if (m < 0)
             continue;
         const auto index = static_cast<std::int64_t>(field(cells, update));
@@ -250,11 +265,12 @@ std::string cell(double v)
     return out.str();
 }
 
-Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
+Json runJson(int column, const ModeSeries& series, const SessionRecord& r)
 {
     const ModeStatus& s = series.status();
+    const QString& name = r.modes.names[static_cast<std::size_t>(column)];
     Json j = Json::object();
-    j["mode"] = mode == SyncMode ? "sync" : "async";
+    j["mode"] = name.toStdString();
     j["engine"] = r.engine.toStdString();
     j["workers"] = r.workers;
     j["batch"] = r.batch;
@@ -287,7 +303,7 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
         workers.push_back(wj);
     }
     j["workers_detail"] = workers;
-    if (mode == AsyncMode) {
+    if (!syncLikeMode(name)) {
         Json st = Json::object();
         std::int64_t count = 0;
         for (const auto c : s.stalenessCounts)
@@ -331,8 +347,8 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
             j["samples_to_target"] = s.targetSamples;
         }
     }
-    if (!r.digests[static_cast<std::size_t>(mode)].isEmpty())
-        j["params_digest"] = r.digests[static_cast<std::size_t>(mode)].toStdString();
+    if (!r.digests[static_cast<std::size_t>(column)].isEmpty())
+        j["params_digest"] = r.digests[static_cast<std::size_t>(column)].toStdString();
     j["diverged"] = s.diverged;
     j["diverged_at_update"] = s.diverged ? Json(s.divergedAt) : Json();
     Json changes = Json::array();
@@ -344,8 +360,11 @@ Json runJson(int mode, const ModeSeries& series, const SessionRecord& r)
 }
 } // namespace
 
-void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record)
+void saveRunFolder(
+    const QString& folder, const std::array<const ModeSeries*, modeCount>& series, const SessionRecord& record)
 {
+    for (int c = 0; c < modeCount; ++c)
+        (void)columnMode(record.modes, c); // names the column whose mode is not one
     const QFileInfo target(QDir::cleanPath(folder)); // ("run/" is the folder run, not a place inside it)
     if (target.exists() && !(target.isDir() && QDir(folder).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot)))
         throw SgdError("Save run as: '" + folder.toStdString() + "' exists; save into a new or empty folder");
@@ -365,8 +384,7 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
                 QDir(path).removeRecursively();
         }
     } cleanup {staging};
-    const std::array<const ModeSeries*, modeCount> series {&sync, &async};
-    const bool virtualClock = sync.status().virtualClock || async.status().virtualClock;
+    const bool virtualClock = series[LeftColumn]->status().virtualClock || series[RightColumn]->status().virtualClock;
 
     std::string csv = std::string("mode,kind,update,samples,") + (virtualClock ? "virtual_seconds" : "seconds")
         + ",batch_loss,staleness," + (virtualClock ? "virtual_wait_seconds" : "wait_seconds")
@@ -376,7 +394,7 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
         const ModeSeries& s = *series[static_cast<std::size_t>(m)];
         if (!s.status().valid && s.points().empty())
             continue;
-        const std::string name = m == SyncMode ? "sync" : "async";
+        const std::string name = record.modes.names[static_cast<std::size_t>(m)].toStdString();
         for (const LossPoint& p : s.points())
             csv += name + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + cell(p.seconds)
                 + "," + cell(p.loss) + "," + std::to_string(p.staleness) + "," + cell(p.waitSeconds) + ",,,,,\n";
@@ -401,8 +419,13 @@ void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeri
     window["command"] = record.command.toStdString();
     summary["window"] = window;
     // The charts first, summary.json last: a folder with a summary is a whole run folder.
-    const QStringList problems = writeRunCharts(staging,
-        {{&sync, QObject::tr("Sync"), palette::sync(), true}, {&async, QObject::tr("Async"), palette::async(), false}});
+    std::vector<ChartedMode> charted;
+    for (int m = 0; m < modeCount; ++m) {
+        const Mode mode = columnMode(record.modes, m);
+        charted.push_back(
+            {series[static_cast<std::size_t>(m)], modeTitle(mode), palette::mode(mode), isSyncLike(mode)});
+    }
+    const QStringList problems = writeRunCharts(staging, charted);
     if (!problems.isEmpty())
         throw SgdError(problems.join(QStringLiteral("; ")).toStdString());
     writeFileAtomically((std::filesystem::path(dir) / "metrics.csv").string(), csv);

@@ -9,13 +9,15 @@
 
 namespace sgdscope::ui {
 
-/// A finished run's folder (any engine's --out: summary.json and metrics.csv) as the window's values: both
-/// modes' loss points, evaluations, status and worker figures, and notes saying what ran. The timeline is
-/// not in the folder (it is in the run's --trace file, for Perfetto). Throws SgdError naming the file and
-/// what is wrong with it.
+/// A finished run's folder (any engine's --out: summary.json and metrics.csv) as the window's values: its
+/// modes' loss points, evaluations, status and worker figures, one column each, and notes saying what ran. A
+/// folder of two modes fills the columns in its order; of one mode, that mode's column beside sync or async (a
+/// sync-like mode on the left); more modes than the two columns are refused. The timeline is not in the folder
+/// (it is in the run's --trace file, for Perfetto). Throws SgdError naming the file and what is wrong with it.
 struct LoadedRun
 {
     MetricsBatch batch;
+    ColumnModes modes; // the columns' modes (the knobs stay the defaults)
     QString title; // "fashion-mnist, sim (datacenter), 64 workers"
 };
 LoadedRun loadRunFolder(const QString& folder);
@@ -26,6 +28,7 @@ struct SessionRecord
     Json config; // the session's run configuration (summary.json's "config", as headless writes it)
     Json dataset; // summary.json's "dataset": name, train_samples, test_samples, parameters
     QString engine; // "threads", "sim", "mpi"
+    ColumnModes modes; // the columns' modes (summary.json's and metrics.csv's names) and knobs
     int workers = 0;
     int batch = 0; // samples per update
     int accum = 1;
@@ -39,6 +42,7 @@ struct SessionRecord
 /// summary.json says) and the headless run's charts (loss.png, idle.png, staleness.png, comparison.png). The
 /// folder must not exist or be empty: everything is written into a new folder beside it, which then takes its
 /// name, so a failure leaves nothing half-written. Throws SgdError naming the file.
-void saveRunFolder(const QString& folder, const ModeSeries& sync, const ModeSeries& async, const SessionRecord& record);
+void saveRunFolder(
+    const QString& folder, const std::array<const ModeSeries*, modeCount>& columns, const SessionRecord& record);
 
 } // namespace sgdscope::ui

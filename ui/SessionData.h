@@ -14,12 +14,14 @@
 
 namespace sgdscope::ui {
 
-enum ModeIndex
+/// The window's two columns, left and right. Each shows the mode that SessionSettings::modes names for it (sync
+/// and async by default); the values below hold one entry per column.
+enum Column
 {
-    SyncMode = 0,
-    AsyncMode = 1
+    LeftColumn = 0,
+    RightColumn = 1
 };
-inline constexpr int modeCount = 2;
+inline constexpr int modeCount = 2; // modes shown at once: one per column
 
 struct LossPoint
 {
@@ -140,11 +142,32 @@ struct MetricsBatch
                 || status[static_cast<std::size_t>(m)].valid)
                 return false;
         }
-        return notes.isEmpty() && error.isEmpty() && !ready && digests[0].isEmpty() && digests[1].isEmpty();
+        return notes.isEmpty() && error.isEmpty() && !ready && digests[LeftColumn].isEmpty()
+            && digests[RightColumn].isEmpty();
     }
 };
 
-/// What the user set in the control panel.
+/// The modes the two columns show and the knobs of the modes between sync and async (their run options'
+/// defaults; ui/ModeChoice.h reads them by mode).
+struct ColumnModes
+{
+    /// Core's mode names, left column first: "sync", "async", "ssp", "backup", "local-sgd" or "dc-asgd"; the two
+    /// differ.
+    std::array<QString, modeCount> names {QStringLiteral("sync"), QStringLiteral("async")};
+    int sspBound = 3; // ssp: S, --ssp-bound
+    int backupWorkers = 1; // backup: B, --backup-workers
+    int localSteps = 8; // local-sgd: H, --local-steps
+    double dcLambda = 0.04; // dc-asgd: lambda, --dc-lambda
+
+    bool knobsDifferFrom(const ColumnModes& other) const
+    {
+        return sspBound != other.sspBound || backupWorkers != other.backupWorkers || localSteps != other.localSteps
+            || dcLambda != other.dcLambda;
+    }
+    bool operator==(const ColumnModes& other) const { return names == other.names && !knobsDifferFrom(other); }
+};
+
+/// What the user set in the control panel and the columns' headers.
 struct SessionSettings
 {
     QString preset = QStringLiteral("parabola");
@@ -188,27 +211,33 @@ struct SessionSettings
 
     bool external() const { return engine != QStringLiteral("threads"); }
 
+    /// The columns' modes and the knobs of the modes between sync and async. A column's mode needs Reset; the
+    /// knobs apply live (from the next update, push or round).
+    ColumnModes modes;
+
     /// Settings that change how a running session trains from its next update (a live change; the target
     /// only marks the charts).
     bool trainsDifferentlyFrom(const SessionSettings& other) const
     {
         return workers != other.workers || globalBatch() != other.globalBatch() || accum != other.accum
             || learningRate != other.learningRate || slowWorker != other.slowWorker || slowFactor != other.slowFactor
-            || jitter != other.jitter || lockFree != other.lockFree || batchPerWorker != other.batchPerWorker;
+            || jitter != other.jitter || lockFree != other.lockFree || batchPerWorker != other.batchPerWorker
+            || modes.knobsDifferFrom(other.modes);
     }
 
-    /// Settings that cannot change while a run goes on (they need Reset). An MPI job's processes are its
-    /// workers: any change needs a new job.
+    /// Settings that cannot change while a run goes on (they need Reset): the model and data, the seed, the
+    /// engine and the columns' modes. An MPI job's processes are its workers: any change needs a new job.
     bool needsRestartComparedTo(const SessionSettings& other) const
     {
         if (preset != other.preset || seed != other.seed || engine != other.engine || cluster != other.cluster
-            || platformFile != other.platformFile || hostFile != other.hostFile || options != other.options)
+            || platformFile != other.platformFile || hostFile != other.hostFile || options != other.options
+            || modes.names != other.modes.names)
             return true;
         if (engine == QStringLiteral("mpi"))
             return workers != other.workers || batch != other.batch || accum != other.accum
                 || learningRate != other.learningRate || slowWorker != other.slowWorker
                 || slowFactor != other.slowFactor || jitter != other.jitter || lockFree != other.lockFree
-                || batchPerWorker != other.batchPerWorker;
+                || batchPerWorker != other.batchPerWorker || modes.knobsDifferFrom(other.modes);
         return false;
     }
 };

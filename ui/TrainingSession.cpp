@@ -1,5 +1,6 @@
 #include "ui/TrainingSession.h"
 
+#include "ui/ModeChoice.h"
 #include "ui/PointConversion.h"
 #include "ui/SliceObserver.h"
 
@@ -29,7 +30,8 @@ namespace {
 constexpr double sliceSeconds = 0.04; // of each mode's clock, alternating
 constexpr int trainingNice = 10; // the window's thread stays ahead of the workers (weight 1024 against 110)
 
-QString settingsText(const SessionSettings& s)
+/// A marker's text on the charts of a column training `mode`: the settings, and the mode's own knob.
+QString settingsText(const SessionSettings& s, Mode mode)
 {
     QString text = QStringLiteral("P=%1 B=%2 K=%3 lr=%4")
                        .arg(s.workers)
@@ -40,7 +42,29 @@ QString settingsText(const SessionSettings& s)
         text += QStringLiteral(" w%1\u00d7%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 3);
     if (s.jitter > 0)
         text += QStringLiteral(" jitter %1").arg(s.jitter, 0, 'g', 2);
+    if (const QString knob = knobLabel(s.modes, mode); !knob.isEmpty())
+        text += QLatin1Char(' ') + knob;
     return text;
+}
+
+/// The settings of the trainer of `mode`: lock-free applies to async and ssp (dc-asgd compensates under the lock).
+TrainerSettings settingsFor(TrainerSettings t, Mode mode)
+{
+    if (mode == Mode::DcAsgd)
+        t.asyncApply = AsyncApply::Lock;
+    return t;
+}
+
+/// Backup applies the first P - B gradients of each update: B must leave one (the message checkModes gives at
+/// Start, for a live change of the workers or of B).
+void checkBackupWorkers(const TrainerSettings& t, const std::array<std::unique_ptr<Trainer>, modeCount>& trainers)
+{
+    for (const auto& trainer : trainers) {
+        if (trainer->mode() == Mode::Backup && t.backupWorkers >= t.workers)
+            throw SgdError("--backup-workers: " + std::to_string(t.backupWorkers) + " is not allowed with "
+                + std::to_string(t.workers) + (t.workers == 1 ? " worker" : " workers") + "; use 0 to "
+                + std::to_string(std::max(0, t.workers - 1)) + " (each update applies at least one gradient)");
+    }
 }
 
 TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s)
@@ -59,6 +83,11 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     if (s.slowWorker >= 0 && s.slowWorker < s.workers && s.slowFactor > 1.0)
         t.stragglers.push_back({s.slowWorker, s.slowFactor});
     t.jitter = s.jitter;
+    // The modes' knobs (each trainer reads its own mode's).
+    t.sspBound = s.modes.sspBound;
+    t.backupWorkers = s.modes.backupWorkers;
+    t.localSteps = s.modes.localSteps;
+    t.dcLambda = s.modes.dcLambda;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
     // The automatic chunk rule unless --chunk was given, as headless: a window's run and its headless twin
     // give the same bits.
@@ -75,16 +104,16 @@ QStringList notesFor(const TrainerSettings& t, const EngineChoice& engine)
 {
     const ChunkLayout layout(t.batch, chunkSizeFor(t.chunk, t.batch));
     QStringList notes;
-    notes << QStringLiteral(
-        "Sync splits each batch of %1 into %2 chunk%3 of %4 sample%5 (the unit of its exact, fixed-order sum).")
+    notes << QStringLiteral("Team-wide updates split each batch of %1 into %2 chunk%3 of %4 sample%5 (the unit of "
+                            "their exact, fixed-order sum).")
                  .arg(t.batch)
                  .arg(layout.chunkCount)
                  .arg(layout.chunkCount == 1 ? QString() : QStringLiteral("s"))
                  .arg(layout.chunkSize)
                  .arg(layout.chunkSize == 1 ? QString() : QStringLiteral("s"));
     if (t.workers > layout.chunkCount)
-        notes << QStringLiteral("The batch of %1 is too small for %2 workers: in sync, workers beyond %3 have no "
-                                "chunk and idle; in async, workers beyond %1 have no samples.")
+        notes << QStringLiteral("The batch of %1 is too small for %2 workers: in sync-like modes, workers beyond %3 "
+                                "have no chunk and idle; in pushing modes, workers beyond %1 have no samples.")
                      .arg(t.batch)
                      .arg(t.workers)
                      .arg(layout.chunkCount);
@@ -115,6 +144,7 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
 {
     const TrainerSettings settings = trainerSettings(run, pending);
     validateSettings(settings, *run.problem);
+    checkBackupWorkers(settings, trainers);
     if (pending.engine == QStringLiteral("sim") && !pending.platformFile.isEmpty()) {
         // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
         // on a missing route).
@@ -125,11 +155,11 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
     }
     for (int m = 0; m < modeCount; ++m) {
         Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
-        trainer.reconfigure(settings);
+        trainer.reconfigure(settingsFor(settings, trainer.mode()));
         observers[static_cast<std::size_t>(m)]->setSegmentStart(trainer.seconds());
         std::lock_guard lock(shared.mutex);
         shared.staging.markers[static_cast<std::size_t>(m)].push_back(
-            {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending)});
+            {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending, trainer.mode())});
         shared.staging.notes = notesFor(settings, run.engine);
     }
 }
@@ -184,6 +214,15 @@ RunConfig sessionOptionsConfig(const SessionSettings& settings)
         builder.applyOption(name.toStdString(), value.toStdString());
     builder.applyOption("seed", std::to_string(settings.seed));
     builder.applyOption("workers", std::to_string(settings.workers));
+    // The columns' modes and the knobs of those shown, as a headless run of these modes takes them: the same
+    // checks and messages (two different modes; backup's B below the workers, at Start).
+    builder.applyOption("mode",
+        (settings.modes.names[LeftColumn] + QLatin1Char(',') + settings.modes.names[RightColumn]).toStdString());
+    for (int c = 0; c < modeCount; ++c) {
+        const Mode m = columnMode(settings.modes, c);
+        if (const char* knob = knobOption(m))
+            builder.applyOption(knob, knobText(settings.modes, m).toStdString());
+    }
     if (settings.engine == QStringLiteral("sim")) {
         builder.applyOption("engine", "sim");
         if (settings.platformFile.isEmpty())
@@ -203,6 +242,12 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         RunConfig config = sessionConfig(settings);
         if (asHeadless)
             config.accum = settings.accum; // and the micro-batches, as a headless run checks them
+        if (settings.engine == QStringLiteral("mpi") && mpiRunnableColumns(settings).isEmpty())
+            throw SgdError("an MPI job of 1 process runs sync and local-sgd only: "
+                + settings.modes.names[LeftColumn].toStdString() + " and "
+                + settings.modes.names[RightColumn].toStdString()
+                + " need a parameter server and a worker; use 2 processes or more, or pick sync or local-sgd in a "
+                  "column");
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
             const std::string why = checkPlatformFile(
@@ -267,8 +312,9 @@ void runTrainingSession(
         std::array<std::unique_ptr<Trainer>, modeCount> trainers;
         std::array<std::unique_ptr<SliceObserver>, modeCount> observers;
         for (int m = 0; m < modeCount; ++m) {
-            const Mode mode = m == SyncMode ? Mode::Sync : Mode::Async;
-            trainers[static_cast<std::size_t>(m)] = makeTrainer(run.engine, mode, run.problem, initial);
+            const Mode mode = columnMode(settings.modes, m);
+            trainers[static_cast<std::size_t>(m)]
+                = makeTrainer(run.engine, mode, run.problem, settingsFor(initial, mode));
             observers[static_cast<std::size_t>(m)]
                 = std::make_unique<SliceObserver>(m, shared->mutex, shared->staging, shared->stop);
         }
@@ -324,9 +370,9 @@ void runTrainingSession(
                     // A simulated slice: as many updates as take about 40 ms of this machine's time (the modes'
                     // clocks are virtual, so the slice is measured in updates).
                     std::int64_t& updates = simSliceUpdates[static_cast<std::size_t>(m)];
-                    // Async's slice hands pushes out to the workers in turn and drains them at its end: fewer
-                    // pushes than a few per worker would leave most workers without work.
-                    if (m == AsyncMode)
+                    // A pushing mode's slice hands pushes out to the workers in turn and drains them at its end:
+                    // fewer pushes than a few per worker would leave most workers without work.
+                    if (!isSyncLike(trainer.mode()))
                         updates = std::max<std::int64_t>(updates, 4LL * trainer.settings().workers);
                     const auto start = std::chrono::steady_clock::now();
                     trainer.run(RunLimits {updates, std::numeric_limits<double>::infinity()},
@@ -343,7 +389,7 @@ void runTrainingSession(
                 observers[static_cast<std::size_t>(m)]->flush(trainer);
             }
             if (!anyRunning) {
-                // Both modes have stopped (diverged): wait for a reset.
+                // Both columns' modes have stopped (diverged): wait for a reset.
                 shared->finished = true;
                 std::unique_lock lock(shared->mutex);
                 shared->wake.wait_for(lock, std::chrono::milliseconds(100));

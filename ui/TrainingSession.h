@@ -46,8 +46,9 @@ std::shared_ptr<const DataSplit> cachedData(DataCache& cache, const RunConfig& c
 std::shared_ptr<const DataSplit> findCachedData(DataCache& cache, const RunConfig& config);
 
 /// The run configuration a window session trains: the preset, then the session's run options, then the
-/// seed, workers and engine, then the panel's batch and micro-batches. The same ConfigBuilder as headless runs, so the
-/// same checks and messages; throws SgdError naming the option.
+/// seed, workers, the columns' modes (--mode) and their knobs, and the engine, then the panel's batch and
+/// micro-batches. The same ConfigBuilder as headless runs, so the same checks and messages; throws SgdError naming
+/// the option.
 RunConfig sessionConfig(const SessionSettings& settings);
 /// The same without the panel's batch and micro-batches (the preset's stay): what the model and data are.
 RunConfig sessionOptionsConfig(const SessionSettings& settings);
@@ -62,9 +63,9 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
 /// (1,024) or "mpi" (processes started by mpirun).
 int maxWindowWorkers(const QString& engine);
 
-/// The training thread's whole life: loads the data (or takes it from the cache), builds both modes'
-/// trainers, then alternates 40 ms slices of sync and async (each on its own clock, so neither takes cores
-/// from the other) until stopped, applying pending settings between slices and marking each change.
+/// The training thread's whole life: loads the data (or takes it from the cache), builds a trainer for each
+/// column's mode, then alternates 40 ms slices of the two (each on its own clock, so neither takes cores from
+/// the other) until stopped, applying pending settings between slices and marking each change.
 /// Errors end up in the staging buffer as a message. Runs at a lower priority than the GUI thread.
 void runTrainingSession(
     std::shared_ptr<SessionShared> shared, std::shared_ptr<DataCache> cache, SessionSettings settings);

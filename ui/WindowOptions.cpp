@@ -1,9 +1,11 @@
 #include "ui/WindowOptions.h"
 
 #include "ui/Controller.h"
+#include "ui/ModeChoice.h"
 #include "ui/TrainingSession.h"
 
 #include "core/common/Error.h"
+#include "core/engines/mpi/MpiAsyncTrainer.h"
 #include "core/io/Json.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/Options.h"
@@ -33,7 +35,6 @@ std::string windowRefusal(const std::string& name)
         {"eval-every",
             "the window evaluates every epoch or every 200 batches, whichever is more; --eval-every is for "
             "--headless runs"},
-        {"mode", "the window runs sync and async side by side; --mode is for --headless runs"},
     };
     const auto it = refusals.find(name);
     return it == refusals.end() ? std::string() : it->second;
@@ -181,6 +182,27 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     }
     if (names.count("seed"))
         checkWindowRange("seed", static_cast<double>(c.seed));
+    if (names.count("mode")) {
+        // Two columns, one mode each (ConfigBuilder has refused unknown and repeated modes).
+        if (c.modes.size() != modeCount)
+            throw SgdError(lastOrigin["mode"] + ": the window shows two modes side by side, one per column, and "
+                + c.modesText() + " is " + std::to_string(c.modes.size()) + (c.modes.size() == 1 ? " mode" : " modes")
+                + "; give two, e.g. --mode sync,ssp (both is sync,async); one mode alone is a --headless run");
+        for (int col = 0; col < modeCount; ++col)
+            s.modes.names[static_cast<std::size_t>(col)]
+                = QString::fromUtf8(modeName(c.modes[static_cast<std::size_t>(col)]));
+    }
+    // The knobs of the modes shown (ConfigBuilder has refused those of modes not shown).
+    if (names.count("ssp-bound"))
+        checkWindowRange("ssp-bound", static_cast<double>(c.sspBound));
+    if (names.count("local-steps"))
+        checkWindowRange("local-steps", c.localSteps);
+    if (names.count("dc-lambda"))
+        checkWindowRange("dc-lambda", c.dcLambda);
+    s.modes.sspBound = static_cast<int>(c.sspBound);
+    s.modes.backupWorkers = c.backupWorkers;
+    s.modes.localSteps = c.localSteps;
+    s.modes.dcLambda = c.dcLambda;
     if (names.count("jitter"))
         s.jitter = c.jitter;
     if (names.count("async-apply"))
@@ -203,7 +225,8 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     // The rest are the session's run options, in order, paths made absolute (children and copied command
     // lines may run elsewhere).
     static const std::set<std::string> onPanel {"preset", "seed", "engine", "cluster", "platform", "workers", "batch",
-        "batch-per-worker", "accum", "lr", "jitter", "async-apply", "target-accuracy", "target-loss"};
+        "batch-per-worker", "accum", "lr", "jitter", "async-apply", "target-accuracy", "target-loss", "mode",
+        "ssp-bound", "backup-workers", "local-steps", "dc-lambda"};
     for (const Given& g : given) {
         if (onPanel.count(g.name) || g.origin != lastOrigin[g.name] || (g.name == "slow" && slowOnPanel))
             continue;
@@ -233,8 +256,6 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
             args << QStringLiteral("--platform") << s.platformFile;
     } else if (mpi) {
         args << QStringLiteral("--engine") << QStringLiteral("mpi");
-        if (s.workers < 2)
-            args << QStringLiteral("--mode") << QStringLiteral("sync"); // async needs a server and a worker
     }
     if (!mpi)
         args << QStringLiteral("--workers") << QString::number(s.workers); // an MPI job's are its processes
@@ -246,14 +267,38 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
         args << QStringLiteral("--accum") << QString::number(s.accum);
     if (s.learningRate > 0)
         args << QStringLiteral("--lr") << exact(s.learningRate);
-    // An MPI job's async has one worker fewer (the server is rank 0): its straggler must exist in both modes.
-    const int asyncWorkers = mpi && s.workers >= 2 ? s.workers - 1 : s.workers;
-    if (s.slowWorker >= 0 && s.slowFactor > 1.0 && s.slowWorker < asyncWorkers)
+    // The columns' modes (an MPI job of 1 process runs those without a parameter server; with none, it says
+    // why) and the knobs of those modes only (a knob of a mode not run is refused).
+    QList<int> columns {LeftColumn, RightColumn};
+    if (mpi && !mpiRunnableColumns(s).isEmpty())
+        columns = mpiRunnableColumns(s);
+    QStringList modes;
+    for (const int c : columns)
+        modes << s.modes.names[static_cast<std::size_t>(c)];
+    // A mode's workers: an MPI job's modes with a parameter server have one fewer (the server is rank 0), and
+    // the straggler must exist in every mode.
+    int fewestWorkers = s.workers;
+    for (const int c : columns) {
+        if (const auto m = modeNamed(s.modes.names[static_cast<std::size_t>(c)]); m && mpi && s.workers >= 2)
+            fewestWorkers = std::min(fewestWorkers, mpiWorkersFor(*m, s.workers));
+    }
+    if (s.slowWorker >= 0 && s.slowFactor > 1.0 && s.slowWorker < fewestWorkers)
         args << QStringLiteral("--slow") << QStringLiteral("%1:%2").arg(s.slowWorker).arg(exact(s.slowFactor));
     if (s.jitter > 0)
         args << QStringLiteral("--jitter") << exact(s.jitter);
-    if (s.lockFree && s.engine == QStringLiteral("threads"))
+    // Lock-free applies to async and ssp on threads; dc-asgd keeps its lock (the window's too: one run of
+    // both cannot be written as one headless command, which then has the lock).
+    const bool lockFreeMode = modes.contains(QStringLiteral("async")) || modes.contains(QStringLiteral("ssp"));
+    if (s.lockFree && s.engine == QStringLiteral("threads") && lockFreeMode
+        && !modes.contains(QStringLiteral("dc-asgd")))
         args << QStringLiteral("--async-apply") << QStringLiteral("lockfree");
+    if (modes != QStringList {QStringLiteral("sync"), QStringLiteral("async")}) // (both: the default)
+        args << QStringLiteral("--mode") << modes.join(QLatin1Char(','));
+    for (const QString& name : modes) {
+        const auto m = modeNamed(name);
+        if (const char* knob = m ? knobOption(*m) : nullptr)
+            args << QStringLiteral("--") + QString::fromUtf8(knob) << knobText(s.modes, *m);
+    }
     if (syncUpdates > 0)
         args << QStringLiteral("--steps") << QString::number(syncUpdates);
     return args;

@@ -16,8 +16,9 @@ namespace sgdscope::ui {
 /// The window's command line: `sgdscope [run options]` opens the window so set. The options go through the
 /// same option table and ConfigBuilder as a headless run's (so the same checks and messages); those with a
 /// control of their own set it (preset, workers, batch, micro-batches, learning rate, seed, engine, cluster,
-/// slow worker, jitter, async apply, target), the others are kept as the session's run options and shown in
-/// the panel; options that cannot apply to a window (--out, --steps, ...) are refused with the reason.
+/// slow worker, jitter, async apply, target; --mode with exactly two modes, one per column, and their knobs), the
+/// others are kept as the session's run options and shown in the panel; options that cannot apply to a window
+/// (--out, --steps, ...) are refused with the reason.
 /// `configText` is a --config file's text (nullptr: none), named `configName` in messages. Throws SgdError.
 SessionSettings windowSettings(const std::vector<std::pair<std::string, std::string>>& options,
     const std::string* configText = nullptr, const std::string& configName = {});
@@ -32,7 +33,9 @@ void checkSessionOptions(const SessionSettings& settings);
 QString headlessCommand(
     const SessionSettings& settings, std::int64_t syncUpdates, const QString& out, const QString& program);
 
-/// The same as an argument list (without the program; for MPI, mpirun's arguments come first).
+/// The same as an argument list (without the program; for MPI, mpirun's arguments come first). It runs the
+/// columns' modes in column order (--mode, unless sync,async, the default) with the knobs of those modes only;
+/// an MPI job of 1 process runs only the columns' modes that need no parameter server.
 QStringList headlessArguments(const SessionSettings& settings, std::int64_t syncUpdates, const QString& out);
 
 /// An MPI session's job as mpirun's arguments (without "mpirun"): the processes, the host file, `program`, and

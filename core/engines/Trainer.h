@@ -72,7 +72,9 @@ public:
     bool run(const RunLimits& limits, TrainingObserver& observer);
 
     /// Changes workers, batch, accum, chunk, learning rate, momentum, stragglers and jitter from the next
-    /// update on (the data order, parameters and counters carry on; the metrics start a new segment). The
+    /// update on, and the modes' own knobs: ssp's bound and backup's B from the next push or update, local-sgd's
+    /// H from the next round, dc-asgd's lambda from the next push (threads and sim; an MPI job is never
+    /// reconfigured). The data order, parameters and counters carry on; the metrics start a new segment. The
     /// caller checks the values first (validateSettings in run/SettingsCheck.h); this only guards its own
     /// preconditions (SgdError).
     void reconfigure(const TrainerSettings& settings);

@@ -393,6 +393,7 @@ std::vector<OptionSpec> makeTable()
         "async)");
     ssp.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::Ssp); };
     ssp.load = [](const RunConfig& c) { return c.runs(Mode::Ssp) ? Json(c.sspBound) : Json(); };
+    ssp.windowMax = 1000; // the window's box (a large S is async already)
     t.push_back(ssp);
     OptionSpec backup = integer("backup-workers", "B", 0, 4095, &RunConfig::backupWorkers,
         "backup mode: each update applies the gradients of the first P - B workers to finish and drops the rest "
@@ -405,11 +406,13 @@ std::vector<OptionSpec> makeTable()
         "momentum is sync up to rounding)");
     local.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::LocalSgd); };
     local.load = [](const RunConfig& c) { return c.runs(Mode::LocalSgd) ? Json(c.localSteps) : Json(); };
+    local.windowMax = 1024; // the window's box
     t.push_back(local);
     OptionSpec lambda = number("dc-lambda", "L", 0, false, 1e6, false, &RunConfig::dcLambda,
         "dc-asgd mode: the delay compensation's lambda, g + L g*g*(w_now - w_read) (default 0.04; 0 is async)");
     lambda.whyInapplicable = [](const RunConfig& c) { return onlyForMode(c, Mode::DcAsgd); };
     lambda.load = [](const RunConfig& c) { return c.runs(Mode::DcAsgd) ? Json(c.dcLambda) : Json(); };
+    lambda.windowHigh = 10.0; // the window's box (from 0)
     t.push_back(lambda);
     OptionSpec adaptive = base("dc-adaptive", "[on|off]", OptionType::Choice,
         "dc-asgd mode: alone or on gives DC-ASGD-a, lambda / sqrt(mean square of the gradient + 1e-7), a moving "

@@ -33,7 +33,7 @@ inline constexpr NameTable<AsyncLearningRate, 2> asyncLearningRateNames {
     {{"constant", AsyncLearningRate::Constant}, {"staleness", AsyncLearningRate::Staleness}}};
 
 /// Everything a trainer needs besides the problem. The window may change workers, batch, accum, lr,
-/// stragglers and jitter between updates (see Trainer::reconfigure).
+/// stragglers, jitter and the modes' knobs (S, B, H, lambda) between updates (see Trainer::reconfigure).
 struct TrainerSettings
 {
     int workers = 1;

@@ -53,8 +53,16 @@ float LearningRateRule::at(std::int64_t staleness) const
 DelayCompensation::DelayCompensation(double lambda, bool adaptive, std::size_t size)
     : m_lambda(static_cast<float>(lambda))
     , m_adaptive(adaptive)
+    , m_size(size)
     , m_meanSquare(adaptive && lambda != 0.0 ? size : 0, 0.0f)
 {
+}
+
+void DelayCompensation::setLambda(double lambda)
+{
+    m_lambda = static_cast<float>(lambda);
+    if (m_adaptive && m_lambda != 0.0f && m_meanSquare.empty())
+        m_meanSquare.assign(m_size, 0.0f);
 }
 
 double DelayCompensation::compensate(float* g, const float* now, const float* read, std::size_t size)

@@ -70,6 +70,9 @@ class DelayCompensation
 public:
     DelayCompensation(double lambda, bool adaptive, std::size_t size);
     bool active() const { return m_lambda != 0.0f; }
+    /// A new lambda from the next push on (the window's live change; the adaptive mean square carries on, and
+    /// starts at 0 if lambda was 0 until now). Not during compensate(): its owner calls it between runs.
+    void setLambda(double lambda);
     /// Compensates `gradient` in place; returns |compensation| / |gradient| (Euclidean norms; 0 for a zero
     /// gradient).
     double compensate(float* gradient, const float* now, const float* read, std::size_t size);
@@ -80,6 +83,7 @@ public:
 private:
     float m_lambda;
     bool m_adaptive;
+    std::size_t m_size;
     std::vector<float> m_meanSquare;
 };
 

@@ -6,6 +6,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
+#include <QStringList>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -24,7 +25,7 @@ double accuracyOf(const EvalPoint& e, bool test)
 } // namespace
 
 AccuracyChart::AccuracyChart(QList<Curve> curves, QWidget* parent)
-    : ChartPanel(tr("Sync vs async: accuracy against seconds"), QStringLiteral("comparison-accuracy"), parent)
+    : ChartPanel(QString(), QStringLiteral("comparison-accuracy"), parent)
     , m_target(new QLineSeries)
     , m_x(new QValueAxis)
     , m_y(new QValueAxis)
@@ -39,11 +40,8 @@ AccuracyChart::AccuracyChart(QList<Curve> curves, QWidget* parent)
         CurveSeries s;
         s.curve = c;
         s.line = new QLineSeries;
-        s.line->setPen(QPen(c.color, 2));
-        s.line->setName(c.name);
         s.dots = new QScatterSeries;
         s.dots->setMarkerSize(6);
-        s.dots->setColor(c.color.darker(130));
         s.dots->setBorderColor(Qt::white);
         for (QAbstractSeries* series : {static_cast<QAbstractSeries*>(s.line), static_cast<QAbstractSeries*>(s.dots)}) {
             m_chart->addSeries(series);
@@ -53,6 +51,7 @@ AccuracyChart::AccuracyChart(QList<Curve> curves, QWidget* parent)
         for (QLegendMarker* m : m_chart->legend()->markers(s.dots))
             m->setVisible(false);
         m_curves.append(s);
+        setCurve(static_cast<int>(m_curves.size()) - 1, c.color, c.name);
     }
     m_target->setPen(QPen(QColor(0x70, 0x70, 0x70), 1, Qt::DashLine));
     m_target->setName(tr("target"));
@@ -61,9 +60,29 @@ AccuracyChart::AccuracyChart(QList<Curve> curves, QWidget* parent)
     m_target->attachAxis(m_y);
     m_x->setRange(0, 1);
     m_y->setRange(0, 1);
-    setToolTip(tr("Both modes' accuracy at each whole-set evaluation against their own clocks: on the held-out "
-                  "test set where the data set has one, else on the whole training set (see the legend). The "
-                  "dashed line is the target, when one is set."));
+    setToolTip(
+        tr("Both columns' modes' accuracy at each whole-set evaluation against their own clocks: on the held-out "
+           "test set where the data set has one, else on the whole training set (see the legend). The "
+           "dashed line is the target, when one is set."));
+}
+
+void AccuracyChart::setCurve(int curve, const QColor& color, const QString& name)
+{
+    CurveSeries& s = m_curves[curve];
+    s.curve.color = color;
+    s.curve.name = name;
+    s.line->setPen(QPen(color, 2));
+    s.line->setName(name);
+    s.dots->setColor(color.darker(130));
+    m_chart->setTitle(tr("%1: accuracy against seconds").arg(subject())); // until refresh() knows which
+}
+
+QString AccuracyChart::subject() const
+{
+    QStringList names;
+    for (const CurveSeries& s : m_curves)
+        names << s.curve.name;
+    return names.join(tr(" vs "));
 }
 
 void AccuracyChart::refresh()
@@ -92,11 +111,11 @@ void AccuracyChart::refresh()
     for (const CurveSeries& s : m_curves)
         anyEvaluation = anyEvaluation || !s.curve.series->evals().empty();
     if (!anyEvaluation)
-        m_chart->setTitle(tr("Sync vs async: accuracy against seconds"));
+        m_chart->setTitle(tr("%1: accuracy against seconds").arg(subject()));
     else if (!anyAccuracy)
-        m_chart->setTitle(tr("Sync vs async: no accuracy (a regression loss)"));
+        m_chart->setTitle(tr("%1: no accuracy (a regression loss)").arg(subject()));
     else
-        m_chart->setTitle(tr("Sync vs async: %1 accuracy against seconds").arg(what));
+        m_chart->setTitle(tr("%1: %2 accuracy").arg(subject(), what)); // (against seconds: the x axis says so)
     double yMin = 1.0;
     double target = -1.0;
     const int columns = std::max(2, plotColumns());

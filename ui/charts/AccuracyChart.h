@@ -12,7 +12,7 @@ class QValueAxis;
 
 namespace sgdscope::ui {
 
-/// Both modes' accuracy at whole-set evaluations against their own clocks: on the held-out test set where the
+/// The modes' accuracy at whole-set evaluations against their own clocks: on the held-out test set where the
 /// data set has one (fashion-mnist, blobs), else on the whole training set (the title and legend say which),
 /// with the modes' target accuracy (the one in effect, from their status) as a dashed line. Regression runs
 /// have no accuracy; the chart says so. The line is thinned to the plot's width, the dots to maxDots.
@@ -29,6 +29,8 @@ public:
 
     AccuracyChart(QList<Curve> curves, QWidget* parent = nullptr);
 
+    /// Curve i's colour and name (the mode a column shows); the title names the curves ("Sync vs SSP: ...").
+    void setCurve(int curve, const QColor& color, const QString& name);
     void refresh();
     /// The line drawn for curve i after the last refresh (tests).
     QList<QPointF> linePoints(int curve) const;
@@ -43,6 +45,9 @@ private:
         QLineSeries* line = nullptr;
         QScatterSeries* dots = nullptr;
     };
+    /// "Sync vs SSP": the curves' names.
+    QString subject() const;
+
     QList<CurveSeries> m_curves;
     QLineSeries* m_target;
     QValueAxis* m_x;

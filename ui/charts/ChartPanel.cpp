@@ -73,6 +73,16 @@ void ChartPanel::setRoundTicks(QValueAxis* axis, double max)
     axis->setTickInterval(step);
 }
 
+void ChartPanel::setTitle(const QString& title)
+{
+    m_chart->setTitle(title);
+}
+
+QString ChartPanel::title() const
+{
+    return m_chart->title();
+}
+
 int ChartPanel::plotColumns() const
 {
     return std::max(50, static_cast<int>(m_chart->plotArea().width()));

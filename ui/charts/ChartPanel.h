@@ -17,6 +17,10 @@ public:
     ChartPanel(const QString& title, const QString& exportName, QWidget* parent = nullptr);
 
     QString exportName() const override { return m_exportName; }
+    /// A new title and file stem (a column that shows another mode).
+    void setTitle(const QString& title);
+    void setExportName(const QString& name) { m_exportName = name; }
+    QString title() const;
     QImage renderImage(qreal scale) const override;
     QChart* chartItem() const { return m_chart; }
     /// Width of the plot area in pixels: how many columns the data is decimated to.

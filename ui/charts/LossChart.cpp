@@ -65,17 +65,9 @@ LossChart::LossChart(
         CurveSeries s;
         s.curve = c;
         s.raw = new QLineSeries;
-        QColor faint = c.color;
-        faint.setAlpha(70);
-        s.raw->setPen(QPen(faint, 1));
-        s.raw->setName(c.name + tr(" batch loss"));
         s.smooth = new QLineSeries;
-        s.smooth->setPen(QPen(c.color, 2));
-        s.smooth->setName(c.name + tr(" (smoothed)"));
         s.evals = new QScatterSeries;
-        s.evals->setName(c.name + tr(" whole training set"));
         s.evals->setMarkerSize(6);
-        s.evals->setColor(c.color.darker(130));
         s.evals->setBorderColor(Qt::white);
         s.diverged = new QScatterSeries;
         s.diverged->setName(tr("diverged"));
@@ -93,6 +85,7 @@ LossChart::LossChart(
         if (curves.size() > 1)
             hideFromLegend(m_chart, s.evals);
         m_curves.append(s);
+        setCurve(static_cast<int>(m_curves.size()) - 1, c.color, c.name);
     }
     for (int i = 0; i < maxMarkerLines; ++i) {
         auto* line = new QLineSeries;
@@ -105,6 +98,26 @@ LossChart::LossChart(
     }
     m_x->setRange(0, 1);
     m_y->setRange(0.01, 10);
+}
+
+void LossChart::setCurve(int curve, const QColor& color, const QString& name)
+{
+    CurveSeries& s = m_curves[curve];
+    s.curve.color = color;
+    s.curve.name = name;
+    QColor faint = color;
+    faint.setAlpha(70);
+    s.raw->setPen(QPen(faint, 1));
+    s.raw->setName(name + tr(" batch loss"));
+    s.smooth->setPen(QPen(color, 2));
+    s.smooth->setName(name + tr(" (smoothed)"));
+    s.evals->setName(name + (m_showTest ? tr(" test set") : tr(" whole training set")));
+    s.evals->setColor(color.darker(130));
+}
+
+QString LossChart::curveName(int curve) const
+{
+    return m_curves[curve].smooth->name();
 }
 
 void LossChart::setXAxis(XAxisKind kind)

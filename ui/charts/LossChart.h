@@ -33,6 +33,10 @@ public:
     LossChart(const QString& title, const QString& exportName, QList<Curve> curves, XAxisKind xAxis,
         QWidget* parent = nullptr);
 
+    /// Curve i's colour and name (the mode a column shows), its series' legend entries with it.
+    void setCurve(int curve, const QColor& color, const QString& name);
+    /// Curve i's legend name as drawn (its smoothed line's; tests).
+    QString curveName(int curve) const;
     void setXAxis(XAxisKind kind);
     XAxisKind xAxis() const { return m_xAxis; }
     /// Whether the dots show the loss on the held-out test set (where the data set has one) instead of the

@@ -114,6 +114,8 @@ SimAsyncTrainer::~SimAsyncTrainer() = default;
 void SimAsyncTrainer::settingsChanged()
 {
     SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
+    if (mode() == Mode::DcAsgd)
+        m_compensation.setLambda(m_settings.dcLambda); // the server's, from the next slice
     prepareWorkers();
 }
 

@@ -70,6 +70,8 @@ ThreadsAsyncTrainer::~ThreadsAsyncTrainer() = default;
 
 void ThreadsAsyncTrainer::settingsChanged()
 {
+    if (mode() == Mode::DcAsgd)
+        m_compensation.setLambda(m_settings.dcLambda); // (between runs: no push is being applied)
     prepareWorkers();
 }
 

@@ -1,0 +1,50 @@
+#pragma once
+
+// The window's two columns each show a mode (SessionSettings::modes): what the window needs to know of a mode
+// by its name, its family (what its lower charts show) and its knob (S, B, H or lambda), in one place.
+
+#include "ui/SessionData.h"
+
+#include "core/metrics/Events.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace sgdscope::ui {
+
+/// The mode called `name` (core's names: "sync", "async", "ssp", "backup", "local-sgd", "dc-asgd"), if any.
+std::optional<Mode> modeNamed(const QString& name);
+/// The mode of `column`; throws SgdError naming the column's text if it is not a mode.
+Mode columnMode(const ColumnModes& modes, int column);
+/// Every mode's name, in the order the columns' boxes list them.
+QStringList modeNameList();
+
+/// Sync-like modes (sync, backup, local-sgd) train in team-wide updates and show the wait per update; the others
+/// push worker by worker and show staleness (core's isSyncLike).
+bool syncLikeMode(const QString& name);
+
+/// A mode's own run option ("ssp-bound", "backup-workers", "local-steps", "dc-lambda"; nullptr for sync and
+/// async), its symbol ("S", "B", "H", "\u03bb") and its value in `modes`.
+const char* knobOption(Mode m);
+QString knobSymbol(Mode m);
+double knobValue(const ColumnModes& modes, Mode m);
+void setKnobValue(ColumnModes& modes, Mode m, double value);
+/// The value as a run option takes it: "3"; lambda as the shortest text that reads back exactly ("0.04").
+QString knobText(const ColumnModes& modes, Mode m);
+/// "S=3" for the markers and titles; empty for sync and async.
+QString knobLabel(const ColumnModes& modes, Mode m);
+
+/// The most backup workers the session allows: one fewer than backup's workers (an MPI job's backup has a
+/// parameter server and P - 1 workers), at least 0.
+int maxBackupWorkers(const SessionSettings& settings);
+
+/// Whether an MPI job runs `m` on a parameter server and workers (async, ssp, backup, dc-asgd: 2 processes at
+/// least), not on every process (sync, local-sgd).
+bool needsParameterServerOnMpi(Mode m);
+/// The columns an MPI job of the session's processes runs, in column order: all of them, except that a job of 1
+/// process runs only the modes without a parameter server.
+QList<int> mpiRunnableColumns(const SessionSettings& settings);
+
+} // namespace sgdscope::ui
