@@ -61,7 +61,7 @@ ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, s
         s.stalenessCounts.back() += counts[i]; // the tail is folded into the last entry, not dropped
     s.stalenessTailFolded = kept < counts.size();
     s.meanWait = metrics.updateWaits().mean();
-    if (isSyncLike(metrics.mode())) {
+    if (hasUpdateWaits(metrics.mode())) {
         // WaitStats counts ten bins per decade above 1 us: add them up per decade.
         const auto& bins = metrics.updateWaits().counts();
         s.waitDecades.assign(1 + (bins.size() - 2) / WaitStats::binsPerDecade + 1, 0);

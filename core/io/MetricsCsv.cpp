@@ -24,8 +24,8 @@ std::string metricsCsv(const std::vector<std::pair<Mode, const RunRecorder*>>& r
         for (const auto& p : recorder->updates()) {
             out += m + ",update," + std::to_string(p.index) + "," + std::to_string(p.samples) + "," + num(p.seconds)
                 + "," + num(p.batchLoss) + "," + std::to_string(p.staleness) + ","
-                + (isSyncLike(mode) ? num(p.waitSeconds) : "") + "," + (p.worker >= 0 ? std::to_string(p.worker) : "")
-                + ",,,,,\n";
+                + (hasUpdateWaits(mode) ? num(p.waitSeconds) : "") + ","
+                + (p.worker >= 0 ? std::to_string(p.worker) : "") + ",,,,,\n";
         }
         for (const auto& e : recorder->evaluations()) {
             out += m + ",eval," + std::to_string(e.index) + "," + std::to_string(e.samples) + "," + num(e.seconds)

@@ -174,7 +174,7 @@ Json summaryJson(const ModeResult& r)
     staleness["p99"] = m.staleness().percentile(0.99);
     staleness["histogram"] = m.staleness().counts(); // histogram[s] = updates with staleness s
     j["staleness"] = staleness;
-    if (isSyncLike(r.mode))
+    if (hasUpdateWaits(r.mode))
         j["update_wait"] = updateWaitJson(m.updateWaits());
     const RunMetrics::ModeCosts& costs = m.costs();
     if (r.mode == Mode::Backup) {

@@ -39,6 +39,13 @@ inline constexpr bool isSyncLike(Mode m)
 {
     return m == Mode::Sync || m == Mode::Backup || m == Mode::LocalSgd;
 }
+/// The modes whose updates have a wait to show: the sync-like ones (how long the worker that waited longest in an
+/// update waited for the slowest) and ssp (how long the bound held a push's worker back before it started it).
+/// ssp has staleness as well.
+inline constexpr bool hasUpdateWaits(Mode m)
+{
+    return isSyncLike(m) || m == Mode::Ssp;
+}
 
 /// What a worker was doing during a span of time. The wait kinds are its idle time; compute and the
 /// injected straggler delay are its busy time.
@@ -113,6 +120,8 @@ struct UpdateEvent
     double modelSpread = -1.0; // local-sgd: the models' mean distance from their average before it (< 0: none)
     // ssp: its worker's clock (pushes applied) minus the slowest's as it started (< 0: none)
     std::int64_t clockLead = -1;
+    // ssp: how long the bound held its worker back before it started this push, seconds (< 0: none)
+    double boundWait = -1.0;
 };
 
 /// What RunMetrics derives for one update, handed to observers with the event.

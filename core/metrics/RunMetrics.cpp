@@ -102,6 +102,10 @@ UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
         return f;
     }
     m_staleness.add(f.staleness, u.worker);
+    if (u.boundWait >= 0) {
+        f.waitSeconds = u.boundWait;
+        m_waits.add(f.waitSeconds);
+    }
     if (u.worker >= 0) {
         const auto w = static_cast<std::size_t>(u.worker);
         if (m_workers.size() <= w)

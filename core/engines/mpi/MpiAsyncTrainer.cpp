@@ -56,6 +56,7 @@ MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, Trainer
     m_velocity.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
     m_pushes.assign(static_cast<std::size_t>(m_workers), 0);
     m_clockLead.assign(static_cast<std::size_t>(m_workers), -1);
+    m_boundWait.assign(static_cast<std::size_t>(m_workers), -1.0);
     m_heldAt.assign(static_cast<std::size_t>(m_workers), -1.0);
     if (m_compensation.active())
         m_sent.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
@@ -103,12 +104,15 @@ bool MpiAsyncTrainer::answer(int w, bool push, int releasedBy)
     out.put(MpiContext::now());
     out.put(m_heldAt[me]);
     out.put(static_cast<std::int32_t>(releasedBy == w ? -1 : releasedBy));
+    const double heldAt = m_heldAt[me];
     m_heldAt[me] = -1.0;
     if (count > 0) {
         out.putFloats(m_params.data(), m_params.size());
         m_claimedSamples += count;
         --m_pushesLeft;
         m_clockLead[me] = m_ssp.lead(w);
+        if (mode() == Mode::Ssp)
+            m_boundWait[me] = heldAt >= 0 ? MpiContext::now() - heldAt : 0.0;
         if (m_compensation.active())
             std::copy(m_params.begin(), m_params.end(), m_sent[me].begin());
     }
@@ -182,6 +186,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.batchLoss = loss;
         event.applied = std::isfinite(loss);
         event.clockLead = m_clockLead[static_cast<std::size_t>(w)];
+        event.boundWait = m_boundWait[static_cast<std::size_t>(w)];
         if (event.applied) {
             if (m_compensation.active())
                 event.compensation = m_compensation.compensate(

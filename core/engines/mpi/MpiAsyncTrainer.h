@@ -60,6 +60,7 @@ private:
     std::vector<std::int64_t> m_pushes; // per worker: its pushes applied (its ssp clock)
     std::vector<std::int64_t> m_clockLead; // per worker: ssp's lead of its push in flight (-1: none)
     std::vector<double> m_heldAt; // per worker: since when ssp holds its answer (< 0: not held)
+    std::vector<double> m_boundWait; // per worker: ssp's hold before its push in flight, seconds (< 0: none)
     SspGate m_ssp;
     DelayCompensation m_compensation; // dc-asgd
     std::vector<ParamVector> m_sent; // dc-asgd: per worker, the parameters it was sent for its push in flight

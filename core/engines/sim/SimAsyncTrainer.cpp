@@ -54,6 +54,7 @@ struct SimAsyncTrainer::WorkerState
     std::vector<double> chunkLoss;
     double loss = 0.0;
     std::int64_t clockLead = -1; // ssp: of the push in flight
+    double boundWait = -1.0; // ssp: how long the bound held it before the push in flight (virtual seconds)
 };
 
 struct SimAsyncTrainer::Slice
@@ -86,6 +87,7 @@ struct SimAsyncTrainer::Slice
         double learningRate = 0.0;
         double compensation = -1.0;
         std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
+        double boundWait = -1.0; // ssp: how long the bound held its worker before it started it
     };
     std::vector<Push> pushes; // in apply order
     std::vector<std::vector<Span>> spans; // per worker
@@ -202,6 +204,8 @@ bool SimAsyncTrainer::answer(Slice& slice, int w, int releasedBy)
         return false;
     }
     const bool assigned = assignPush(slice, w);
+    if (assigned && bounded)
+        m_workers[me]->boundWait = slice.heldFrom[me] >= 0 ? SimWorld::clock() - slice.heldFrom[me] : 0.0;
     slice.releasedBy[me] = releasedBy;
     slice.answered[me] = SimWorld::clock();
     slice.wake[me]->release();
@@ -326,6 +330,7 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.learningRate = p.learningRate;
         event.compensation = p.compensation;
         event.clockLead = p.clockLead;
+        event.boundWait = p.boundWait;
         event.worker = p.worker;
         event.versionRead = p.versionRead;
         event.versionApplied = p.versionApplied;
@@ -423,6 +428,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                     computePending(slice); // the math, for real, for every gradient in flight
                 Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
                 push.clockLead = s.clockLead;
+                push.boundWait = s.boundWait;
                 if (push.applied) {
                     SimWorld::compute(applyFlops);
                     if (m_compensation.active())

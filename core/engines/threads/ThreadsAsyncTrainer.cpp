@@ -52,6 +52,7 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
     std::int64_t pushes = 0; // all pushes so far
     std::atomic<std::int64_t> clock {0}; // ssp: its pushes applied (read by the others)
     std::int64_t clockLead = -1; // ssp: of the push it is making
+    double boundWait = -1.0; // ssp: how long the bound held it before the push it is making
 };
 
 ThreadsAsyncTrainer::ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
@@ -126,6 +127,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     r.worker = worker;
     r.samples = count;
     r.clockLead = s.clockLead;
+    r.boundWait = s.boundWait;
     // The batch's indices are part of the read (a new epoch's order is made once, under the data order's
     // lock, which another worker may wait for).
     const Clock::time_point fetchStart = Clock::now();
@@ -342,8 +344,12 @@ bool ThreadsAsyncTrainer::waitWithinBound(int worker, WorkerState& s, Clock::tim
         }
         m_clockEvents.wait(events, std::memory_order_acquire);
     }
-    if (waitedFor >= 0)
-        s.spans.push_back({SpanKind::WaitBarrier, waitStart, Clock::now(), 0, waitedFor == worker ? -1 : waitedFor});
+    s.boundWait = 0.0;
+    if (waitedFor >= 0) {
+        const Clock::time_point released = Clock::now();
+        s.spans.push_back({SpanKind::WaitBarrier, waitStart, released, 0, waitedFor == worker ? -1 : waitedFor});
+        s.boundWait = std::chrono::duration<double>(released - waitStart).count();
+    }
     return true;
 }
 
@@ -427,6 +433,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
         event.learningRate = r->learningRate;
         event.compensation = r->compensation;
         event.clockLead = r->clockLead;
+        event.boundWait = r->boundWait;
         event.versionRead = r->versionRead;
         event.versionApplied = r->versionApplied;
         event.samples = r->samples;

@@ -70,6 +70,7 @@ private:
         double learningRate = 0.0; // applied with
         double compensation = -1.0; // dc-asgd: |term| / |gradient|
         std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
+        double boundWait = -1.0; // ssp: how long the bound held its worker before it started it
         int samples = 0;
         int worker = 0;
         Clock::time_point applied; // its write completed
