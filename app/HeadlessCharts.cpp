@@ -55,8 +55,8 @@ ChartWriter headlessChartWriter()
             series.push_back(std::make_unique<ui::ModeSeries>());
             fill(*series.back(), *r);
             const QString label = ui::modeTitle(r->result.mode);
-            modes.push_back(
-                {series.back().get(), label, ui::palette::mode(r->result.mode), isSyncLike(r->result.mode)});
+            modes.push_back({series.back().get(), label, ui::palette::mode(r->result.mode), isSyncLike(r->result.mode),
+                r->result.mode == Mode::Ssp});
         }
         const QStringList problems = ui::writeRunCharts(QString::fromStdString(folder), modes);
         if (!problems.isEmpty())

@@ -93,25 +93,37 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
                 dir.filePath(QStringLiteral("idle.png"))));
     }
     {
-        // Each mode's price: a sync-like mode's wait per update, an async-like one's staleness; each as a
-        // histogram and over time.
+        // Each mode's price: a sync-like mode's wait per update, an async-like one's staleness, and ssp's both
+        // (staleness, and how long its bound held each push); each as a histogram and over time.
         QList<QWidget*> panels;
         QList<std::function<void()>> fill;
+        const auto addWaits = [&](const ChartedMode& m, bool perPush) {
+            const ModeSeries* series = m.series;
+            auto* histogram = new HistogramChart(
+                (perPush ? QObject::tr("%1 wait at its bound") : QObject::tr("%1 wait per update")).arg(m.name),
+                QString(), m.color,
+                perPush ? QObject::tr("held before a push (seconds, by decade)")
+                        : QObject::tr("longest wait in an update (seconds, by decade)"),
+                perPush ? QObject::tr("pushes") : QObject::tr("updates"));
+            auto* trend = new TrendChart(
+                (perPush ? QObject::tr("%1 mean wait at its bound") : QObject::tr("%1 mean wait per update"))
+                    .arg(m.name),
+                QString(), series, TrendValue::WaitSeconds, m.color);
+            if (perPush)
+                trend->setMeanName(QObject::tr("mean wait at the bound per push"));
+            panels << histogram << trend;
+            fill << [histogram, trend, series] {
+                const auto [labels, counts] = waitBars(series->status().waitDecades);
+                histogram->setBins(labels, counts);
+                trend->refresh();
+            };
+        };
         for (const ChartedMode& m : modes) {
             if (!m.series->status().valid)
                 continue;
             const ModeSeries* series = m.series;
             if (m.syncLike) {
-                auto* histogram = new HistogramChart(QObject::tr("%1 wait per update").arg(m.name), QString(), m.color,
-                    QObject::tr("longest wait in an update (seconds, by decade)"), QObject::tr("updates"));
-                auto* trend = new TrendChart(QObject::tr("%1 mean wait per update").arg(m.name), QString(), series,
-                    TrendValue::WaitSeconds, m.color);
-                panels << histogram << trend;
-                fill << [histogram, trend, series] {
-                    const auto [labels, counts] = waitBars(series->status().waitDecades);
-                    histogram->setBins(labels, counts);
-                    trend->refresh();
-                };
+                addWaits(m, false);
             } else {
                 auto* histogram = new HistogramChart(QObject::tr("%1 staleness").arg(m.name), QString(), m.color,
                     QObject::tr("staleness (updates)"), QObject::tr("pushes"));
@@ -124,6 +136,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
                     histogram->setBins(labels, counts);
                     trend->refresh(std::max(1, static_cast<int>(series->status().workers.size())) - 1);
                 };
+                if (m.boundWaits)
+                    addWaits(m, true);
             }
         }
         if (!panels.isEmpty())

@@ -22,6 +22,7 @@ struct ChartedMode
     QString name; // "Sync", "Backup", ...
     QColor color;
     bool syncLike = true;
+    bool boundWaits = false; // ssp: its pushes' waits at the bound, beside its staleness
 };
 QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>& modes);
 

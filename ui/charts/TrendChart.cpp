@@ -9,6 +9,11 @@
 
 namespace sgdscope::ui {
 
+void TrendChart::setMeanName(const QString& name)
+{
+    m_mean->setName(name);
+}
+
 TrendChart::TrendChart(const QString& title, const QString& exportName, const ModeSeries* series, TrendValue value,
     const QColor& color, QWidget* parent)
     : ChartPanel(title, exportName, parent)

@@ -16,6 +16,8 @@ class TrendChart : public ChartPanel
 public:
     TrendChart(const QString& title, const QString& exportName, const ModeSeries* series, TrendValue value,
         const QColor& color, QWidget* parent = nullptr);
+    /// The mean's name in the legend (by default "mean staleness" or "mean wait per update").
+    void setMeanName(const QString& name);
     /// `reference`: a horizontal line at this value (< 0: none).
     void refresh(double reference = -1.0);
 
