@@ -828,6 +828,99 @@ private slots:
             qPrintable(three));
     }
 
+    // `--async-lr staleness` on the window's command line sets the panel's push learning rate (not a plain run
+    // option), Copy command line carries it, and a running ssp column applies each push with lr / max(1, s): its
+    // mean applied rate is what the staleness histogram (every push) predicts, which is below lr as soon as a push
+    // is 2 or more stale (the constant rule gives lr exactly). Set back to constant while running, every later push
+    // has lr: the mean moves as that predicts.
+    void pushLearningRateFromTheCommandLineAppliesLive()
+    {
+        const SessionSettings s = windowSettings(
+            {{"async-lr", "staleness"}, {"mode", "sync,ssp"}, {"workers", "2"}, {"slow", "1:8"}, {"ssp-bound", "50"}});
+        QVERIFY(s.stalenessLearningRate);
+        QVERIFY(s.option(QStringLiteral("async-lr")).isEmpty()); // the control's, not a run option
+        const QString args = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
+        QVERIFY2(args.contains(QStringLiteral("--async-lr staleness")), qPrintable(args));
+        QCOMPARE(headlessConfig(s, 10).asyncLr, AsyncLearningRate::Staleness);
+        // Without a pushing mode it has nothing to divide: refused on the command line, left out of the command.
+        QVERIFY(refusalOf({{"async-lr", "staleness"}, {"mode", "sync,backup"}})
+                    .contains(QStringLiteral("applies to modes that push one by one")));
+        SessionSettings teamOnly = s;
+        teamOnly.modes.names = {QStringLiteral("sync"), QStringLiteral("backup")};
+        QVERIFY(!headlessArguments(teamOnly, 0, QStringLiteral("out")).contains(QStringLiteral("--async-lr")));
+
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        QComboBox* pushLr = w.panel()->pushLearningRateBox();
+        QCOMPARE(pushLr->currentIndex(), 1);
+        QVERIFY(pushLr->isEnabled());
+        QVERIFY(w.panel()->settings().stalenessLearningRate);
+        const double lr = static_cast<double>(static_cast<float>(w.panel()->settings().learningRate)); // as applied
+        // Sums over the column's staleness histogram: pushes, pushes 2 or more stale, and lr / max(1, s).
+        struct Pushes
+        {
+            std::int64_t all = 0;
+            std::int64_t stale = 0;
+            double divided = 0.0;
+        };
+        auto pushesOf = [lr](const ModeStatus& st) {
+            Pushes p;
+            for (std::size_t k = 0; k < st.stalenessCounts.size(); ++k) {
+                p.all += st.stalenessCounts[k];
+                p.stale += k >= 2 ? st.stalenessCounts[k] : 0;
+                p.divided += static_cast<double>(st.stalenessCounts[k]) * lr
+                    / static_cast<double>(std::max<std::size_t>(1, k));
+            }
+            return p;
+        };
+        constexpr double rounding = 1e-6; // relative: each push's rate is a float
+        w.controller()->start();
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            pushesOf(w.series(RightColumn).status()).stale >= 5, qPrintable(w.lastError()), 60000);
+        const ModeStatus stale = w.series(RightColumn).status();
+        const Pushes p0 = pushesOf(stale);
+        QVERIFY(!stale.stalenessTailFolded && !stale.diverged);
+        const double predicted = p0.divided / static_cast<double>(p0.all);
+        QVERIFY2(lr - predicted > 20 * rounding * lr, qPrintable(QStringLiteral("%1 of %2").arg(predicted).arg(lr)));
+        QVERIFY2(std::abs(stale.meanLearningRate - predicted) < rounding * lr,
+            qPrintable(QStringLiteral("mean lr %1, lr / max(1, s) over the pushes %2 (lr %3)")
+                           .arg(stale.meanLearningRate)
+                           .arg(predicted)
+                           .arg(lr)));
+        QVERIFY(w.statusLabel(RightColumn)->text().contains(QStringLiteral("mean lr")));
+
+        // Constant again, live: a change the session marks, and from then on every push has lr.
+        pushLr->setCurrentIndex(0);
+        QVERIFY(!w.controller()->runningSettings().stalenessLearningRate);
+        QCOMPARE(w.controller()->state(), Controller::State::Running);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(RightColumn).markers().empty(), 10000);
+        QVERIFY(!w.series(RightColumn).markers().back().text.contains(QStringLiteral("/staleness")));
+        const ModeStatus before = w.series(RightColumn).status(); // after the change: later pushes have lr
+        const Pushes p1 = pushesOf(before);
+        QTRY_VERIFY_WITH_TIMEOUT(pushesOf(w.series(RightColumn).status()).stale >= p1.stale + 5, 60000);
+        const ModeStatus after = w.series(RightColumn).status();
+        const Pushes p2 = pushesOf(after);
+        QVERIFY(!after.stalenessTailFolded && !after.diverged);
+        const double constant
+            = (before.meanLearningRate * static_cast<double>(p1.all) + lr * static_cast<double>(p2.all - p1.all))
+            / static_cast<double>(p2.all);
+        const double divided = (before.meanLearningRate * static_cast<double>(p1.all) + p2.divided - p1.divided)
+            / static_cast<double>(p2.all);
+        QVERIFY(constant - divided > 20 * rounding * lr); // the two rules differ over these pushes
+        QVERIFY2(std::abs(after.meanLearningRate - constant) < rounding * lr,
+            qPrintable(QStringLiteral("mean lr %1; constant from the change gives %2, lr / max(1, s) %3")
+                           .arg(after.meanLearningRate)
+                           .arg(constant)
+                           .arg(divided)));
+        w.controller()->reset();
+        // The columns without a pushing mode leave it nothing to do.
+        emit w.column(RightColumn)
+            ->modeBox()
+            ->activated(w.column(RightColumn)->modeBox()->findData(QStringLiteral("backup")));
+        QVERIFY(!pushLr->isEnabled());
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
 private:
     QTemporaryDir m_dir;
 };

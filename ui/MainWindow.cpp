@@ -703,6 +703,10 @@ void MainWindow::updateStatus()
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
         text += syncLike ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
                          : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
+        if (!syncLike && s.meanLearningRate > 0
+            && (m_controller->startedSettings().stalenessLearningRate
+                || m_controller->runningSettings().stalenessLearningRate))
+            text += tr(" \u00b7 mean lr %1").arg(s.meanLearningRate, 0, 'g', 3); // as applied: lr / staleness
         if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
             text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")
                                           .arg(s.targetSeconds, 0, 'f', 2)
@@ -786,6 +790,7 @@ void MainWindow::restoreSettings()
     s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
+    s.stalenessLearningRate = settings.value(QStringLiteral("stalenessLearningRate"), false).toBool();
     s.batchPerWorker = settings.value(QStringLiteral("batchPerWorker"), false).toBool();
     s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
     s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
@@ -820,6 +825,7 @@ void MainWindow::saveSettings() const
     settings.setValue(QStringLiteral("jitter"), s.jitter);
     settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
+    settings.setValue(QStringLiteral("stalenessLearningRate"), s.stalenessLearningRate);
     settings.setValue(QStringLiteral("batchPerWorker"), s.batchPerWorker);
     settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
     settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);

@@ -35,6 +35,8 @@ public:
     LossChart* comparison(int which) const { return which == 0 ? m_compareSamples : m_compareSeconds; }
     AccuracyChart* accuracyChart() const { return m_compareAccuracy; }
     QString lastError() const { return m_lastError; }
+    /// A column's figures in the status bar.
+    QLabel* statusLabel(int mode) const { return m_statusLabels[static_cast<std::size_t>(mode)]; }
 
     /// Writes every chart as a PNG (twice the device pixel ratio) into `folder`, plus window.png of the
     /// whole window; each file atomically. Returns the problems (empty on success).

@@ -42,6 +42,8 @@ QString settingsText(const SessionSettings& s, Mode mode)
         text += QStringLiteral(" w%1\u00d7%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 3);
     if (s.jitter > 0)
         text += QStringLiteral(" jitter %1").arg(s.jitter, 0, 'g', 2);
+    if (s.stalenessLearningRate && !isSyncLike(mode))
+        text += QStringLiteral("/staleness");
     if (const QString knob = knobLabel(s.modes, mode); !knob.isEmpty())
         text += QLatin1Char(' ') + knob;
     return text;
@@ -89,6 +91,8 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     t.localSteps = s.modes.localSteps;
     t.dcLambda = s.modes.dcLambda;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
+    // Read per push (threads) or per slice (the simulated parameter server): live from the next one.
+    t.asyncLearningRate = s.stalenessLearningRate ? AsyncLearningRate::Staleness : AsyncLearningRate::Constant;
     // The automatic chunk rule unless --chunk was given, as headless: a window's run and its headless twin
     // give the same bits.
     t.chunk = run.config.chunk > 0 ? std::min(run.config.chunk, t.batch) : 0;
