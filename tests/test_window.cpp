@@ -170,6 +170,26 @@ private slots:
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 blobs \u00b7 256 workers \u00b7 simulated wan"));
     }
 
+    // The first look draws the initial parameters on at most the threads engine's 256 workers: a simulated backup
+    // of 512 workers with B = 300, which headless runs, is not refused as 300 of 256.
+    void firstLookTakesASimulatedBackupBeyondTheThreadsWorkers()
+    {
+        const SessionSettings s = windowSettings({{"engine", "sim"}, {"workers", "512"}, {"mode", "sync,backup"},
+            {"backup-workers", "300"}, {"batch", "1024"}, {"preset", "blobs"}});
+        QCOMPARE(s.modes.backupWorkers, 300);
+        QCOMPARE(headlessConfig(s, 10).backupWorkers, 300); // what headless takes
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        QCOMPARE(w.panel()->settings().modes.backupWorkers, 300);
+        QCOMPARE(w.column(RightColumn)->knobBox()->value(), 300);
+        // B must still leave one gradient of the 512.
+        SessionSettings all = s;
+        all.modes.backupWorkers = 512;
+        const MetricsBatch refused = previewSession(std::make_shared<DataCache>(), all, true);
+        QVERIFY2(
+            refused.error.contains(QStringLiteral("512 is not allowed with 512 workers")), qPrintable(refused.error));
+    }
+
     void configFileAsOnTheCommandLine()
     {
         SKIP_IF_FORK_UNDER_TSAN();
