@@ -941,6 +941,57 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
+    // Knobs restored from QSettings are what their boxes offer (a stored lambda of -1 showed 0.000 and Start
+    // failed); lambda's box shows a small lambda as it is; an MPI job's B beyond its backup's workers is refused on
+    // the command line, and a B the panel cuts (fewer processes) is said in the column.
+    void knobsAreWhatTheirBoxesShow()
+    {
+        {
+            QSettings stored;
+            stored.setValue(QStringLiteral("modes"), QStringList {QStringLiteral("ssp"), QStringLiteral("dc-asgd")});
+            stored.setValue(QStringLiteral("sspBound"), 5000);
+            stored.setValue(QStringLiteral("backupWorkers"), -3);
+            stored.setValue(QStringLiteral("localSteps"), 0);
+            stored.setValue(QStringLiteral("dcLambda"), -1.0);
+        }
+        {
+            MainWindow restored;
+            const ColumnModes modes = restored.panel()->settings().modes;
+            QCOMPARE(modes.sspBound, 1000);
+            QCOMPARE(modes.backupWorkers, 0);
+            QCOMPARE(modes.localSteps, 1);
+            QCOMPARE(modes.dcLambda, 0.0);
+            QCOMPARE(restored.column(LeftColumn)->knobBox()->value(), 1000);
+            QCOMPARE(restored.column(RightColumn)->lambdaBox()->value(), 0.0);
+        }
+        QSettings().clear();
+
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"mode", "sync,dc-asgd"}, {"dc-lambda", "0.0004"}})), QString());
+        QCOMPARE(w.column(RightColumn)->lambdaBox()->value(), 0.0004);
+        QCOMPARE(w.column(RightColumn)->lambdaBox()->text(), QStringLiteral("0.0004"));
+        QCOMPARE(w.panel()->settings().modes.dcLambda, 0.0004);
+        w.column(RightColumn)->lambdaBox()->setValue(0.04);
+        QCOMPARE(w.column(RightColumn)->lambdaBox()->text(), QStringLiteral("0.04"));
+
+        // MPI: backup has a parameter server and P - 1 workers, so B = 3 of 4 processes applies nothing.
+        const QString refused = w.applySettings(
+            windowSettings({{"engine", "mpi"}, {"workers", "4"}, {"mode", "sync,backup"}, {"backup-workers", "3"}}));
+        QVERIFY2(refused.contains(QStringLiteral("--backup-workers: 3 is not allowed in an MPI job of 4 processes")),
+            qPrintable(refused));
+        QCOMPARE(w.applySettings(windowSettings(
+                     {{"engine", "mpi"}, {"workers", "4"}, {"mode", "sync,backup"}, {"backup-workers", "2"}})),
+            QString());
+        QCOMPARE(w.panel()->settings().modes.backupWorkers, 2);
+        QVERIFY(w.column(RightColumn)->noteLabel()->isHidden());
+        w.panel()->workersSlider()->setValue(3); // 3 processes: backup on 2 workers, B at most 1
+        QCOMPARE(w.panel()->settings().modes.backupWorkers, 1);
+        QVERIFY(!w.column(RightColumn)->noteLabel()->isHidden());
+        QVERIFY2(w.column(RightColumn)->noteLabel()->text().startsWith(QStringLiteral("B = 2 is cut to 1: an MPI job")),
+            qPrintable(w.column(RightColumn)->noteLabel()->text()));
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
 private:
     QTemporaryDir m_dir;
 };

@@ -32,6 +32,8 @@ public:
     /// The columns' modes and knobs, chosen in the columns' headers (ModeColumn): kept here with the rest of
     /// the session's settings, and sent with them (settingsChanged).
     void setColumnModes(const ColumnModes& modes);
+    /// The columns' modes and knobs as chosen; settings() cuts backup's B to what the workers allow.
+    const ColumnModes& chosenModes() const { return m_modes; }
     /// The panel's line of run options without a control of their own (empty if none).
     QString optionsText() const;
     /// The model and data line under the preset box.

@@ -290,10 +290,20 @@ void MainWindow::updateColumns()
         const bool other = s.modes.names[c] != shown.names[c];
         const auto showing = modeNamed(shown.names[c]);
         const QString showingTitle = showing ? modeTitle(*showing) : shown.names[c];
-        column->setChoice(s.modes, maxBackupWorkers(s),
-            !other        ? QString()
-                : viewing ? tr("for the next run (the folder's %1 shown)").arg(showingTitle)
-                          : tr("applies on Reset (%1 runs until then)").arg(showingTitle));
+        QString note = !other ? QString()
+            : viewing         ? tr("for the next run (the folder's %1 shown)").arg(showingTitle)
+                              : tr("applies on Reset (%1 runs until then)").arg(showingTitle);
+        // Backup's B cut to what the workers allow (fewer workers; an MPI job's backup has P - 1): said, not silent.
+        const int chosenB = m_panel->chosenModes().backupWorkers;
+        if (note.isEmpty() && s.modes.names[c] == QStringLiteral("backup") && chosenB > s.modes.backupWorkers)
+            note = s.engine == QStringLiteral("mpi")
+                ? tr("B = %1 is cut to %2: an MPI job of %3 processes runs backup on a parameter server and %4 workers")
+                      .arg(chosenB)
+                      .arg(s.modes.backupWorkers)
+                      .arg(s.workers)
+                      .arg(s.modes.backupWorkers + 1)
+                : tr("B = %1 is cut to %2: %3 workers").arg(chosenB).arg(s.modes.backupWorkers).arg(s.workers);
+        column->setChoice(s.modes, maxBackupWorkers(s), note);
         if (column->shownMode() != shown.names[c]) {
             column->showMode(shown.names[c]);
             column->setXAxis(m_panel->xAxis());
@@ -807,6 +817,8 @@ void MainWindow::restoreSettings()
     s.modes.backupWorkers = settings.value(QStringLiteral("backupWorkers"), defaults.backupWorkers).toInt();
     s.modes.localSteps = settings.value(QStringLiteral("localSteps"), defaults.localSteps).toInt();
     s.modes.dcLambda = settings.value(QStringLiteral("dcLambda"), defaults.dcLambda).value<double>();
+    // What the knobs' boxes offer (a stored lambda of -1 would show 0.000 and fail at Start).
+    s.modes = knobsInWindowRange(s.modes);
     m_panel->setSettings(s);
 }
 

@@ -42,6 +42,27 @@ QString description(Mode m)
     return {};
 }
 
+/// Lambda's box: as many decimals as a small lambda needs (--dc-lambda 0.0004), shown without trailing zeros.
+class LambdaBox : public QDoubleSpinBox
+{
+public:
+    using QDoubleSpinBox::QDoubleSpinBox;
+
+protected:
+    QString textFromValue(double value) const override
+    {
+        QString text = locale().toString(value, 'f', decimals());
+        const QChar point = locale().decimalPoint().front();
+        if (text.contains(point)) {
+            while (text.endsWith(QLatin1Char('0')))
+                text.chop(1);
+            if (text.endsWith(point))
+                text.chop(1);
+        }
+        return text;
+    }
+};
+
 /// When a knob's change takes effect.
 QString knobWhen(Mode m)
 {
@@ -74,9 +95,9 @@ ModeColumn::ModeColumn(int column, const ModeSeries* series, QWidget* parent)
     m_knobLabel = new QLabel;
     m_knob = new QSpinBox;
     m_knob->setKeyboardTracking(false); // a typed number is one change, not one per digit
-    m_lambda = new QDoubleSpinBox;
+    m_lambda = new LambdaBox;
     m_lambda->setKeyboardTracking(false);
-    m_lambda->setDecimals(3);
+    m_lambda->setDecimals(6); // (the box rounds its value to them)
     m_lambda->setSingleStep(0.01);
     const auto [lambdaLow, lambdaHigh] = Controller::windowRange("dc-lambda");
     m_lambda->setRange(lambdaLow, lambdaHigh);

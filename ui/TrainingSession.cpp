@@ -252,6 +252,18 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
                 + settings.modes.names[RightColumn].toStdString()
                 + " need a parameter server and a worker; use 2 processes or more, or pick sync or local-sgd in a "
                   "column");
+        if (settings.engine == QStringLiteral("mpi") && mpiRunnableColumns(settings).size() == modeCount
+            && settings.modes.backupWorkers > maxBackupWorkers(settings)
+            && (settings.modes.names[LeftColumn] == QStringLiteral("backup")
+                || settings.modes.names[RightColumn] == QStringLiteral("backup"))) {
+            // Headless refuses it in the job: said now, not cut to what the job allows.
+            const int workers = maxBackupWorkers(settings) + 1;
+            throw SgdError("--backup-workers: " + std::to_string(settings.modes.backupWorkers)
+                + " is not allowed in an MPI job of " + std::to_string(settings.workers)
+                + " processes, whose backup runs on a parameter server and " + std::to_string(workers)
+                + (workers == 1 ? " worker" : " workers") + "; use 0 to " + std::to_string(workers - 1)
+                + " (each update applies at least one gradient)");
+        }
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
             const std::string why = checkPlatformFile(
