@@ -992,6 +992,32 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
+    // Charts exported from sync | async and then from ssp | backup into one folder keep both pairs' files: the
+    // comparisons and the window are named after the modes (window.png stays sync | async's).
+    void exportsOfTwoPairsShareAFolder()
+    {
+        MainWindow w;
+        w.resize(1000, 700);
+        QTemporaryDir dir;
+        QVERIFY(w.exportCharts(dir.path()).isEmpty());
+        const auto first = w.exportables().size() + 1;
+        emit w.column(LeftColumn)
+            ->modeBox()
+            ->activated(w.column(LeftColumn)->modeBox()->findData(QStringLiteral("ssp")));
+        emit w.column(RightColumn)
+            ->modeBox()
+            ->activated(w.column(RightColumn)->modeBox()->findData(QStringLiteral("backup")));
+        QCOMPARE(w.column(RightColumn)->shownMode(), QStringLiteral("backup")); // idle: shown at once
+        QCOMPARE(w.windowExportName(), QStringLiteral("ssp-vs-backup-window.png"));
+        QVERIFY(w.exportCharts(dir.path()).isEmpty());
+        const QStringList files = QDir(dir.path()).entryList({QStringLiteral("*.png")});
+        QCOMPARE(files.size(), first + w.exportables().size() + 1);
+        for (const char* name : {"window.png", "sync-vs-async-loss-samples.png", "sync-vs-async-loss-seconds.png",
+                 "sync-vs-async-accuracy.png", "ssp-vs-backup-window.png", "ssp-vs-backup-loss-samples.png",
+                 "ssp-vs-backup-loss-seconds.png", "ssp-vs-backup-accuracy.png", "ssp-loss.png", "sync-loss.png"})
+            QVERIFY2(files.contains(QString::fromUtf8(name)), name);
+    }
+
 private:
     QTemporaryDir m_dir;
 };

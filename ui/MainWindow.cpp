@@ -324,6 +324,11 @@ void MainWindow::updateColumns()
                      "mean staleness.")
                       .arg(title));
     }
+    // File stems named after the modes shown: exports of sync | async and of ssp | backup share a folder.
+    const QString stem = shown.names[LeftColumn] + QStringLiteral("-vs-") + shown.names[RightColumn];
+    m_compareSamples->setExportName(stem + QStringLiteral("-loss-samples"));
+    m_compareSeconds->setExportName(stem + QStringLiteral("-loss-seconds"));
+    m_compareAccuracy->setExportName(stem + QStringLiteral("-accuracy"));
     const QString versus = tr("%1 vs %2").arg(titles[LeftColumn], titles[RightColumn]);
     m_compareSamples->setTitle(tr("%1: loss against samples seen").arg(versus));
     m_compareSeconds->setTitle(tr("%1: loss against seconds").arg(versus));
@@ -760,10 +765,20 @@ QStringList MainWindow::exportCharts(const QString& folder)
         QPainter painter(&window);
         render(&painter);
     }
-    const QString error = savePng(window, dir.filePath(QStringLiteral("window.png")));
+    const QString error = savePng(window, dir.filePath(windowExportName()));
     if (!error.isEmpty())
         problems << error;
     return problems;
+}
+
+QString MainWindow::windowExportName() const
+{
+    // sync | async keeps the name README gives; other pairs are named after their modes, as the charts are.
+    const QString left = m_columns[LeftColumn]->shownMode();
+    const QString right = m_columns[RightColumn]->shownMode();
+    if (left == QStringLiteral("sync") && right == QStringLiteral("async"))
+        return QStringLiteral("window.png");
+    return left + QStringLiteral("-vs-") + right + QStringLiteral("-window.png");
 }
 
 void MainWindow::exportWithDialog()
@@ -779,7 +794,7 @@ void MainWindow::exportWithDialog()
             tr("The charts could not be exported: %1").arg(problems.join(QLatin1Char('\n'))));
     else
         statusBar()->showMessage(
-            tr("Exported %1 charts and window.png to %2").arg(exportables().size()).arg(folder), 5000);
+            tr("Exported %1 charts and %2 to %3").arg(exportables().size()).arg(windowExportName(), folder), 5000);
 }
 
 void MainWindow::restoreSettings()
