@@ -1018,6 +1018,28 @@ private slots:
             QVERIFY2(files.contains(QString::fromUtf8(name)), name);
     }
 
+    // A column's updates axis counts its mode's unit (local-sgd's rounds, a pushing mode's pushes), and a knob's
+    // tooltip says when it applies: live on threads, at the next job on MPI.
+    void columnsSayTheirModesUnits()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"mode", "local-sgd,ssp"}})), QString());
+        for (ModeColumn* c : {w.column(LeftColumn), w.column(RightColumn)})
+            c->setXAxis(XAxisKind::Updates);
+        QCOMPARE(
+            w.column(LeftColumn)->lossChart()->xAxisTitle(), QStringLiteral("rounds (H local steps and an averaging)"));
+        QCOMPARE(w.column(RightColumn)->lossChart()->xAxisTitle(), QStringLiteral("pushes"));
+        w.column(RightColumn)->setXAxis(XAxisKind::Samples);
+        QCOMPARE(w.column(RightColumn)->lossChart()->xAxisTitle(), QStringLiteral("samples seen"));
+        QVERIFY(
+            w.column(LeftColumn)->knobBox()->toolTip().contains(QStringLiteral("Applies live, from the next round")));
+        w.panel()->engineBox()->setCurrentIndex(w.panel()->engineBox()->findData(QStringLiteral("mpi")));
+        const QString tip = w.column(LeftColumn)->knobBox()->toolTip();
+        QVERIFY2(
+            tip.contains(QStringLiteral("Applies on Reset")) && !tip.contains(QStringLiteral("live")), qPrintable(tip));
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
 private:
     QTemporaryDir m_dir;
 };

@@ -146,7 +146,10 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_engineNote->setStyleSheet(QStringLiteral("color:#555"));
 
     m_workers = slider(1, Controller::windowMaximum("workers"), QString());
-    m_batch = slider(0, 0, tr("Samples per sync update (async: split over the workers, one push each). Applies live."));
+    m_batch = slider(0, 0,
+        tr("Samples per batch, split over the workers: one team-wide update of sync and backup, one local step of "
+           "local-sgd's team; the pushing modes (async, ssp, dc-asgd) push each worker's slice on its own. Applies "
+           "live."));
     m_accum = slider(1, Controller::windowMaximum("accum"),
         tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
            "same result as the whole slice at once. Applies live."));
@@ -515,9 +518,11 @@ void ControlPanel::engineChanged()
     };
     showRow(m_cluster, sim);
     showRow(m_hosts, mpi);
-    // An MPI job's sync and async have different worker counts (N and N - 1): its batch is the update's.
+    // An MPI job's modes have different worker counts (N, or N - 1 beside a parameter server): its batch is the
+    // update's.
     m_perWorker->setEnabled(!mpi);
-    m_perWorker->setToolTip(mpi ? tr("Not for MPI jobs: sync has N workers and async N - 1, so a batch per worker "
+    m_perWorker->setToolTip(mpi ? tr("Not for MPI jobs: sync and local-sgd have N workers, the modes with a "
+                                     "parameter server (async, ssp, backup, dc-asgd) N - 1, so a batch per worker "
                                      "would differ between the modes.")
                                 : m_perWorker->property("tip").toString());
     m_workers->setToolTip(sim ? tr("Simulated workers P, one host each (async: and a parameter server). Applies live.")

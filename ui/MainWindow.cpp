@@ -281,7 +281,10 @@ void MainWindow::updateColumns()
 {
     const SessionSettings s = m_panel->settings();
     const bool viewing = !m_viewingFolder.isEmpty();
-    const bool running = m_controller->state() != Controller::State::Idle;
+    const Controller::State state = m_controller->state();
+    const bool running = state != Controller::State::Idle;
+    // A stopped or failed session trains nothing until Reset.
+    const bool training = running && state != Controller::State::Finished && state != Controller::State::Failed;
     const ColumnModes& shown = viewing ? m_viewingModes : running ? m_controller->startedSettings().modes : s.modes;
     QStringList titles;
     for (int m = 0; m < modeCount; ++m) {
@@ -292,7 +295,8 @@ void MainWindow::updateColumns()
         const QString showingTitle = showing ? modeTitle(*showing) : shown.names[c];
         QString note = !other ? QString()
             : viewing         ? tr("for the next run (the folder's %1 shown)").arg(showingTitle)
-                              : tr("applies on Reset (%1 runs until then)").arg(showingTitle);
+            : training        ? tr("applies on Reset (%1 runs until then)").arg(showingTitle)
+                              : tr("applies on Reset (%1 shown until then)").arg(showingTitle);
         // Backup's B cut to what the workers allow (fewer workers; an MPI job's backup has P - 1): said, not silent.
         const int chosenB = m_panel->chosenModes().backupWorkers;
         if (note.isEmpty() && s.modes.names[c] == QStringLiteral("backup") && chosenB > s.modes.backupWorkers)
@@ -303,7 +307,7 @@ void MainWindow::updateColumns()
                       .arg(s.workers)
                       .arg(s.modes.backupWorkers + 1)
                 : tr("B = %1 is cut to %2: %3 workers").arg(chosenB).arg(s.modes.backupWorkers).arg(s.workers);
-        column->setChoice(s.modes, maxBackupWorkers(s), note);
+        column->setChoice(s.modes, maxBackupWorkers(s), note, s.engine != QStringLiteral("mpi"));
         if (column->shownMode() != shown.names[c]) {
             column->showMode(shown.names[c]);
             column->setXAxis(m_panel->xAxis());

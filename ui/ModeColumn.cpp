@@ -64,8 +64,10 @@ protected:
 };
 
 /// When a knob's change takes effect.
-QString knobWhen(Mode m)
+QString knobWhen(Mode m, bool live)
 {
+    if (!live)
+        return ModeColumn::tr("Applies on Reset: an MPI job takes its settings when it starts.");
     switch (m) {
     case Mode::Backup:
         return ModeColumn::tr("Applies live, from the next update.");
@@ -165,6 +167,9 @@ void ModeColumn::buildCharts()
     auto* loss
         = new LossChart(tr("%1 loss").arg(name), stem + QStringLiteral("-loss"), {{m_series, color, name}}, m_xAxis);
     loss->setShowTestSet(m_showTest);
+    loss->setUpdatesTitle(mode == Mode::LocalSgd ? tr("rounds (H local steps and an averaging)")
+            : syncLike                           ? tr("updates")
+                                                 : tr("pushes"));
     loss->setToolTip(
         tr("Loss of each batch (faint), its smoothing (bold) and the loss on the whole training set (dots); "
            "dashed lines mark configuration changes."));
@@ -269,7 +274,7 @@ void ModeColumn::showMode(const QString& name)
     refresh();
 }
 
-void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const QString& note)
+void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const QString& note, bool knobsLive)
 {
     m_updating = true;
     m_chosen = modes.names[static_cast<std::size_t>(m_column)];
@@ -284,7 +289,7 @@ void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const
     m_modeBox->setStyleSheet(QStringLiteral("QComboBox { color:%1; font-weight:bold; }").arg(color.name()));
     m_description->setText(mode ? description(*mode) : QString());
     m_description->setToolTip(m_description->text());
-    updateKnob(modes, maxBackupWorkers);
+    updateKnob(modes, maxBackupWorkers, knobsLive);
     // A note (a new mode waits for Reset) takes the description's place; the box's tooltip still describes.
     m_note->setText(note);
     m_note->setToolTip(m_description->text());
@@ -293,7 +298,7 @@ void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const
     m_updating = false;
 }
 
-void ModeColumn::updateKnob(const ColumnModes& modes, int maxBackupWorkers)
+void ModeColumn::updateKnob(const ColumnModes& modes, int maxBackupWorkers, bool live)
 {
     const auto mode = modeNamed(m_chosen);
     const char* option = mode ? knobOption(*mode) : nullptr;
@@ -303,7 +308,7 @@ void ModeColumn::updateKnob(const ColumnModes& modes, int maxBackupWorkers)
     m_lambda->setVisible(lambda);
     if (!option)
         return;
-    const QString tip = Controller::optionHelp(option) + QLatin1Char(' ') + knobWhen(*mode);
+    const QString tip = Controller::optionHelp(option) + QLatin1Char(' ') + knobWhen(*mode, live);
     m_knobLabel->setText(knobSymbol(*mode) + QStringLiteral(" ="));
     m_knobLabel->setToolTip(tip);
     if (lambda) {
