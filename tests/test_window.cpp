@@ -1040,6 +1040,22 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
     }
 
+    // A folder of two runs of one mode cannot fill two columns of different modes: refused with the reason.
+    void aFolderOfOneModeTwiceIsRefused()
+    {
+        const QString folder = m_dir.filePath(QStringLiteral("sync-twice"));
+        QVERIFY(QDir().mkpath(folder));
+        QFile summary(folder + QStringLiteral("/summary.json"));
+        QVERIFY(summary.open(QIODevice::WriteOnly));
+        summary.write(R"({"runs": [{"mode": "sync"}, {"mode": "sync"}]})");
+        summary.close();
+        MainWindow w;
+        const QString refused = w.openRun(folder);
+        QVERIFY2(refused.contains(QStringLiteral("the folder holds two runs of sync")), qPrintable(refused));
+        QCOMPARE(w.column(LeftColumn)->modeBox()->currentText(), QStringLiteral("Sync")); // nothing changed
+        QCOMPARE(w.column(RightColumn)->modeBox()->currentText(), QStringLiteral("Async"));
+    }
+
 private:
     QTemporaryDir m_dir;
 };
