@@ -479,6 +479,7 @@ private slots:
         st.seconds = 0.5;
         st.virtualClock = true;
         st.meanStaleness = 2.5;
+        st.meanLearningRate = 0.0125;
         st.targetAccuracy = 0.875;
         st.workers.push_back({1.0, 0.6, 0.3, 0.05, 0.04, 0.01, 3});
         st.stalenessCounts = {1, 2, 4};
@@ -500,6 +501,7 @@ private slots:
         QVERIFY(!r.status[LeftColumn].valid);
         QVERIFY(r.status[RightColumn].virtualClock);
         QCOMPARE(r.status[RightColumn].targetAccuracy, 0.875);
+        QCOMPARE(r.status[RightColumn].meanLearningRate, 0.0125);
         QCOMPARE(r.status[RightColumn].targetLoss, -1.0);
         QCOMPARE(r.status[RightColumn].workers.size(), std::size_t {1});
         QCOMPARE(r.status[RightColumn].workers[0].transfer, 0.04);
@@ -526,9 +528,20 @@ private slots:
         s.modes.backupWorkers = 2;
         s.modes.localSteps = 5;
         s.modes.dcLambda = 0.25;
+        s.stalenessLearningRate = true;
         const std::string line = sgdscope::dumpJson(sessionSettingsJson(s), -1);
         const SessionSettings r = sessionSettingsFromJson(sgdscope::parseJson(line, "line"));
         QVERIFY(r.modes == s.modes);
+        QVERIFY(r.stalenessLearningRate);
+        // The push learning rate is live too (an MPI job's settings all need a new job).
+        SessionSettings constant = s;
+        constant.stalenessLearningRate = false;
+        QVERIFY(constant.trainsDifferentlyFrom(s) && !constant.needsRestartComparedTo(s));
+        SessionSettings mpi = s;
+        mpi.engine = QStringLiteral("mpi");
+        SessionSettings mpiConstant = mpi;
+        mpiConstant.stalenessLearningRate = false;
+        QVERIFY(mpiConstant.needsRestartComparedTo(mpi));
         // A knob is a live change; a column's mode needs a new run.
         SessionSettings knob = s;
         knob.modes.sspBound = 0;

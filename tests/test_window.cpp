@@ -170,6 +170,26 @@ private slots:
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 blobs \u00b7 256 workers \u00b7 simulated wan"));
     }
 
+    // The first look draws the initial parameters on at most the threads engine's 256 workers: a simulated backup
+    // of 512 workers with B = 300, which headless runs, is not refused as 300 of 256.
+    void firstLookTakesASimulatedBackupBeyondTheThreadsWorkers()
+    {
+        const SessionSettings s = windowSettings({{"engine", "sim"}, {"workers", "512"}, {"mode", "sync,backup"},
+            {"backup-workers", "300"}, {"batch", "1024"}, {"preset", "blobs"}});
+        QCOMPARE(s.modes.backupWorkers, 300);
+        QCOMPARE(headlessConfig(s, 10).backupWorkers, 300); // what headless takes
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        QCOMPARE(w.panel()->settings().modes.backupWorkers, 300);
+        QCOMPARE(w.column(RightColumn)->knobBox()->value(), 300);
+        // B must still leave one gradient of the 512.
+        SessionSettings all = s;
+        all.modes.backupWorkers = 512;
+        const MetricsBatch refused = previewSession(std::make_shared<DataCache>(), all, true);
+        QVERIFY2(
+            refused.error.contains(QStringLiteral("512 is not allowed with 512 workers")), qPrintable(refused.error));
+    }
+
     void configFileAsOnTheCommandLine()
     {
         SKIP_IF_FORK_UNDER_TSAN();
@@ -826,6 +846,214 @@ private slots:
         const QString three = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
         QVERIFY2(three.contains(QStringLiteral("--mode dc-asgd,local-sgd --dc-lambda 0.04 --local-steps 8")),
             qPrintable(three));
+    }
+
+    // `--async-lr staleness` on the window's command line sets the panel's push learning rate (not a plain run
+    // option), Copy command line carries it, and a running ssp column applies each push with lr / max(1, s): its
+    // mean applied rate is what the staleness histogram (every push) predicts, which is below lr as soon as a push
+    // is 2 or more stale (the constant rule gives lr exactly). Set back to constant while running, every later push
+    // has lr: the mean moves as that predicts.
+    void pushLearningRateFromTheCommandLineAppliesLive()
+    {
+        const SessionSettings s = windowSettings(
+            {{"async-lr", "staleness"}, {"mode", "sync,ssp"}, {"workers", "2"}, {"slow", "1:8"}, {"ssp-bound", "50"}});
+        QVERIFY(s.stalenessLearningRate);
+        QVERIFY(s.option(QStringLiteral("async-lr")).isEmpty()); // the control's, not a run option
+        const QString args = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
+        QVERIFY2(args.contains(QStringLiteral("--async-lr staleness")), qPrintable(args));
+        QCOMPARE(headlessConfig(s, 10).asyncLr, AsyncLearningRate::Staleness);
+        // Without a pushing mode it has nothing to divide: refused on the command line, left out of the command.
+        QVERIFY(refusalOf({{"async-lr", "staleness"}, {"mode", "sync,backup"}})
+                    .contains(QStringLiteral("applies to modes that push one by one")));
+        SessionSettings teamOnly = s;
+        teamOnly.modes.names = {QStringLiteral("sync"), QStringLiteral("backup")};
+        QVERIFY(!headlessArguments(teamOnly, 0, QStringLiteral("out")).contains(QStringLiteral("--async-lr")));
+
+        MainWindow w;
+        QCOMPARE(w.applySettings(s), QString());
+        QComboBox* pushLr = w.panel()->pushLearningRateBox();
+        QCOMPARE(pushLr->currentIndex(), 1);
+        QVERIFY(pushLr->isEnabled());
+        QVERIFY(w.panel()->settings().stalenessLearningRate);
+        const double lr = static_cast<double>(static_cast<float>(w.panel()->settings().learningRate)); // as applied
+        // Sums over the column's staleness histogram: pushes, pushes 2 or more stale, and lr / max(1, s).
+        struct Pushes
+        {
+            std::int64_t all = 0;
+            std::int64_t stale = 0;
+            double divided = 0.0;
+        };
+        auto pushesOf = [lr](const ModeStatus& st) {
+            Pushes p;
+            for (std::size_t k = 0; k < st.stalenessCounts.size(); ++k) {
+                p.all += st.stalenessCounts[k];
+                p.stale += k >= 2 ? st.stalenessCounts[k] : 0;
+                p.divided += static_cast<double>(st.stalenessCounts[k]) * lr
+                    / static_cast<double>(std::max<std::size_t>(1, k));
+            }
+            return p;
+        };
+        constexpr double rounding = 1e-6; // relative: each push's rate is a float
+        w.controller()->start();
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            pushesOf(w.series(RightColumn).status()).stale >= 5, qPrintable(w.lastError()), 60000);
+        const ModeStatus stale = w.series(RightColumn).status();
+        const Pushes p0 = pushesOf(stale);
+        QVERIFY(!stale.stalenessTailFolded && !stale.diverged);
+        const double predicted = p0.divided / static_cast<double>(p0.all);
+        QVERIFY2(lr - predicted > 20 * rounding * lr, qPrintable(QStringLiteral("%1 of %2").arg(predicted).arg(lr)));
+        QVERIFY2(std::abs(stale.meanLearningRate - predicted) < rounding * lr,
+            qPrintable(QStringLiteral("mean lr %1, lr / max(1, s) over the pushes %2 (lr %3)")
+                           .arg(stale.meanLearningRate)
+                           .arg(predicted)
+                           .arg(lr)));
+        QVERIFY(w.statusLabel(RightColumn)->text().contains(QStringLiteral("mean lr")));
+
+        // Constant again, live: a change the session marks, and from then on every push has lr.
+        pushLr->setCurrentIndex(0);
+        QVERIFY(!w.controller()->runningSettings().stalenessLearningRate);
+        QCOMPARE(w.controller()->state(), Controller::State::Running);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.series(RightColumn).markers().empty(), 10000);
+        QVERIFY(!w.series(RightColumn).markers().back().text.contains(QStringLiteral("/staleness")));
+        const ModeStatus before = w.series(RightColumn).status(); // after the change: later pushes have lr
+        const Pushes p1 = pushesOf(before);
+        QTRY_VERIFY_WITH_TIMEOUT(pushesOf(w.series(RightColumn).status()).stale >= p1.stale + 5, 60000);
+        const ModeStatus after = w.series(RightColumn).status();
+        const Pushes p2 = pushesOf(after);
+        QVERIFY(!after.stalenessTailFolded && !after.diverged);
+        const double constant
+            = (before.meanLearningRate * static_cast<double>(p1.all) + lr * static_cast<double>(p2.all - p1.all))
+            / static_cast<double>(p2.all);
+        const double divided = (before.meanLearningRate * static_cast<double>(p1.all) + p2.divided - p1.divided)
+            / static_cast<double>(p2.all);
+        QVERIFY(constant - divided > 20 * rounding * lr); // the two rules differ over these pushes
+        QVERIFY2(std::abs(after.meanLearningRate - constant) < rounding * lr,
+            qPrintable(QStringLiteral("mean lr %1; constant from the change gives %2, lr / max(1, s) %3")
+                           .arg(after.meanLearningRate)
+                           .arg(constant)
+                           .arg(divided)));
+        w.controller()->reset();
+        // The columns without a pushing mode leave it nothing to do.
+        emit w.column(RightColumn)
+            ->modeBox()
+            ->activated(w.column(RightColumn)->modeBox()->findData(QStringLiteral("backup")));
+        QVERIFY(!pushLr->isEnabled());
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // Knobs restored from QSettings are what their boxes offer (a stored lambda of -1 showed 0.000 and Start
+    // failed); lambda's box shows a small lambda as it is; an MPI job's B beyond its backup's workers is refused on
+    // the command line, and a B the panel cuts (fewer processes) is said in the column.
+    void knobsAreWhatTheirBoxesShow()
+    {
+        {
+            QSettings stored;
+            stored.setValue(QStringLiteral("modes"), QStringList {QStringLiteral("ssp"), QStringLiteral("dc-asgd")});
+            stored.setValue(QStringLiteral("sspBound"), 5000);
+            stored.setValue(QStringLiteral("backupWorkers"), -3);
+            stored.setValue(QStringLiteral("localSteps"), 0);
+            stored.setValue(QStringLiteral("dcLambda"), -1.0);
+        }
+        {
+            MainWindow restored;
+            const ColumnModes modes = restored.panel()->settings().modes;
+            QCOMPARE(modes.sspBound, 1000);
+            QCOMPARE(modes.backupWorkers, 0);
+            QCOMPARE(modes.localSteps, 1);
+            QCOMPARE(modes.dcLambda, 0.0);
+            QCOMPARE(restored.column(LeftColumn)->knobBox()->value(), 1000);
+            QCOMPARE(restored.column(RightColumn)->lambdaBox()->value(), 0.0);
+        }
+        QSettings().clear();
+
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"mode", "sync,dc-asgd"}, {"dc-lambda", "0.0004"}})), QString());
+        QCOMPARE(w.column(RightColumn)->lambdaBox()->value(), 0.0004);
+        QCOMPARE(w.column(RightColumn)->lambdaBox()->text(), QStringLiteral("0.0004"));
+        QCOMPARE(w.panel()->settings().modes.dcLambda, 0.0004);
+        w.column(RightColumn)->lambdaBox()->setValue(0.04);
+        QCOMPARE(w.column(RightColumn)->lambdaBox()->text(), QStringLiteral("0.04"));
+
+        // MPI: backup has a parameter server and P - 1 workers, so B = 3 of 4 processes applies nothing.
+        const QString refused = w.applySettings(
+            windowSettings({{"engine", "mpi"}, {"workers", "4"}, {"mode", "sync,backup"}, {"backup-workers", "3"}}));
+        QVERIFY2(refused.contains(QStringLiteral("--backup-workers: 3 is not allowed in an MPI job of 4 processes")),
+            qPrintable(refused));
+        QCOMPARE(w.applySettings(windowSettings(
+                     {{"engine", "mpi"}, {"workers", "4"}, {"mode", "sync,backup"}, {"backup-workers", "2"}})),
+            QString());
+        QCOMPARE(w.panel()->settings().modes.backupWorkers, 2);
+        QVERIFY(w.column(RightColumn)->noteLabel()->isHidden());
+        w.panel()->workersSlider()->setValue(3); // 3 processes: backup on 2 workers, B at most 1
+        QCOMPARE(w.panel()->settings().modes.backupWorkers, 1);
+        QVERIFY(!w.column(RightColumn)->noteLabel()->isHidden());
+        QVERIFY2(w.column(RightColumn)->noteLabel()->text().startsWith(QStringLiteral("B = 2 is cut to 1: an MPI job")),
+            qPrintable(w.column(RightColumn)->noteLabel()->text()));
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // Charts exported from sync | async and then from ssp | backup into one folder keep both pairs' files: the
+    // comparisons and the window are named after the modes (window.png stays sync | async's).
+    void exportsOfTwoPairsShareAFolder()
+    {
+        MainWindow w;
+        w.resize(1000, 700);
+        QTemporaryDir dir;
+        QVERIFY(w.exportCharts(dir.path()).isEmpty());
+        const auto first = w.exportables().size() + 1;
+        emit w.column(LeftColumn)
+            ->modeBox()
+            ->activated(w.column(LeftColumn)->modeBox()->findData(QStringLiteral("ssp")));
+        emit w.column(RightColumn)
+            ->modeBox()
+            ->activated(w.column(RightColumn)->modeBox()->findData(QStringLiteral("backup")));
+        QCOMPARE(w.column(RightColumn)->shownMode(), QStringLiteral("backup")); // idle: shown at once
+        QCOMPARE(w.windowExportName(), QStringLiteral("ssp-vs-backup-window.png"));
+        QVERIFY(w.exportCharts(dir.path()).isEmpty());
+        const QStringList files = QDir(dir.path()).entryList({QStringLiteral("*.png")});
+        QCOMPARE(files.size(), first + w.exportables().size() + 1);
+        for (const char* name : {"window.png", "sync-vs-async-loss-samples.png", "sync-vs-async-loss-seconds.png",
+                 "sync-vs-async-accuracy.png", "ssp-vs-backup-window.png", "ssp-vs-backup-loss-samples.png",
+                 "ssp-vs-backup-loss-seconds.png", "ssp-vs-backup-accuracy.png", "ssp-loss.png", "sync-loss.png"})
+            QVERIFY2(files.contains(QString::fromUtf8(name)), name);
+    }
+
+    // A column's updates axis counts its mode's unit (local-sgd's rounds, a pushing mode's pushes), and a knob's
+    // tooltip says when it applies: live on threads, at the next job on MPI.
+    void columnsSayTheirModesUnits()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"mode", "local-sgd,ssp"}})), QString());
+        for (ModeColumn* c : {w.column(LeftColumn), w.column(RightColumn)})
+            c->setXAxis(XAxisKind::Updates);
+        QCOMPARE(
+            w.column(LeftColumn)->lossChart()->xAxisTitle(), QStringLiteral("rounds (H local steps and an averaging)"));
+        QCOMPARE(w.column(RightColumn)->lossChart()->xAxisTitle(), QStringLiteral("pushes"));
+        w.column(RightColumn)->setXAxis(XAxisKind::Samples);
+        QCOMPARE(w.column(RightColumn)->lossChart()->xAxisTitle(), QStringLiteral("samples seen"));
+        QVERIFY(
+            w.column(LeftColumn)->knobBox()->toolTip().contains(QStringLiteral("Applies live, from the next round")));
+        w.panel()->engineBox()->setCurrentIndex(w.panel()->engineBox()->findData(QStringLiteral("mpi")));
+        const QString tip = w.column(LeftColumn)->knobBox()->toolTip();
+        QVERIFY2(
+            tip.contains(QStringLiteral("Applies on Reset")) && !tip.contains(QStringLiteral("live")), qPrintable(tip));
+        QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // A folder of two runs of one mode cannot fill two columns of different modes: refused with the reason.
+    void aFolderOfOneModeTwiceIsRefused()
+    {
+        const QString folder = m_dir.filePath(QStringLiteral("sync-twice"));
+        QVERIFY(QDir().mkpath(folder));
+        QFile summary(folder + QStringLiteral("/summary.json"));
+        QVERIFY(summary.open(QIODevice::WriteOnly));
+        summary.write(R"({"runs": [{"mode": "sync"}, {"mode": "sync"}]})");
+        summary.close();
+        MainWindow w;
+        const QString refused = w.openRun(folder);
+        QVERIFY2(refused.contains(QStringLiteral("the folder holds two runs of sync")), qPrintable(refused));
+        QCOMPARE(w.column(LeftColumn)->modeBox()->currentText(), QStringLiteral("Sync")); // nothing changed
+        QCOMPARE(w.column(RightColumn)->modeBox()->currentText(), QStringLiteral("Async"));
     }
 
 private:

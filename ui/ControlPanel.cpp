@@ -18,6 +18,7 @@
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sgdscope::ui {
@@ -145,7 +146,10 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_engineNote->setStyleSheet(QStringLiteral("color:#555"));
 
     m_workers = slider(1, Controller::windowMaximum("workers"), QString());
-    m_batch = slider(0, 0, tr("Samples per sync update (async: split over the workers, one push each). Applies live."));
+    m_batch = slider(0, 0,
+        tr("Samples per batch, split over the workers: one team-wide update of sync and backup, one local step of "
+           "local-sgd's team; the pushing modes (async, ssp, dc-asgd) push each worker's slice on its own. Applies "
+           "live."));
     m_accum = slider(1, Controller::windowMaximum("accum"),
         tr("Micro-batches K each worker computes in a row and sums before combining or applying: the "
            "same result as the whole slice at once. Applies live."));
@@ -165,8 +169,16 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_apply = new QComboBox;
     m_apply->addItems({tr("lock (parameter server)"), tr("lock-free (Hogwild!)")});
     m_apply->setToolTip(
-        tr("How async and ssp workers apply their gradients: in a short critical section, or element by element "
-           "without a lock (dc-asgd keeps the lock: it compensates under it). Applies live."));
+        tr("How the pushing modes' workers apply their gradients: in a short critical section, or element by "
+           "element without a lock (async and ssp on this machine's threads; dc-asgd keeps the lock: it "
+           "compensates under it). Applies live."));
+    m_pushLr = new QComboBox;
+    m_pushLr->addItem(tr("constant (lr)"));
+    m_pushLr->addItem(tr("lr / max(1, staleness)"));
+    m_pushLr->setToolTip(
+        tr("The learning rate a push of the pushing modes (async, ssp, dc-asgd) is applied with: the panel's, or "
+           "divided by the push's staleness (Zhang et al. 2016; --async-lr staleness). Sync, backup and local-sgd "
+           "have no staleness. Applies live."));
 
     m_target = new QComboBox;
     m_target->addItems({tr("none"), tr("test accuracy \u2265"), tr("training loss \u2264")});
@@ -237,7 +249,9 @@ ControlPanel::ControlPanel(QWidget* parent)
     form->addRow(QString(), m_perWorker);
     form->addRow(tr("Micro-batches"), withValue(m_accum, m_accumValue));
     form->addRow(tr("Learning rate"), withValue(m_lr, m_lrValue));
-    form->addRow(tr("Async apply"), m_apply);
+    // "Push": they govern every pushing mode (async, ssp, dc-asgd), not async alone.
+    form->addRow(tr("Push apply"), m_apply);
+    form->addRow(tr("Push lr"), m_pushLr);
     auto* target = new QWidget;
     auto* targetRow = new QHBoxLayout(target);
     targetRow->setContentsMargins(0, 0, 0, 0);
@@ -325,6 +339,7 @@ ControlPanel::ControlPanel(QWidget* parent)
         emitSettings();
     });
     connect(m_apply, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
+    connect(m_pushLr, &QComboBox::currentIndexChanged, this, [this] { emitSettings(); });
     connect(m_target, &QComboBox::currentIndexChanged, this, [this] {
         m_targetValue->setEnabled(m_target->currentIndex() > 0);
         if (!m_updating && m_target->currentIndex() == 2 && m_targetValue->value() == 0.88)
@@ -503,9 +518,11 @@ void ControlPanel::engineChanged()
     };
     showRow(m_cluster, sim);
     showRow(m_hosts, mpi);
-    // An MPI job's sync and async have different worker counts (N and N - 1): its batch is the update's.
+    // An MPI job's modes have different worker counts (N, or N - 1 beside a parameter server): its batch is the
+    // update's.
     m_perWorker->setEnabled(!mpi);
-    m_perWorker->setToolTip(mpi ? tr("Not for MPI jobs: sync has N workers and async N - 1, so a batch per worker "
+    m_perWorker->setToolTip(mpi ? tr("Not for MPI jobs: sync and local-sgd have N workers, the modes with a "
+                                     "parameter server (async, ssp, backup, dc-asgd) N - 1, so a batch per worker "
                                      "would differ between the modes.")
                                 : m_perWorker->property("tip").toString());
     m_workers->setToolTip(sim ? tr("Simulated workers P, one host each (async: and a parameter server). Applies live.")
@@ -586,6 +603,7 @@ SessionSettings ControlPanel::settings() const
     s.jitter = exactValue(m_jitter, m_jitter->value() * jitterStep);
     s.seed = static_cast<std::uint64_t>(m_seed->value());
     s.lockFree = m_apply->currentIndex() == 1;
+    s.stalenessLearningRate = m_pushLr->currentIndex() == 1;
     s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
     s.targetLoss = m_target->currentIndex() == 2 ? m_targetValue->value() : -1.0;
     s.modes = m_modes;
@@ -597,7 +615,17 @@ SessionSettings ControlPanel::settings() const
 void ControlPanel::setColumnModes(const ColumnModes& modes)
 {
     m_modes = modes;
+    updatePushControls();
     emitSettings();
+}
+
+void ControlPanel::updatePushControls()
+{
+    // Kept when disabled: a pushing mode picked again finds its setting.
+    auto shown = [this](auto&& test) { return std::any_of(m_modes.names.begin(), m_modes.names.end(), test); };
+    m_pushLr->setEnabled(shown([](const QString& name) { return modeNamed(name) && !syncLikeMode(name); }));
+    m_apply->setEnabled(
+        shown([](const QString& name) { return name == QStringLiteral("async") || name == QStringLiteral("ssp"); }));
 }
 
 void ControlPanel::setSettings(const SessionSettings& s)
@@ -667,6 +695,8 @@ void ControlPanel::setSettings(const SessionSettings& s)
     setExact(m_jitter, s.jitter);
     m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, static_cast<std::uint64_t>(m_seed->maximum()))));
     m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
+    m_pushLr->setCurrentIndex(s.stalenessLearningRate ? 1 : 0);
+    updatePushControls();
     m_target->setCurrentIndex(s.targetAccuracy >= 0 ? 1 : s.targetLoss >= 0 ? 2 : 0);
     if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
         m_targetValue->setValue(s.targetAccuracy >= 0 ? s.targetAccuracy : s.targetLoss);

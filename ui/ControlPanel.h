@@ -17,7 +17,8 @@ class QSpinBox;
 namespace sgdscope::ui {
 
 /// The controls: preset, worker count, batch, micro-batches, learning rate, straggler, jitter, seed,
-/// async apply mode; Start, Pause/Resume, Reset; chart options. Every value is shown next to its slider.
+/// how pushes apply (lock or lock-free; lr or lr / staleness); Start, Pause/Resume, Reset; chart options. Every value
+/// is shown next to its slider.
 class ControlPanel : public QWidget
 {
     Q_OBJECT
@@ -31,6 +32,8 @@ public:
     /// The columns' modes and knobs, chosen in the columns' headers (ModeColumn): kept here with the rest of
     /// the session's settings, and sent with them (settingsChanged).
     void setColumnModes(const ColumnModes& modes);
+    /// The columns' modes and knobs as chosen; settings() cuts backup's B to what the workers allow.
+    const ColumnModes& chosenModes() const { return m_modes; }
     /// The panel's line of run options without a control of their own (empty if none).
     QString optionsText() const;
     /// The model and data line under the preset box.
@@ -57,6 +60,8 @@ public:
     QComboBox* engineBox() const { return m_engine; }
     QComboBox* clusterBox() const { return m_cluster; }
     QComboBox* hostsBox() const { return m_hosts; }
+    QComboBox* applyBox() const { return m_apply; }
+    QComboBox* pushLearningRateBox() const { return m_pushLr; }
     QSpinBox* seedBox() const { return m_seed; }
     QPushButton* startButton() const { return m_start; }
     QPushButton* pauseButton() const { return m_pause; }
@@ -74,6 +79,8 @@ private:
     void updateLabels();
     void emitSettings();
     void fillSlowWorkers();
+    /// The push controls apply to the pushing modes: enabled when a column shows one.
+    void updatePushControls();
     /// The batch slider's values for the current data, workers and per-worker switch; selects `wanted`, or
     /// the largest allowed value below it.
     void rebuildBatchValues(int wanted);
@@ -116,6 +123,7 @@ private:
     QSlider* m_jitter;
     QSpinBox* m_seed;
     QComboBox* m_apply;
+    QComboBox* m_pushLr;
     QComboBox* m_target;
     QDoubleSpinBox* m_targetValue;
     QComboBox* m_xAxis;

@@ -44,9 +44,10 @@ public:
     explicit Controller(QObject* parent = nullptr);
     ~Controller() override;
 
-    /// Changes the settings. Workers, batch, micro-batches, learning rate, straggler, jitter, the async apply
-    /// mode and the modes' knobs (S, B, H, lambda) reach a running session from its next update (and are marked
-    /// on the charts); preset, seed, engine and the columns' modes need a reset (restartNeeded(true) says so).
+    /// Changes the settings. Workers, batch, micro-batches, learning rate, straggler, jitter, how pushes apply
+    /// (lock or lock-free, lr or lr / staleness) and the modes' knobs (S, B, H, lambda) reach a running session
+    /// from its next update (and are marked on the charts); preset, seed, engine and the columns' modes need a reset
+    /// (restartNeeded(true) says so).
     void setSettings(const SessionSettings& settings);
     const SessionSettings& settings() const { return m_settings; }
     /// The settings the current run started with (or last applied live).

@@ -281,7 +281,10 @@ void MainWindow::updateColumns()
 {
     const SessionSettings s = m_panel->settings();
     const bool viewing = !m_viewingFolder.isEmpty();
-    const bool running = m_controller->state() != Controller::State::Idle;
+    const Controller::State state = m_controller->state();
+    const bool running = state != Controller::State::Idle;
+    // A stopped or failed session trains nothing until Reset.
+    const bool training = running && state != Controller::State::Finished && state != Controller::State::Failed;
     const ColumnModes& shown = viewing ? m_viewingModes : running ? m_controller->startedSettings().modes : s.modes;
     QStringList titles;
     for (int m = 0; m < modeCount; ++m) {
@@ -290,10 +293,21 @@ void MainWindow::updateColumns()
         const bool other = s.modes.names[c] != shown.names[c];
         const auto showing = modeNamed(shown.names[c]);
         const QString showingTitle = showing ? modeTitle(*showing) : shown.names[c];
-        column->setChoice(s.modes, maxBackupWorkers(s),
-            !other        ? QString()
-                : viewing ? tr("for the next run (the folder's %1 shown)").arg(showingTitle)
-                          : tr("applies on Reset (%1 runs until then)").arg(showingTitle));
+        QString note = !other ? QString()
+            : viewing         ? tr("for the next run (the folder's %1 shown)").arg(showingTitle)
+            : training        ? tr("applies on Reset (%1 runs until then)").arg(showingTitle)
+                              : tr("applies on Reset (%1 shown until then)").arg(showingTitle);
+        // Backup's B cut to what the workers allow (fewer workers; an MPI job's backup has P - 1): said, not silent.
+        const int chosenB = m_panel->chosenModes().backupWorkers;
+        if (note.isEmpty() && s.modes.names[c] == QStringLiteral("backup") && chosenB > s.modes.backupWorkers)
+            note = s.engine == QStringLiteral("mpi")
+                ? tr("B = %1 is cut to %2: an MPI job of %3 processes runs backup on a parameter server and %4 workers")
+                      .arg(chosenB)
+                      .arg(s.modes.backupWorkers)
+                      .arg(s.workers)
+                      .arg(s.modes.backupWorkers + 1)
+                : tr("B = %1 is cut to %2: %3 workers").arg(chosenB).arg(s.modes.backupWorkers).arg(s.workers);
+        column->setChoice(s.modes, maxBackupWorkers(s), note, s.engine != QStringLiteral("mpi"));
         if (column->shownMode() != shown.names[c]) {
             column->showMode(shown.names[c]);
             column->setXAxis(m_panel->xAxis());
@@ -314,6 +328,11 @@ void MainWindow::updateColumns()
                      "mean staleness.")
                       .arg(title));
     }
+    // File stems named after the modes shown: exports of sync | async and of ssp | backup share a folder.
+    const QString stem = shown.names[LeftColumn] + QStringLiteral("-vs-") + shown.names[RightColumn];
+    m_compareSamples->setExportName(stem + QStringLiteral("-loss-samples"));
+    m_compareSeconds->setExportName(stem + QStringLiteral("-loss-seconds"));
+    m_compareAccuracy->setExportName(stem + QStringLiteral("-accuracy"));
     const QString versus = tr("%1 vs %2").arg(titles[LeftColumn], titles[RightColumn]);
     m_compareSamples->setTitle(tr("%1: loss against samples seen").arg(versus));
     m_compareSeconds->setTitle(tr("%1: loss against seconds").arg(versus));
@@ -703,6 +722,10 @@ void MainWindow::updateStatus()
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
         text += syncLike ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
                          : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
+        if (!syncLike && s.meanLearningRate > 0
+            && (m_controller->startedSettings().stalenessLearningRate
+                || m_controller->runningSettings().stalenessLearningRate))
+            text += tr(" \u00b7 mean lr %1").arg(s.meanLearningRate, 0, 'g', 3); // as applied: lr / staleness
         if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
             text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")
                                           .arg(s.targetSeconds, 0, 'f', 2)
@@ -746,10 +769,20 @@ QStringList MainWindow::exportCharts(const QString& folder)
         QPainter painter(&window);
         render(&painter);
     }
-    const QString error = savePng(window, dir.filePath(QStringLiteral("window.png")));
+    const QString error = savePng(window, dir.filePath(windowExportName()));
     if (!error.isEmpty())
         problems << error;
     return problems;
+}
+
+QString MainWindow::windowExportName() const
+{
+    // sync | async keeps the name README gives; other pairs are named after their modes, as the charts are.
+    const QString left = m_columns[LeftColumn]->shownMode();
+    const QString right = m_columns[RightColumn]->shownMode();
+    if (left == QStringLiteral("sync") && right == QStringLiteral("async"))
+        return QStringLiteral("window.png");
+    return left + QStringLiteral("-vs-") + right + QStringLiteral("-window.png");
 }
 
 void MainWindow::exportWithDialog()
@@ -765,7 +798,7 @@ void MainWindow::exportWithDialog()
             tr("The charts could not be exported: %1").arg(problems.join(QLatin1Char('\n'))));
     else
         statusBar()->showMessage(
-            tr("Exported %1 charts and window.png to %2").arg(exportables().size()).arg(folder), 5000);
+            tr("Exported %1 charts and %2 to %3").arg(exportables().size()).arg(windowExportName(), folder), 5000);
 }
 
 void MainWindow::restoreSettings()
@@ -786,6 +819,7 @@ void MainWindow::restoreSettings()
     s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
+    s.stalenessLearningRate = settings.value(QStringLiteral("stalenessLearningRate"), false).toBool();
     s.batchPerWorker = settings.value(QStringLiteral("batchPerWorker"), false).toBool();
     s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
     s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
@@ -802,6 +836,8 @@ void MainWindow::restoreSettings()
     s.modes.backupWorkers = settings.value(QStringLiteral("backupWorkers"), defaults.backupWorkers).toInt();
     s.modes.localSteps = settings.value(QStringLiteral("localSteps"), defaults.localSteps).toInt();
     s.modes.dcLambda = settings.value(QStringLiteral("dcLambda"), defaults.dcLambda).value<double>();
+    // What the knobs' boxes offer (a stored lambda of -1 would show 0.000 and fail at Start).
+    s.modes = knobsInWindowRange(s.modes);
     m_panel->setSettings(s);
 }
 
@@ -820,6 +856,7 @@ void MainWindow::saveSettings() const
     settings.setValue(QStringLiteral("jitter"), s.jitter);
     settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
+    settings.setValue(QStringLiteral("stalenessLearningRate"), s.stalenessLearningRate);
     settings.setValue(QStringLiteral("batchPerWorker"), s.batchPerWorker);
     settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
     settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);

@@ -35,10 +35,15 @@ public:
     LossChart* comparison(int which) const { return which == 0 ? m_compareSamples : m_compareSeconds; }
     AccuracyChart* accuracyChart() const { return m_compareAccuracy; }
     QString lastError() const { return m_lastError; }
+    /// A column's figures in the status bar.
+    QLabel* statusLabel(int mode) const { return m_statusLabels[static_cast<std::size_t>(mode)]; }
 
-    /// Writes every chart as a PNG (twice the device pixel ratio) into `folder`, plus window.png of the
-    /// whole window; each file atomically. Returns the problems (empty on success).
+    /// Writes every chart as a PNG (twice the device pixel ratio) into `folder`, plus the whole window
+    /// (windowExportName); each file atomically. Returns the problems (empty on success).
     QStringList exportCharts(const QString& folder);
+    /// The whole window's file there: window.png for sync | async, else named after the modes
+    /// (ssp-vs-backup-window.png), as the comparison charts' stems are (ssp-vs-backup-loss-samples).
+    QString windowExportName() const;
     QList<const Exportable*> exportables() const;
     /// Redraws every chart from the stores, at once (exports, benchmarks).
     void refreshCharts();

@@ -1,11 +1,14 @@
 #include "ui/ModeChoice.h"
 
+#include "ui/Controller.h"
+
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiAsyncTrainer.h"
 
 #include <QLocale>
 
 #include <algorithm>
+#include <cmath>
 
 namespace sgdscope::ui {
 
@@ -111,6 +114,24 @@ void setKnobValue(ColumnModes& modes, Mode m, double value)
     case Mode::Async:
         break;
     }
+}
+
+double knobInWindowRange(Mode m, double value)
+{
+    const char* option = knobOption(m);
+    if (!option)
+        return value;
+    const auto [low, high] = Controller::windowRange(option);
+    const int boxEnd = Controller::windowMaximum(option);
+    const double most = boxEnd > 0 ? std::min<double>(high, boxEnd) : high;
+    return std::isnan(value) ? low : std::clamp(value, low, most);
+}
+
+ColumnModes knobsInWindowRange(ColumnModes modes)
+{
+    for (const Mode m : {Mode::Ssp, Mode::Backup, Mode::LocalSgd, Mode::DcAsgd})
+        setKnobValue(modes, m, knobInWindowRange(m, knobValue(modes, m)));
+    return modes;
 }
 
 QString knobText(const ColumnModes& modes, Mode m)

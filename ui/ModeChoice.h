@@ -31,6 +31,12 @@ const char* knobOption(Mode m);
 QString knobSymbol(Mode m);
 double knobValue(const ColumnModes& modes, Mode m);
 void setKnobValue(ColumnModes& modes, Mode m, double value);
+/// `value` within what the window's box for the knob of `m` offers: the option table's range, cut at the box's end
+/// (S up to 1,000, H up to 1,024, lambda 0 to 10; B up to 4,095, which the session's workers cut further). NaN
+/// gives the low end.
+double knobInWindowRange(Mode m, double value);
+/// Every knob of `modes` so (values restored from QSettings, which anyone may have edited).
+ColumnModes knobsInWindowRange(ColumnModes modes);
 /// The value as a run option takes it: "3"; lambda as the shortest text that reads back exactly ("0.04").
 QString knobText(const ColumnModes& modes, Mode m);
 /// "S=3" for the markers and titles; empty for sync and async.

@@ -42,9 +42,32 @@ QString description(Mode m)
     return {};
 }
 
-/// When a knob's change takes effect.
-QString knobWhen(Mode m)
+/// Lambda's box: as many decimals as a small lambda needs (--dc-lambda 0.0004), shown without trailing zeros.
+class LambdaBox : public QDoubleSpinBox
 {
+public:
+    using QDoubleSpinBox::QDoubleSpinBox;
+
+protected:
+    QString textFromValue(double value) const override
+    {
+        QString text = locale().toString(value, 'f', decimals());
+        const QChar point = locale().decimalPoint().front();
+        if (text.contains(point)) {
+            while (text.endsWith(QLatin1Char('0')))
+                text.chop(1);
+            if (text.endsWith(point))
+                text.chop(1);
+        }
+        return text;
+    }
+};
+
+/// When a knob's change takes effect.
+QString knobWhen(Mode m, bool live)
+{
+    if (!live)
+        return ModeColumn::tr("Applies on Reset: an MPI job takes its settings when it starts.");
     switch (m) {
     case Mode::Backup:
         return ModeColumn::tr("Applies live, from the next update.");
@@ -74,9 +97,9 @@ ModeColumn::ModeColumn(int column, const ModeSeries* series, QWidget* parent)
     m_knobLabel = new QLabel;
     m_knob = new QSpinBox;
     m_knob->setKeyboardTracking(false); // a typed number is one change, not one per digit
-    m_lambda = new QDoubleSpinBox;
+    m_lambda = new LambdaBox;
     m_lambda->setKeyboardTracking(false);
-    m_lambda->setDecimals(3);
+    m_lambda->setDecimals(6); // (the box rounds its value to them)
     m_lambda->setSingleStep(0.01);
     const auto [lambdaLow, lambdaHigh] = Controller::windowRange("dc-lambda");
     m_lambda->setRange(lambdaLow, lambdaHigh);
@@ -144,6 +167,9 @@ void ModeColumn::buildCharts()
     auto* loss
         = new LossChart(tr("%1 loss").arg(name), stem + QStringLiteral("-loss"), {{m_series, color, name}}, m_xAxis);
     loss->setShowTestSet(m_showTest);
+    loss->setUpdatesTitle(mode == Mode::LocalSgd ? tr("rounds (H local steps and an averaging)")
+            : syncLike                           ? tr("updates")
+                                                 : tr("pushes"));
     loss->setToolTip(
         tr("Loss of each batch (faint), its smoothing (bold) and the loss on the whole training set (dots); "
            "dashed lines mark configuration changes."));
@@ -248,7 +274,7 @@ void ModeColumn::showMode(const QString& name)
     refresh();
 }
 
-void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const QString& note)
+void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const QString& note, bool knobsLive)
 {
     m_updating = true;
     m_chosen = modes.names[static_cast<std::size_t>(m_column)];
@@ -263,7 +289,7 @@ void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const
     m_modeBox->setStyleSheet(QStringLiteral("QComboBox { color:%1; font-weight:bold; }").arg(color.name()));
     m_description->setText(mode ? description(*mode) : QString());
     m_description->setToolTip(m_description->text());
-    updateKnob(modes, maxBackupWorkers);
+    updateKnob(modes, maxBackupWorkers, knobsLive);
     // A note (a new mode waits for Reset) takes the description's place; the box's tooltip still describes.
     m_note->setText(note);
     m_note->setToolTip(m_description->text());
@@ -272,7 +298,7 @@ void ModeColumn::setChoice(const ColumnModes& modes, int maxBackupWorkers, const
     m_updating = false;
 }
 
-void ModeColumn::updateKnob(const ColumnModes& modes, int maxBackupWorkers)
+void ModeColumn::updateKnob(const ColumnModes& modes, int maxBackupWorkers, bool live)
 {
     const auto mode = modeNamed(m_chosen);
     const char* option = mode ? knobOption(*mode) : nullptr;
@@ -282,7 +308,7 @@ void ModeColumn::updateKnob(const ColumnModes& modes, int maxBackupWorkers)
     m_lambda->setVisible(lambda);
     if (!option)
         return;
-    const QString tip = Controller::optionHelp(option) + QLatin1Char(' ') + knobWhen(*mode);
+    const QString tip = Controller::optionHelp(option) + QLatin1Char(' ') + knobWhen(*mode, live);
     m_knobLabel->setText(knobSymbol(*mode) + QStringLiteral(" ="));
     m_knobLabel->setToolTip(tip);
     if (lambda) {

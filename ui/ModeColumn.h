@@ -45,7 +45,9 @@ public:
     QString shownMode() const { return m_shown; }
     /// The header: the column's chosen mode and its knob from `modes`; `maxBackupWorkers` is B's end. `note` is
     /// said beside it (e.g. that a new mode applies on Reset; empty: nothing).
-    void setChoice(const ColumnModes& modes, int maxBackupWorkers, const QString& note);
+    /// `knobsLive`: the knob reaches a running session (threads, a simulated cluster); an MPI job takes it at its
+    /// next start.
+    void setChoice(const ColumnModes& modes, int maxBackupWorkers, const QString& note, bool knobsLive = true);
 
     QList<const Exportable*> exportables() const;
     LossChart* lossChart() const { return m_loss; }
@@ -71,7 +73,7 @@ protected:
 
 private:
     void buildCharts();
-    void updateKnob(const ColumnModes& modes, int maxBackupWorkers);
+    void updateKnob(const ColumnModes& modes, int maxBackupWorkers, bool live);
 
     int m_column;
     const ModeSeries* m_series;

@@ -61,6 +61,8 @@ ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, s
         s.stalenessCounts.back() += counts[i]; // the tail is folded into the last entry, not dropped
     s.stalenessTailFolded = kept < counts.size();
     s.meanWait = metrics.updateWaits().mean();
+    if (const auto& costs = metrics.costs(); costs.learningRates > 0)
+        s.meanLearningRate = costs.learningRateSum / static_cast<double>(costs.learningRates);
     if (hasUpdateWaits(metrics.mode())) {
         // WaitStats counts ten bins per decade above 1 us: add them up per decade.
         const auto& bins = metrics.updateWaits().counts();

@@ -85,6 +85,7 @@ Json statusJson(const ModeStatus& s)
     j["mean_staleness"] = s.meanStaleness;
     j["max_staleness"] = s.maxStaleness;
     j["mean_wait"] = s.meanWait;
+    j["mean_learning_rate"] = s.meanLearningRate;
     j["diverged"] = s.diverged;
     j["diverged_at"] = s.divergedAt;
     j["finished"] = s.finished;
@@ -123,6 +124,7 @@ ModeStatus statusFromJson(const Json& j)
     s.meanStaleness = number(field(j, "mean_staleness"));
     s.maxStaleness = integer(field(j, "max_staleness"));
     s.meanWait = number(field(j, "mean_wait"));
+    s.meanLearningRate = number(field(j, "mean_learning_rate"));
     s.diverged = field(j, "diverged").get<bool>();
     s.divergedAt = integer(field(j, "diverged_at"));
     s.finished = field(j, "finished").get<bool>();
@@ -256,6 +258,7 @@ Json sessionSettingsJson(const SessionSettings& s)
     j["jitter"] = s.jitter;
     j["seed"] = s.seed;
     j["lock_free"] = s.lockFree;
+    j["staleness_learning_rate"] = s.stalenessLearningRate;
     j["engine"] = s.engine.toStdString();
     j["cluster"] = s.cluster.toStdString();
     j["platform_file"] = s.platformFile.toStdString();
@@ -291,6 +294,7 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     s.jitter = number(field(j, "jitter"));
     s.seed = field(j, "seed").get<std::uint64_t>();
     s.lockFree = field(j, "lock_free").get<bool>();
+    s.stalenessLearningRate = field(j, "staleness_learning_rate").get<bool>();
     s.engine = text("engine");
     s.cluster = text("cluster");
     s.platformFile = text("platform_file");

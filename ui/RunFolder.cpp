@@ -158,6 +158,10 @@ LoadedRun loadRunFolder(const QString& folder)
             + "), and the window shows two side by side; its PNG charts show them all, or train two at a time "
               "(--mode "
             + names[0].toStdString() + "," + names[1].toStdString() + ")");
+    if (names.size() == modeCount && names[0] == names[1]) // (headless refuses a mode given twice)
+        throw SgdError("'" + summaryPath.toStdString() + "': the folder holds two runs of " + names[0].toStdString()
+            + ", and the window's columns show two different modes; open each run's folder, or train "
+            + names[0].toStdString() + " beside another mode");
     if (names.size() == modeCount)
         loaded.modes.names = {names[0], names[1]};
     else if (syncLikeMode(names[0]))

@@ -104,6 +104,9 @@ struct ModeStatus
     double meanStaleness = 0.0;
     std::int64_t maxStaleness = 0;
     double meanWait = 0.0; // sync: mean of the longest wait per update
+    /// Pushing modes: the mean learning rate the pushes were applied with, over the run (below the panel's with
+    /// lr / max(1, staleness)); 0 if none reported one.
+    double meanLearningRate = 0.0;
     bool diverged = false;
     std::int64_t divergedAt = -1;
     bool finished = false;
@@ -184,6 +187,9 @@ struct SessionSettings
     double jitter = 0.0;
     std::uint64_t seed = 0;
     bool lockFree = false;
+    /// The pushing modes (async, ssp, dc-asgd) apply each push with lr / max(1, staleness) instead of lr
+    /// (--async-lr staleness); the team-wide modes have no staleness and ignore it.
+    bool stalenessLearningRate = false;
     /// The batch slider counts samples per worker: each update takes workers x batch (weak scaling).
     bool batchPerWorker = false;
     /// Run options without a control of their own (from the window's command line or File > Open data), by
@@ -221,7 +227,8 @@ struct SessionSettings
     {
         return workers != other.workers || globalBatch() != other.globalBatch() || accum != other.accum
             || learningRate != other.learningRate || slowWorker != other.slowWorker || slowFactor != other.slowFactor
-            || jitter != other.jitter || lockFree != other.lockFree || batchPerWorker != other.batchPerWorker
+            || jitter != other.jitter || lockFree != other.lockFree
+            || stalenessLearningRate != other.stalenessLearningRate || batchPerWorker != other.batchPerWorker
             || modes.knobsDifferFrom(other.modes);
     }
 
@@ -237,7 +244,8 @@ struct SessionSettings
             return workers != other.workers || batch != other.batch || accum != other.accum
                 || learningRate != other.learningRate || slowWorker != other.slowWorker
                 || slowFactor != other.slowFactor || jitter != other.jitter || lockFree != other.lockFree
-                || batchPerWorker != other.batchPerWorker || modes.knobsDifferFrom(other.modes);
+                || stalenessLearningRate != other.stalenessLearningRate || batchPerWorker != other.batchPerWorker
+                || modes.knobsDifferFrom(other.modes);
         return false;
     }
 };

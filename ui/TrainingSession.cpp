@@ -42,6 +42,8 @@ QString settingsText(const SessionSettings& s, Mode mode)
         text += QStringLiteral(" w%1\u00d7%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 3);
     if (s.jitter > 0)
         text += QStringLiteral(" jitter %1").arg(s.jitter, 0, 'g', 2);
+    if (s.stalenessLearningRate && !isSyncLike(mode))
+        text += QStringLiteral("/staleness");
     if (const QString knob = knobLabel(s.modes, mode); !knob.isEmpty())
         text += QLatin1Char(' ') + knob;
     return text;
@@ -56,15 +58,13 @@ TrainerSettings settingsFor(TrainerSettings t, Mode mode)
 }
 
 /// Backup applies the first P - B gradients of each update: B must leave one (the message checkModes gives at
-/// Start, for a live change of the workers or of B).
-void checkBackupWorkers(const TrainerSettings& t, const std::array<std::unique_ptr<Trainer>, modeCount>& trainers)
+/// Start, for a live change of the workers or of B, and for the first look, which draws on fewer workers).
+void checkBackupWorkers(const TrainerSettings& t, bool runsBackup)
 {
-    for (const auto& trainer : trainers) {
-        if (trainer->mode() == Mode::Backup && t.backupWorkers >= t.workers)
-            throw SgdError("--backup-workers: " + std::to_string(t.backupWorkers) + " is not allowed with "
-                + std::to_string(t.workers) + (t.workers == 1 ? " worker" : " workers") + "; use 0 to "
-                + std::to_string(std::max(0, t.workers - 1)) + " (each update applies at least one gradient)");
-    }
+    if (runsBackup && t.backupWorkers >= t.workers)
+        throw SgdError("--backup-workers: " + std::to_string(t.backupWorkers) + " is not allowed with "
+            + std::to_string(t.workers) + (t.workers == 1 ? " worker" : " workers") + "; use 0 to "
+            + std::to_string(std::max(0, t.workers - 1)) + " (each update applies at least one gradient)");
 }
 
 TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s)
@@ -89,6 +89,8 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     t.localSteps = s.modes.localSteps;
     t.dcLambda = s.modes.dcLambda;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
+    // Read per push (threads) or per slice (the simulated parameter server): live from the next one.
+    t.asyncLearningRate = s.stalenessLearningRate ? AsyncLearningRate::Staleness : AsyncLearningRate::Constant;
     // The automatic chunk rule unless --chunk was given, as headless: a window's run and its headless twin
     // give the same bits.
     t.chunk = run.config.chunk > 0 ? std::min(run.config.chunk, t.batch) : 0;
@@ -144,7 +146,9 @@ void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSe
 {
     const TrainerSettings settings = trainerSettings(run, pending);
     validateSettings(settings, *run.problem);
-    checkBackupWorkers(settings, trainers);
+    checkBackupWorkers(settings, std::any_of(trainers.begin(), trainers.end(), [](const auto& trainer) {
+        return trainer->mode() == Mode::Backup;
+    }));
     if (pending.engine == QStringLiteral("sim") && !pending.platformFile.isEmpty()) {
         // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
         // on a missing route).
@@ -248,6 +252,18 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
                 + settings.modes.names[RightColumn].toStdString()
                 + " need a parameter server and a worker; use 2 processes or more, or pick sync or local-sgd in a "
                   "column");
+        if (settings.engine == QStringLiteral("mpi") && mpiRunnableColumns(settings).size() == modeCount
+            && settings.modes.backupWorkers > maxBackupWorkers(settings)
+            && (settings.modes.names[LeftColumn] == QStringLiteral("backup")
+                || settings.modes.names[RightColumn] == QStringLiteral("backup"))) {
+            // Headless refuses it in the job: said now, not cut to what the job allows.
+            const int workers = maxBackupWorkers(settings) + 1;
+            throw SgdError("--backup-workers: " + std::to_string(settings.modes.backupWorkers)
+                + " is not allowed in an MPI job of " + std::to_string(settings.workers)
+                + " processes, whose backup runs on a parameter server and " + std::to_string(workers)
+                + (workers == 1 ? " worker" : " workers") + "; use 0 to " + std::to_string(workers - 1)
+                + " (each update applies at least one gradient)");
+        }
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
             const std::string why = checkPlatformFile(
@@ -257,12 +273,19 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         }
         // The initial parameters are the same on every engine: the first look needs no cluster or job. The
         // session's batch and micro-batches are checked as headless checks them (prepareRun).
-        // (More workers than the threads engine runs are the simulated cluster's: Start checks them there.)
+        // (More workers than the threads engine runs are the simulated cluster's: Start checks them there, and
+        // backup's B with them, which the cap must not make too many: 300 of 512 is not 300 of 256.)
         config.engine = EngineKind::Threads;
-        config.workers = std::min(config.workers, maxThreadsEngineWorkers);
+        if (config.workers > maxThreadsEngineWorkers) {
+            config.workers = maxThreadsEngineWorkers;
+            config.backupWorkers = std::min(config.backupWorkers, config.workers - 1);
+        }
         PreparedRun run = prepareRun(config, cachedData(*cache, config));
         TrainerSettings t = trainerSettings(run, settings);
         validateSettings(t, *run.problem); // what Start checks
+        checkBackupWorkers(t, // of all the session's workers, not of the first look's
+            settings.modes.names[LeftColumn] == QStringLiteral("backup")
+                || settings.modes.names[RightColumn] == QStringLiteral("backup"));
         t.workers = 1;
         t.stragglers.clear();
         auto trainer = makeTrainer(run.engine, Mode::Sync, run.problem, t);

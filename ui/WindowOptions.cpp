@@ -13,6 +13,7 @@
 #include <QFileInfo>
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -207,6 +208,8 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
         s.jitter = c.jitter;
     if (names.count("async-apply"))
         s.lockFree = c.asyncApply == AsyncApply::LockFree;
+    if (names.count("async-lr")) // (ConfigBuilder has refused it without a pushing mode shown)
+        s.stalenessLearningRate = c.asyncLr == AsyncLearningRate::Staleness;
     if (names.count("target-accuracy"))
         s.targetAccuracy = c.targetAccuracy;
     if (names.count("target-loss"))
@@ -225,8 +228,8 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     // The rest are the session's run options, in order, paths made absolute (children and copied command
     // lines may run elsewhere).
     static const std::set<std::string> onPanel {"preset", "seed", "engine", "cluster", "platform", "workers", "batch",
-        "batch-per-worker", "accum", "lr", "jitter", "async-apply", "target-accuracy", "target-loss", "mode",
-        "ssp-bound", "backup-workers", "local-steps", "dc-lambda"};
+        "batch-per-worker", "accum", "lr", "jitter", "async-apply", "async-lr", "target-accuracy", "target-loss",
+        "mode", "ssp-bound", "backup-workers", "local-steps", "dc-lambda"};
     for (const Given& g : given) {
         if (onPanel.count(g.name) || g.origin != lastOrigin[g.name] || (g.name == "slow" && slowOnPanel))
             continue;
@@ -292,6 +295,10 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
     if (s.lockFree && s.engine == QStringLiteral("threads") && lockFreeMode
         && !modes.contains(QStringLiteral("dc-asgd")))
         args << QStringLiteral("--async-apply") << QStringLiteral("lockfree");
+    // The staleness rule applies to the pushing modes run (headless refuses it without one).
+    if (s.stalenessLearningRate
+        && std::any_of(modes.begin(), modes.end(), [](const QString& m) { return modeNamed(m) && !syncLikeMode(m); }))
+        args << QStringLiteral("--async-lr") << QStringLiteral("staleness");
     if (modes != QStringList {QStringLiteral("sync"), QStringLiteral("async")}) // (both: the default)
         args << QStringLiteral("--mode") << modes.join(QLatin1Char(','));
     for (const QString& name : modes) {

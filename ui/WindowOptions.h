@@ -16,8 +16,9 @@ namespace sgdscope::ui {
 /// The window's command line: `sgdscope [run options]` opens the window so set. The options go through the
 /// same option table and ConfigBuilder as a headless run's (so the same checks and messages); those with a
 /// control of their own set it (preset, workers, batch, micro-batches, learning rate, seed, engine, cluster,
-/// slow worker, jitter, async apply, target; --mode with exactly two modes, one per column, and their knobs), the
-/// others are kept as the session's run options and shown in the panel; options that cannot apply to a window
+/// slow worker, jitter, async apply, async learning rate, target; --mode with exactly two modes, one per column, and
+/// their knobs), the others are kept as the session's run options and shown in the panel; options that cannot apply to
+/// a window
 /// (--out, --steps, ...) are refused with the reason.
 /// `configText` is a --config file's text (nullptr: none), named `configName` in messages. Throws SgdError.
 SessionSettings windowSettings(const std::vector<std::pair<std::string, std::string>>& options,

@@ -135,12 +135,24 @@ void LossChart::setShowTestSet(bool test)
     refresh();
 }
 
+void LossChart::setUpdatesTitle(const QString& title)
+{
+    m_updatesTitle = title;
+    updateAxisTitle();
+}
+
+QString LossChart::xAxisTitle() const
+{
+    return m_x->property("sgdscopeTitle").toString();
+}
+
 void LossChart::updateAxisTitle()
 {
     bool virtualClock = false;
     for (const CurveSeries& s : m_curves)
         virtualClock = virtualClock || s.curve.series->status().virtualClock;
-    const QString title = axisTitle(m_xAxis, virtualClock);
+    const QString title = m_xAxis == XAxisKind::Updates && !m_updatesTitle.isEmpty() ? m_updatesTitle
+                                                                                     : axisTitle(m_xAxis, virtualClock);
     if (m_x->property("sgdscopeTitle").toString() == title)
         return;
     m_x->setProperty("sgdscopeTitle", title);

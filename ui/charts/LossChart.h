@@ -39,6 +39,11 @@ public:
     QString curveName(int curve) const;
     void setXAxis(XAxisKind kind);
     XAxisKind xAxis() const { return m_xAxis; }
+    /// What the updates axis counts, its title ("pushes", "rounds (H local steps and an averaging)"); by default
+    /// "updates (sync) / pushes (async)".
+    void setUpdatesTitle(const QString& title);
+    /// The x axis's title as drawn (tests; the axis hides it on a short chart).
+    QString xAxisTitle() const;
     /// Whether the dots show the loss on the held-out test set (where the data set has one) instead of the
     /// whole training set.
     void setShowTestSet(bool test);
@@ -68,6 +73,7 @@ private:
     QValueAxis* m_x;
     QLogValueAxis* m_y;
     XAxisKind m_xAxis;
+    QString m_updatesTitle;
     bool m_showRaw; // a single mode's chart shows its raw batch loss; the comparison only the smoothed curves
     bool m_showTest = false;
 };
