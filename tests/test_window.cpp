@@ -673,12 +673,16 @@ private slots:
             qPrintable(w.accuracyChart()->title()));
         QCOMPARE(w.comparison(0)->curveName(0), QStringLiteral("SSP (smoothed)"));
         QCOMPARE(w.comparison(0)->curveName(1), QStringLiteral("Backup (smoothed)"));
-        // The lower charts follow the family: backup waits per update, ssp's price is staleness.
+        // The lower charts follow the family: backup waits per update; ssp has both, staleness and its waits at
+        // the bound.
         QCOMPARE(ssp->lossChart()->title(), QStringLiteral("SSP loss"));
         QCOMPARE(ssp->lossChart()->exportName(), QStringLiteral("ssp-loss"));
         QCOMPARE(ssp->histogram()->title(), QStringLiteral("SSP staleness"));
         QCOMPARE(ssp->histogram()->exportName(), QStringLiteral("ssp-staleness"));
-        QCOMPARE(ssp->trend()->exportName(), QStringLiteral("ssp-staleness-trend"));
+        QVERIFY(!ssp->trend());
+        QCOMPARE(ssp->boundWaits()->title(), QStringLiteral("SSP wait at its bound"));
+        QCOMPARE(ssp->boundWaits()->exportName(), QStringLiteral("ssp-bound-wait"));
+        QVERIFY(!backup->boundWaits());
         QCOMPARE(backup->histogram()->title(), QStringLiteral("Backup wait per update"));
         QCOMPARE(backup->histogram()->exportName(), QStringLiteral("backup-wait"));
         QCOMPARE(backup->trend()->exportName(), QStringLiteral("backup-wait-trend"));
@@ -687,9 +691,14 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(
             w.series(LeftColumn).points().size() > 50 && w.series(RightColumn).status().updates > 20,
             qPrintable(w.lastError()), 60000);
-        // Each column trains its own mode: only a team-wide mode has waits per update.
+        // Each column trains its own mode: backup's waits per update, ssp's waits at its bound per push (one per
+        // push; an update of backup is not a push).
         QVERIFY(!w.series(RightColumn).status().waitDecades.empty());
-        QVERIFY(w.series(LeftColumn).status().waitDecades.empty());
+        std::int64_t sspWaits = 0;
+        for (const std::int64_t n : w.series(LeftColumn).status().waitDecades)
+            sspWaits += n;
+        QVERIFY(sspWaits > 0);
+        QVERIFY(w.series(LeftColumn).status().stalenessCounts.size() > 1);
         // With S = 1000 the straggler's pushes are stale by about the fast worker's pushes in between.
         QTRY_VERIFY_WITH_TIMEOUT(std::any_of(w.series(LeftColumn).points().begin(), w.series(LeftColumn).points().end(),
                                      [](const LossPoint& p) { return p.staleness >= 3; }),
@@ -717,6 +726,13 @@ private slots:
         }
         QVERIFY(after > 20);
         QVERIFY2(stalest <= 1, qPrintable(QStringLiteral("staleness %1 after S = 0").arg(stalest)));
+        // ... and its fast worker is now held at the bound: its pushes' waits are measured, not zero.
+        double heldLongest = 0.0;
+        for (const LossPoint& p : w.series(LeftColumn).points()) {
+            if (p.index > change.index)
+                heldLongest = std::max(heldLongest, p.waitSeconds);
+        }
+        QVERIFY2(heldLongest > 0, "no push after S = 0 was held at the bound");
         // The backup column's marks carry its own knob.
         QVERIFY(!w.series(RightColumn).markers().empty());
         QVERIFY2(w.series(RightColumn).markers().back().text.endsWith(QStringLiteral(" B=1")),

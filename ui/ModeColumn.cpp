@@ -183,6 +183,7 @@ void ModeColumn::buildCharts()
     auto* timeline = new TimelineStrip(tr("%1 timeline").arg(name), stem + QStringLiteral("-timeline"), m_series);
     HistogramChart* histogram = nullptr;
     TrendChart* trend = nullptr;
+    HistogramChart* boundWaits = nullptr; // ssp: its waits at the bound, in place of the staleness trend
     if (syncLike) {
         histogram = new HistogramChart(tr("%1 wait per update").arg(name), stem + QStringLiteral("-wait"), color,
             tr("longest wait in an update (seconds, by decade)"), tr("updates"));
@@ -204,16 +205,25 @@ void ModeColumn::buildCharts()
                          "parameters and its own apply.")
                           .arg(name);
         if (mode == Mode::Ssp)
-            tip += tr(" SSP also waits at its bound: those waits are in the worker bars (a wait per update is a "
-                      "figure of team-wide updates, which SSP does not make).");
+            tip += tr(" SSP also waits at its bound: see the chart beside.");
         else if (mode == Mode::DcAsgd)
             tip += tr(" DC-ASGD compensates each stale gradient for its delay.");
         histogram->setToolTip(tip);
-        trend = new TrendChart(tr("%1 mean staleness").arg(name), stem + QStringLiteral("-staleness-trend"), m_series,
-            TrendValue::Staleness, color);
-        trend->setToolTip(
-            tr("Mean staleness over this mode's clock; P \u2212 1 is what P equally fast async workers average."));
+        if (mode == Mode::Ssp) {
+            // SSP pays both ways: its pushes are stale, and its bound holds a worker that is too far ahead.
+            boundWaits = new HistogramChart(tr("%1 wait at its bound").arg(name), stem + QStringLiteral("-bound-wait"),
+                color, tr("held before a push (seconds, by decade)"), tr("pushes"));
+            boundWaits->setToolTip(tr("SSP's other price: before each push, how long the bound held its worker back "
+                                      "until the slowest worker caught up (by decade: 1m means 1 to 10 ms; pushes "
+                                      "that were not held are in the first bar)."));
+        } else {
+            trend = new TrendChart(tr("%1 mean staleness").arg(name), stem + QStringLiteral("-staleness-trend"),
+                m_series, TrendValue::Staleness, color);
+            trend->setToolTip(
+                tr("Mean staleness over this mode's clock; P \u2212 1 is what P equally fast async workers average."));
+        }
     }
+    QWidget* second = boundWaits ? static_cast<QWidget*>(boundWaits) : static_cast<QWidget*>(trend);
 
     // The splitters keep the sizes the user gave them (the initial ones are set when first shown: showEvent).
     const QList<QList<int>> sizes {m_splitter->sizes(), m_middle->sizes(), m_bottom->sizes()};
@@ -222,7 +232,7 @@ void ModeColumn::buildCharts()
         m_middle->addWidget(workers);
         m_middle->addWidget(timeline);
         m_bottom->addWidget(histogram);
-        m_bottom->addWidget(trend);
+        m_bottom->addWidget(second);
         for (QSplitter* s : {m_middle, m_bottom}) {
             s->setChildrenCollapsible(false);
             m_splitter->addWidget(s);
@@ -230,7 +240,7 @@ void ModeColumn::buildCharts()
     } else {
         for (QWidget* old : {static_cast<QWidget*>(m_splitter->replaceWidget(0, loss)),
                  m_middle->replaceWidget(0, workers), m_middle->replaceWidget(1, timeline),
-                 m_bottom->replaceWidget(0, histogram), m_bottom->replaceWidget(1, trend)}) {
+                 m_bottom->replaceWidget(0, histogram), m_bottom->replaceWidget(1, second)}) {
             old->hide();
             old->deleteLater();
         }
@@ -249,6 +259,7 @@ void ModeColumn::buildCharts()
     m_timeline = timeline;
     m_histogram = histogram;
     m_trend = trend;
+    m_boundWaits = boundWaits;
     m_chartsFor = m_shown;
 }
 
@@ -347,7 +358,12 @@ void ModeColumn::refresh(bool everything)
         const auto [labels, counts]
             = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, std::min(16, room));
         m_histogram->setBins(labels, counts);
-        m_trend->refresh(workers - 1);
+        if (m_trend)
+            m_trend->refresh(workers - 1);
+        if (m_boundWaits) {
+            const auto [waitLabels, waitCounts] = waitBars(status.waitDecades);
+            m_boundWaits->setBins(waitLabels, waitCounts);
+        }
     }
 }
 
@@ -365,6 +381,8 @@ void ModeColumn::setXAxis(XAxisKind kind)
 
 QList<const Exportable*> ModeColumn::exportables() const
 {
+    if (m_boundWaits)
+        return {m_loss, m_workers, m_timeline, m_histogram, m_boundWaits};
     return {m_loss, m_workers, m_timeline, m_histogram, m_trend};
 }
 

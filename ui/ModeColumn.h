@@ -53,7 +53,10 @@ public:
     LossChart* lossChart() const { return m_loss; }
     WorkerBarsChart* workerChart() const { return m_workers; }
     HistogramChart* histogram() const { return m_histogram; }
+    /// The price over time (none for ssp, whose second price chart is boundWaits).
     TrendChart* trend() const { return m_trend; }
+    /// ssp: how long its bound held each push (else none).
+    HistogramChart* boundWaits() const { return m_boundWaits; }
     TimelineStrip* timeline() const { return m_timeline; }
     // The header's widgets (tests).
     QComboBox* modeBox() const { return m_modeBox; }
@@ -98,6 +101,7 @@ private:
     TimelineStrip* m_timeline = nullptr;
     HistogramChart* m_histogram = nullptr;
     TrendChart* m_trend = nullptr;
+    HistogramChart* m_boundWaits = nullptr;
 };
 
 } // namespace sgdscope::ui
