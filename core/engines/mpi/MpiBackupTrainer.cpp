@@ -224,20 +224,8 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
 {
     MpiContext& mpi = MpiContext::get();
     const int worker = mpi.rank() - 1;
-    const DataOrder order(problem->train().size(), settings.seed);
-    BatchCursor cursor(order);
-    std::int64_t cursorAt = 0; // the update whose batch cursor.next gives
-    const SampleView<float> view = viewOf(problem->train());
-    const int chunk = chunkSizeFor(settings.chunk, settings.batch);
-    const ChunkLayout chunks(settings.batch, chunk);
-    const int passSamples = passSamplesFor(problem->spec);
-    const ReductionPlan plan = ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples);
-    const WorkerReduction& part = plan.workers[static_cast<std::size_t>(worker)];
-    const std::vector<int> outgoing = mpiOutgoingBuffers(plan, worker);
-    MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
-    std::vector<ParamVector> buffers(
-        static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
-    std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    MpiWorkerPart part(*problem, settings, worker);
+    std::int64_t cursorAt = 0; // the update whose batch part.cursor.next gives
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     StragglerModel stragglers(settings);
     stragglers.prepare();
@@ -321,14 +309,13 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
 
         // Its slice of global batch `update`.
         while (cursorAt < update) {
-            cursor.next(settings.batch);
+            part.cursor.next(settings.batch);
             ++cursorAt;
         }
-        const std::uint32_t* indices = cursor.next(settings.batch);
+        const std::uint32_t* indices = part.cursor.next(settings.batch);
         ++cursorAt;
         const double computeStart = MpiContext::now();
-        const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, part,
-            static_cast<float>(1.0 / chunks.batch), buffers, chunkLoss.data());
+        const int samples = part.compute(params.data(), indices);
         computedSamples += samples;
         ++updates;
         const double computed = MpiContext::now();
@@ -352,12 +339,8 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         out.put(mpi.toRoot(sendStart));
         out.putSpans(spans);
         spans.clear();
-        if (!arrivedEarly) {
-            for (int c = part.chunks.begin; c < part.chunks.end; ++c)
-                out.put(chunkLoss[static_cast<std::size_t>(c)]);
-            for (const int id : outgoing)
-                out.putFloats(buffers[static_cast<std::size_t>(id)].data(), params.size());
-        }
+        if (!arrivedEarly)
+            part.put(out);
         sends.emplace_back(out.bytes(), MpiContext::PendingSend {});
         sends.back().second = mpi.startSend(sends.back().first.data(), sends.back().first.size(), 0, messageTag);
         ++messages;

@@ -143,6 +143,38 @@ std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker)
     return {mine.stackBuffers.begin(), mine.stackBuffers.begin() + mine.roots};
 }
 
+MpiWorkerPart::MpiWorkerPart(const Problem& problem_, const TrainerSettings& settings, int worker_)
+    : problem(problem_)
+    , order(problem_.train().size(), settings.seed)
+    , cursor(order)
+    , view(viewOf(problem_.train()))
+    , chunks(settings.batch, chunkSizeFor(settings.chunk, settings.batch))
+    , passSamples(passSamplesFor(problem_.spec))
+    , plan(ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples))
+    , worker(worker_)
+    , outgoing(mpiOutgoingBuffers(plan, worker_))
+    , workspace(problem_.spec, std::min(passSamples, settings.batch))
+    , buffers(static_cast<std::size_t>(plan.bufferCount), ParamVector(problem_.layout.paddedSize(), 0.0f))
+    , chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0)
+{
+}
+
+int MpiWorkerPart::compute(const float* params, const std::uint32_t* indices)
+{
+    return computeWorkerPart(workspace, problem.layout, params, view, indices,
+        plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / chunks.batch), buffers,
+        chunkLoss.data());
+}
+
+void MpiWorkerPart::put(MpiMessage& out) const
+{
+    const IndexRange mine = plan.workers[static_cast<std::size_t>(worker)].chunks;
+    for (int c = mine.begin; c < mine.end; ++c)
+        out.put(chunkLoss[static_cast<std::size_t>(c)]);
+    for (const int id : outgoing)
+        out.putFloats(buffers[static_cast<std::size_t>(id)].data(), problem.layout.paddedSize());
+}
+
 MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
     : Trainer(std::move(problem), std::move(settings), mode)
     , m_mpi(MpiContext::get())
@@ -358,23 +390,12 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     const bool local = mode == Mode::LocalSgd;
     MpiContext& mpi = MpiContext::get();
     const int rank = mpi.rank();
-    const DataOrder order(problem->train().size(), settings.seed);
-    BatchCursor cursor(order);
-    const SampleView<float> view = viewOf(problem->train());
-    const int chunk = chunkSizeFor(settings.chunk, settings.batch);
-    const ChunkLayout chunks(settings.batch, chunk);
-    const int passSamples = passSamplesFor(problem->spec);
-    const ReductionPlan plan = ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples);
-    const WorkerReduction& part = plan.workers[static_cast<std::size_t>(rank)];
-    const std::vector<int> outgoing = mpiOutgoingBuffers(plan, rank);
-    MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
-    std::vector<ParamVector> buffers(
-        static_cast<std::size_t>(plan.bufferCount), ParamVector(problem->layout.paddedSize(), 0.0f));
-    std::vector<double> chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    MpiWorkerPart part(*problem, settings, rank);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     LocalSgdModels models;
     if (local)
-        models.prepare(settings.workers, settings.batch, chunk, settings.accum, passSamples, params, rank);
+        models.prepare(
+            settings.workers, settings.batch, part.chunks.chunkSize, settings.accum, part.passSamples, params, rank);
     const MomentumSgd rule(settings.momentum);
     std::vector<char> receive(parametersMessageBytes(mpi.size(), params.size()));
     std::int64_t computedSamples = 0;
@@ -425,8 +446,9 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         if (local) {
             in.getFloats(models.model(rank), params.size());
             int samples = 0;
-            const double loss = localRound(models, rank, steps, cursor, settings.batch, workspace, *problem, view,
-                stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans, samples);
+            const double loss
+                = localRound(models, rank, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
+                    stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans, samples);
             computedSamples += samples;
             ++updates;
             const double sendStart = MpiContext::now();
@@ -443,10 +465,9 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
             continue;
         }
         in.getFloats(params.data(), params.size());
-        const std::uint32_t* indices = cursor.next(settings.batch);
+        const std::uint32_t* indices = part.cursor.next(settings.batch);
         const double computeStart = MpiContext::now();
-        const int samples = computeWorkerPart(workspace, problem->layout, params.data(), view, indices, part,
-            static_cast<float>(1.0 / chunks.batch), buffers, chunkLoss.data());
+        const int samples = part.compute(params.data(), indices);
         computedSamples += samples;
         ++updates;
         const double computed = MpiContext::now();
@@ -463,10 +484,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         out.put(mpi.toRoot(sendStart));
         out.putSpans(spans.spans);
         spans.spans.clear();
-        for (int c = part.chunks.begin; c < part.chunks.end; ++c)
-            out.put(chunkLoss[static_cast<std::size_t>(c)]);
-        for (const int id : outgoing)
-            out.putFloats(buffers[static_cast<std::size_t>(id)].data(), params.size());
+        part.put(out);
         gradient = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, gradientTag);
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }
