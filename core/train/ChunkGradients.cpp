@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sgdscope {
 
@@ -106,6 +107,22 @@ float* SyncReduction::combineKept(const std::vector<char>& dropped, float scale,
             g[i] *= scale;
     }
     return g;
+}
+
+double SyncReduction::applyKept(const std::vector<char>& dropped, const MomentumSgd& rule, float lr, float* params,
+    float* velocity, std::size_t size)
+{
+    constexpr std::size_t blockFloats = 4096; // a block of every buffer stays in cache from combine to update
+    const int kept = keptSamples(dropped);
+    const double loss = keptLossSum(dropped) / kept;
+    if (!std::isfinite(loss))
+        return loss;
+    const float scale = keptScale(kept);
+    for (std::size_t b0 = 0; b0 < size; b0 += blockFloats) {
+        const std::size_t b1 = std::min(size, b0 + blockFloats);
+        rule.update(params, velocity, combineKept(dropped, scale, b0, b1), lr, b0, b1);
+    }
+    return loss;
 }
 
 } // namespace sgdscope

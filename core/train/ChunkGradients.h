@@ -4,6 +4,7 @@
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/ParameterLayout.h"
 #include "core/train/ReductionPlan.h"
+#include "core/train/UpdateRule.h"
 
 #include <cstdint>
 #include <vector>
@@ -46,6 +47,11 @@ struct SyncReduction
     /// scaled by `scale` unless it is 1 (batch / kept samples: the mean over the kept samples). With nothing
     /// dropped it is the plain combine, bit for bit.
     float* combineKept(const std::vector<char>& dropped, float scale, std::size_t first, std::size_t last);
+    /// A server's whole backup update (the simulated cluster's and MPI's): the kept workers' mean loss, and, if it
+    /// is finite, the combine of their gradients (combineKept) applied block by block with `rule` to `params`
+    /// and `velocity`. Returns the loss (not finite: nothing applied).
+    double applyKept(const std::vector<char>& dropped, const MomentumSgd& rule, float lr, float* params,
+        float* velocity, std::size_t size);
     /// The scale of combineKept for these kept samples.
     float keptScale(int keptSamples) const
     {

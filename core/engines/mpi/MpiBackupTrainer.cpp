@@ -20,7 +20,6 @@ constexpr int messageTag = 31;
 constexpr int finalTag = 32;
 constexpr std::int32_t gradientKind = 1;
 constexpr std::int32_t noteKind = 2;
-constexpr std::size_t blockFloats = 4096;
 
 /// The parameters message: control (1 go, 0 stop), update, when sent, when the previous update had its
 /// gradients and whose gradient completed it, when each worker's gradient of it arrived (rank 0's clock; < 0:
@@ -155,18 +154,8 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     m_completedAt = MpiContext::now();
 
     // The fixed tree's additions over the kept gradients and the update, in the same order as every engine.
-    const int keptSamples = m_reduction.keptSamples(dropped);
-    const double batchLoss = keptSamples > 0 ? m_reduction.keptLossSum(dropped) / keptSamples : 0.0;
-    if (std::isfinite(batchLoss)) {
-        const MomentumSgd rule(m_settings.momentum);
-        const auto lr = static_cast<float>(m_settings.learningRate);
-        const float scale = m_reduction.keptScale(keptSamples);
-        for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
-            const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
-            const float* g = m_reduction.combineKept(dropped, scale, b0, b1);
-            rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
-        }
-    }
+    const double batchLoss = m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum),
+        static_cast<float>(m_settings.learningRate), m_params.data(), m_velocity.data(), m_params.size());
     const double windowEnd = MpiContext::now();
 
     UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);

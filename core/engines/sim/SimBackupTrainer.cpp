@@ -18,7 +18,6 @@ namespace sgdscope {
 namespace sg4 = simgrid::s4u;
 
 namespace {
-constexpr std::size_t blockFloats = 4096;
 } // namespace
 
 struct SimBackupTrainer::Slice
@@ -105,19 +104,9 @@ double SimBackupTrainer::computeUpdate(const std::uint32_t* indices, const std::
     }
     if (failure)
         std::rethrow_exception(failure);
-    const int kept = m_reduction.keptSamples(dropped);
-    const double loss = m_reduction.keptLossSum(dropped) / kept;
-    if (!std::isfinite(loss))
-        return loss; // diverged: the parameters stay as they were
-    const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
-    const float keptScale = m_reduction.keptScale(kept);
-    for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
-        const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
-        const float* g = m_reduction.combineKept(dropped, keptScale, b0, b1);
-        rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
-    }
-    return loss;
+    // (Diverged: the parameters stay as they were.)
+    return m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum), static_cast<float>(m_settings.learningRate),
+        m_params.data(), m_velocity.data(), m_params.size());
 }
 
 void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
