@@ -57,6 +57,7 @@ struct SimSyncTrainer::Slice
     std::vector<sg4::SemaphorePtr> parametersArrived;
     std::vector<double> parametersSent; // per worker: when its parent started sending it the parameters
     std::vector<std::vector<double>> readyAt; // [update][worker]: when it finished its compute and delay
+    std::vector<int> lastOfAll; // [update]: the worker that finished its compute and delay last, -1 until asked
     // Results, in virtual seconds.
     std::vector<std::vector<Span>> spans; // per worker
     std::vector<double> done; // per update: the parameters reached the last worker
@@ -291,6 +292,7 @@ void SimSyncTrainer::simulate(Slice& slice)
     slice.applied.assign(static_cast<std::size_t>(slice.updates), 0.0);
     slice.readyAt.assign(
         static_cast<std::size_t>(slice.updates), std::vector<double>(static_cast<std::size_t>(workers), 0.0));
+    slice.lastOfAll.assign(static_cast<std::size_t>(slice.updates), -1); // parameters come after every gradient
     for (int w = 0; w < workers; ++w) {
         slice.gradientArrived.push_back(sg4::Semaphore::create(0));
         slice.parametersArrived.push_back(sg4::Semaphore::create(0));
@@ -303,8 +305,6 @@ void SimSyncTrainer::simulate(Slice& slice)
                     if (end > start)
                         slice.spans[me].push_back({w, kind, start, end, samples});
                 };
-                // Waiting for something a peer sends: before it started sending it is waiting for the peer,
-                // after that for the network.
                 // Waiting for something a peer sends: before it started sending it is waiting for the peer (named:
                 // the worker that finished its compute last among those it waited for), after that for the network.
                 auto waitFor = [&](const sg4::SemaphorePtr& semaphore, auto sentAt, auto culprit) {
@@ -363,7 +363,12 @@ void SimSyncTrainer::simulate(Slice& slice)
                         slice.gradientArrived[static_cast<std::size_t>(parent)]->release();
                         waitFor(
                             slice.parametersArrived[me], [&] { return slice.parametersSent[me]; },
-                            [&] { return lastReady(u, 0, slice.workers); });
+                            [&] { // every worker waits for the same one: found once per update, not O(P) each
+                                int& last = slice.lastOfAll[static_cast<std::size_t>(u)];
+                                if (last < 0)
+                                    last = lastReady(u, 0, slice.workers);
+                                return last;
+                            });
                     } else {
                         const double applyStart = SimWorld::clock();
                         SimWorld::compute(slice.applyWork);
