@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The simulated `local` cluster against this machine: the same settings run for real (threads engine, P = 1
-# and 2; MPI processes, N = 2 and 3) and simulated on `--cluster local` (calibrated on this machine at its
-# start), side by side. Prints one JSON object with, per configuration and for both: the median time of an
+# The simulated clusters of this machine against it: the same settings run for real (threads engine, P = 1
+# and 2; MPI processes, N = 2 and 3) and simulated, the threads rows on `--cluster local` (calibrated on this
+# machine at its start), the MPI rows on `--cluster local-mpi` (local's hosts, and messages timed as this
+# machine's Open MPI carries them: measured at its start by a ping-pong under mpirun), side by side. Prints one JSON object with, per configuration and for both: the median time of an
 # update (sync) or between two pushes (async) over the second half of the run (the first half is the cores'
 # climb to their working speed), the idle fraction of the whole run, the mean staleness (async), and the
 # simulated / real ratio of the update time. Goal: within 15% on a quiet machine. The simulation's calibration
@@ -17,7 +18,9 @@ die() { echo "$name: $*" >&2; exit 2; }
 command -v mpirun >/dev/null || die "mpirun missing (install Debian's openmpi-bin)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+[ -x "$build/app/sgdscope-mpi-probe" ] || die "build first ($build/app/sgdscope-mpi-probe missing: --cluster local-mpi needs it)"
 cp "$build/app/sgdscope" "$work/sgdscope" # a rebuild during the run cannot swap it
+cp "$build/app/sgdscope-mpi-probe" "$work/sgdscope-mpi-probe" # local-mpi looks for it beside sgdscope
 app=$work/sgdscope
 # OpenMP's spinning wait, as the MPI ranks' and the calibration's: a passive team takes a futex wake-up per
 # barrier, the operating system's time, which the model leaves out.
@@ -54,7 +57,7 @@ for mode in sync async; do
     echo "$name: mpi $mode N=$n" >&2
     mpi "mpi-$mode-n$n" "$n" --mode "$mode"
     workers=$n; [ "$mode" = async ] && workers=$((n - 1)) # async: rank 0 is the server
-    run "sim-mpi-$mode-n$n" --mode "$mode" --workers "$workers" --engine sim --cluster local
+    run "sim-mpi-$mode-n$n" --mode "$mode" --workers "$workers" --engine sim --cluster local-mpi
     add "mpi-$mode-n$n"
   done
 done
@@ -90,9 +93,14 @@ for c in configs:
     cal = sim.get("local_calibration", {})
     row["calibration_busy"] = cal.get("busy")
     row["calibration_waited_for_a_core_share"] = cal.get("waited_for_a_core_share")
+    link = sim.get("mpi_link_calibration")
+    if link:
+        row["mpi_latency_us"] = round(link["latency_seconds"] * 1e6, 2)
+        row["mpi_bandwidth_gb_per_s"] = round(link["bandwidth_bytes_per_second"] / 1e9, 3)
+        row["mpi_core_share"] = round(link["core_share"], 3)
     row["real_cpu_pressure_pct"] = pressure(c)
     row["within_15pct"] = abs(row["sim_over_real"] - 1) <= 0.15
     rows.append(row)
-print(json.dumps({"benchmark": "the simulated local cluster against this machine (fashion-mnist)",
+print(json.dumps({"benchmark": "the simulated local and local-mpi clusters against this machine (fashion-mnist)",
                   "goal": "sim_over_real within 15% on a quiet machine", "rows": rows}, indent=2))
 PY

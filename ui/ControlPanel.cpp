@@ -130,10 +130,11 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_cluster = new QComboBox;
     m_cluster->addItem(tr("ideal (no network cost)"), QStringLiteral("ideal"));
     m_cluster->addItem(tr("local (this machine's speed)"), QStringLiteral("local"));
+    m_cluster->addItem(tr("local-mpi (this machine's MPI processes)"), QStringLiteral("local-mpi"));
     m_cluster->addItem(tr("datacenter (10 Gb/s, 20 \u00b5s)"), QStringLiteral("datacenter"));
     m_cluster->addItem(tr("wan (1 Gb/s, 30 ms)"), QStringLiteral("wan"));
     m_cluster->addItem(tr("platform file..."), QString());
-    m_cluster->setCurrentIndex(2);
+    m_cluster->setCurrentIndex(m_cluster->findData(QStringLiteral("datacenter")));
     m_cluster->setToolTip(tr("The simulated cluster: a built-in one (README has their figures) or a SimGrid "
                              "platform file (XML). Applies on Reset."));
     m_hosts = new QComboBox;

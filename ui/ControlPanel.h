@@ -111,7 +111,7 @@ private:
     QComboBox* m_hosts;
     QLabel* m_engineNote;
     QList<int> m_workerValues;
-    int m_lastCluster = 2;
+    int m_lastCluster = 3; // datacenter
     int m_lastHosts = 0;
     QLabel* m_presetSummary;
     QSlider* m_workers;

@@ -120,6 +120,22 @@ Json summaryJson(const ModeResult& r)
                     "they waited for one (the kernel's run-queue delay; null where it does not say); busy (a share "
                     "above 0.2 or a spread above 0.5): the figures describe a loaded machine"}};
         }
+        if (r.engineChoice.sim.measuresMpi()) {
+            const MpiLinkCalibration& link = r.engineChoice.sim.mpiLink;
+            j["mpi_link_calibration"] = Json {{"latency_seconds", link.latencySeconds},
+                {"latency_spread", link.latencySpread}, {"latency_measured_at_bytes", link.smallBytes},
+                {"bandwidth_bytes_per_second", link.bandwidthBytesPerSecond},
+                {"bandwidth_spread", link.bandwidthSpread}, {"bandwidth_measured_at_bytes", link.messageBytes},
+                {"one_way_seconds_at_those_bytes", link.messageSeconds}, {"round_trips", link.roundTrips},
+                {"processes", link.processes}, {"cores", link.cores}, {"core_share", link.coreShare()},
+                {"note",
+                    "measured at the start by sgdscope-mpi-probe under mpirun (processes ranks, ranks 2 and up "
+                    "polling): latency = half the median round trip of a small message; bandwidth = bytes / (half "
+                    "the median round trip at bandwidth_measured_at_bytes - latency); spreads = (75th - 25th "
+                    "percentile) / median of the round trips. A message of b bytes takes latency + b / bandwidth "
+                    "(a star: each link half the latency), sharing a link with the others on it. core_share = "
+                    "min(1, cores / processes): host_flops is local_calibration.host_flops times it"}};
+        }
         if (r.simCost) {
             const bool momentum = r.settings.momentum != 0.0;
             Json cost {{"flops_per_sample", r.simCost->flopsPerSample}, {"tree_addition_flops", r.simCost->addFlops},
@@ -128,10 +144,13 @@ Json summaryJson(const ModeResult& r)
                 cost["apply_bytes"] = r.simCost->applyBytes(momentum);
                 cost["tree_addition_bytes"] = r.simCost->addBytes();
                 cost["copy_bytes"] = r.simCost->copyBytes();
-                cost["note"] = "local: a worker's samples at the measured host_flops, its chunk additions included "
-                               "in that measured step; applies, the reduction tree's additions and async's parameter "
-                               "copies priced as their bytes at local_calibration.memory_bytes_per_second; no "
-                               "messages (workers share memory)";
+                cost["note"] = std::string(r.engineChoice.sim.measuresMpi() ? "local-mpi" : "local")
+                    + ": a worker's samples at the measured host_flops, its chunk additions included in that "
+                      "measured step; applies, the reduction tree's additions and async's parameter copies priced "
+                      "as their bytes at local_calibration.memory_bytes_per_second; "
+                    + (r.engineChoice.sim.measuresMpi()
+                            ? "messages of message_bytes timed by mpi_link_calibration's latency and bandwidth"
+                            : "no messages (workers share memory)");
             } else {
                 cost["note"] = "what the simulated hosts compute (flops at the host's speed: per sample, per tree "
                                "addition, per update; a straggler's factor multiplies a worker's samples and "

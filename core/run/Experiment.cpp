@@ -11,6 +11,7 @@
 #include "core/run/DataSource.h"
 #include "core/run/LocalCalibration.h"
 #include "core/run/MemoryEstimate.h"
+#include "core/run/MpiLinkCalibration.h"
 #include "core/run/SettingsCheck.h"
 #include "core/train/ReductionPlan.h"
 
@@ -51,12 +52,23 @@ EngineChoice engineChoiceFor(
                 config.platform, config.workers, server, config.placement, config.runs(Mode::Sync), server);
             !why.empty())
             throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
-    } else if (config.cluster == ClusterKind::Local) {
+    } else if (config.cluster == ClusterKind::Local || config.cluster == ClusterKind::LocalMpi) {
+        const bool mpi = config.cluster == ClusterKind::LocalMpi;
+        if (mpi) {
+            // First (it fails at once without mpirun or the probe): how this machine's Open MPI carries the run's
+            // messages, in a job of as many processes as the MPI job modelled (the server's too: a list of modes
+            // is measured for its largest job).
+            const int cores = std::max(1, omp_get_max_threads());
+            engine.sim.mpiLink = calibrateMpiLinks(
+                hosts, SimCost(problem->spec, problem->layout).messageBytes, cores, config.originOf("cluster"));
+        }
         // the run's sync pattern if it has one (a mode-both run's hosts are the same for both modes)
         engine.sim.calibration = calibrateLocalCluster(problem, settings, config.runsSync() ? Mode::Sync : Mode::Async);
-        engine.sim.hostFlops = engine.sim.calibration.hostFlops;
+        // local-mpi: more processes than cores share them (its ranks poll while they wait: always runnable).
+        engine.sim.hostFlops = engine.sim.calibration.hostFlops * (mpi ? engine.sim.mpiLink.coreShare() : 1.0);
         if (!(engine.sim.hostFlops > 0))
-            throw SgdError("--cluster local: the calibration on this machine measured no worker step ("
+            throw SgdError("--cluster " + nameOf(clusterNames, config.cluster)
+                + ": the calibration on this machine measured no worker step ("
                 + std::to_string(engine.sim.calibration.spans) + " compute spans); try again, or use another cluster");
     }
     return engine;

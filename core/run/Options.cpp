@@ -177,7 +177,7 @@ std::vector<OptionSpec> makeTable()
         "threads (OpenMP workers here; default) | sim (a simulated cluster in virtual time) | mpi (processes under "
         "mpirun)"));
     OptionSpec cluster = choice("cluster", "C", clusterNames, &RunConfig::cluster,
-        "sim only: ideal | local | datacenter (default) | wan; see README for their figures");
+        "sim only: ideal | local | local-mpi | datacenter (default) | wan; see README for their figures");
     cluster.whyInapplicable = [](const RunConfig& c) {
         if (c.engine != EngineKind::Sim)
             return std::string("applies to the simulated cluster only (--engine sim)");

@@ -507,15 +507,6 @@ bool MpiContext::done(PendingSend& send)
     return flag != 0;
 }
 
-void MpiContext::broadcast(void* data, std::size_t bytes)
-{
-    checkSize(bytes, 0);
-    MPI_Request request;
-    if (MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD, &request) != MPI_SUCCESS)
-        throw RunFailure("cannot start a broadcast from rank 0");
-    wait(&request, 0, m_rank == 0 ? "broadcasting to" : "receiving a broadcast from");
-}
-
 std::vector<std::string> MpiContext::gatherText(const std::string& text)
 {
     constexpr int tag = 9004;

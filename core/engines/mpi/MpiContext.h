@@ -99,9 +99,6 @@ public:
     /// Whether a message of `from` with `tag` waits to be received (without receiving it).
     bool waiting(int from, int tag);
 
-    /// Sends `bytes` from rank 0 to every rank by MPI's broadcast tree (MPI_Ibcast, polled): every rank
-    /// calls it with a buffer of the same size.
-    void broadcast(void* data, std::size_t bytes);
     /// Sends a small integer to every rank from rank 0 and returns it on every rank (a broadcast).
     std::int64_t broadcast(std::int64_t value);
     /// Gathers every rank's text on rank 0 (others get an empty vector).

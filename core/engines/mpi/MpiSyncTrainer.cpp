@@ -20,9 +20,34 @@ namespace sgdscope {
 namespace {
 constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
+constexpr int parametersTag = 13;
 constexpr std::size_t blockFloats = 4096;
 
-/// The size of every broadcast of parameters (all ranks must give MPI_Ibcast the same): control, update, the
+/// The binomial tree the parameters go down (as MPI's broadcast trees, so that rank 0 does not send them N - 1
+/// times): rank r > 0 takes them from r minus its lowest set bit and passes them on to r + 2^j for every 2^j below
+/// that bit (rank 0: below the job's size), the largest subtree first.
+///
+/// Point-to-point messages, not MPI_Ibcast: Open MPI 4.1's broadcast of 1 MB moves in pieces that each need both
+/// ranks inside MPI, and completes on rank 0 only when the others next call MPI, which they do after their compute
+/// (measured here with 2 processes: rank 0's broadcast lasted a median 1.15 ms, as long as rank 1's compute, so
+/// that the two computed one after the other). A large point-to-point message is read by its receiver alone
+/// (shared memory's single copy), so rank 0 starts its sends, computes its part meanwhile, and completes them once
+/// the gradients are in.
+int treeParent(int rank)
+{
+    return rank - (rank & -rank);
+}
+std::vector<int> treeChildren(int rank, int ranks)
+{
+    std::vector<int> children;
+    const int limit = rank == 0 ? ranks : (rank & -rank);
+    for (int step = 1; step < limit && rank + step < ranks; step *= 2)
+        children.push_back(rank + step);
+    std::reverse(children.begin(), children.end());
+    return children;
+}
+
+/// The size of every broadcast of parameters (all ranks send and take the same): control, update, the
 /// local steps taken so far, batch, this round's local steps (sync: 1), when rank 0 began to take the gradients of the
 /// previous update (its own part done), when it had them all, when it sent these, when each rank's gradient arrived
 /// (rank 0's clock), the parameters.
@@ -243,7 +268,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_gradients.armed = false;
     m_gradients.arm();
 
-    // The parameters (and "go") to every rank, by MPI's broadcast tree.
+    // The parameters (and "go") to every rank, down the tree; rank 0 computes its part while they go.
     broadcastParameters(true);
     mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
 
@@ -306,6 +331,11 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     }
     m_allGradientsAt = MpiContext::now();
     mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
+    // This update's parameters: every rank below has taken them (and sent its gradient since).
+    for (MpiContext::PendingSend& send : m_broadcast)
+        m_mpi.complete(send);
+    m_broadcast.clear();
+    mine.add(SpanKind::Communicate, m_allGradientsAt, MpiContext::now());
 
     // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
     const double applyStart = MpiContext::now();
@@ -347,6 +377,9 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 
 void MpiSyncTrainer::broadcastParameters(bool go)
 {
+    for (MpiContext::PendingSend& send : m_broadcast) // the last one's (done unless a run ended in between)
+        m_mpi.complete(send);
+    m_broadcast.clear();
     m_go.clear();
     m_go.put(std::int64_t {go ? 1 : 0});
     m_go.put(m_updates);
@@ -360,8 +393,13 @@ void MpiSyncTrainer::broadcastParameters(bool go)
         m_go.put(at);
     m_go.putFloats(m_params.data(), m_params.size());
     assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
-    if (m_mpi.size() > 1)
-        m_mpi.broadcast(m_go.data(), m_go.bytes().size());
+    for (const int child : treeChildren(0, m_mpi.size()))
+        m_broadcast.push_back(m_mpi.startSend(m_go.data(), m_go.bytes().size(), child, parametersTag));
+    if (!go) { // the last: every rank answers it with its final spans
+        for (MpiContext::PendingSend& send : m_broadcast)
+            m_mpi.complete(send);
+        m_broadcast.clear();
+    }
 }
 
 void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
@@ -408,9 +446,16 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     // The gradient goes out while this rank waits for the next parameters: a large message completes only
     // when rank 0 takes it, and the time until then is waiting for rank 0, not communication.
     MpiContext::PendingSend gradient;
+    const std::vector<int> children = treeChildren(rank, mpi.size());
+    std::vector<MpiContext::PendingSend> forwards; // the parameters passed on down the tree
     while (true) {
         const double waitStart = MpiContext::now();
-        mpi.broadcast(receive.data(), receive.size());
+        for (MpiContext::PendingSend& f : forwards) // taken long ago: the buffer is needed again
+            mpi.complete(f);
+        forwards.clear();
+        mpi.receive(receive.data(), receive.size(), treeParent(rank), parametersTag);
+        for (const int child : children)
+            forwards.push_back(mpi.startSend(receive.data(), receive.size(), child, parametersTag));
         const double arrived = MpiContext::now();
         mpi.complete(gradient); // rank 0 had it before it sent these parameters
         MpiMessageReader in(receive.data(), receive.size());
@@ -431,6 +476,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         }
         spans.addWait(waitStart, arrived, taking, mine, allArrived, sentAt, lastArrival(arrivals));
         if (control == 0) {
+            for (MpiContext::PendingSend& f : forwards)
+                mpi.complete(f);
             out.clear();
             out.putSpans(spans.spans);
             // What this rank computed, counted here: rank 0 reports it beside its own.

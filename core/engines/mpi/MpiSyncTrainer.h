@@ -11,11 +11,12 @@
 namespace sgdscope {
 
 /// Synchronous data-parallel SGD across MPI processes: rank r is worker r. Every update, rank 0 broadcasts
-/// the parameters to every rank (MPI_Ibcast: a tree, so rank 0 does not send them N - 1 times); each computes its
-/// chunks of the batch (computeWorkerPart, the same reduction plan as the other engines, from its own copy of the data
-/// in the same order) and sends rank 0 the roots of its part of the fixed chunk tree; rank 0 adds them up in the tree's
-/// fixed order (not MPI_Allreduce, whose order of additions depends on the process count and message sizes) and applies
-/// the update. So the parameters are bit for bit those of the threads engine, for any number of processes.
+/// the parameters to every rank (down a binomial tree of messages, so rank 0 does not send them N - 1 times); each
+/// computes its chunks of the batch (computeWorkerPart, the same reduction plan as the other engines, from its own copy
+/// of the data in the same order) and sends rank 0 the roots of its part of the fixed chunk tree; rank 0 adds them up
+/// in the tree's fixed order (not MPI_Allreduce, whose order of additions depends on the process count and message
+/// sizes) and applies the update. So the parameters are bit for bit those of the threads engine, for any number of
+/// processes.
 ///
 /// Measured per rank with its own clock, converted to rank 0's (the offsets are estimated at start): waiting
 /// for rank 0 to finish its own part (WaitBarrier), for its gradient to reach rank 0 (WaitNetwork), for the
@@ -58,6 +59,7 @@ private:
     WindowCutter m_cutter;
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
     MpiMessage m_go; // the parameters broadcast (its buffer kept from update to update)
+    std::vector<MpiContext::PendingSend> m_broadcast; // of m_go, to rank 0's children in the tree
     std::int64_t m_computedSamples = 0; // by rank 0 itself
     double m_takingGradientsAt = 0.0; // when rank 0 began to take the last update's gradients (its clock)
     double m_allGradientsAt = 0.0; // when rank 0 had every gradient of the last update (its clock)

@@ -389,8 +389,11 @@ void SimAsyncTrainer::simulate(Slice& slice)
     const double parameters = static_cast<double>(m_params.size());
     const double compensationFlops = m_compensation.active() ? 5.0 * parameters : 0.0;
     const double compensationBytes = m_compensation.active() ? 16.0 * parameters : 0.0;
-    const double applyFlops = SimWorld::get().memoryWork(
-        m_cost.applyFlops(momentum) + compensationFlops, m_cost.applyBytes(momentum) + compensationBytes);
+    // local-mpi: the server also copies the gradient out of its message and the parameters into its answer.
+    const double applyFlops = SimWorld::get().memoryWork(m_cost.applyFlops(momentum) + compensationFlops,
+                                  m_cost.applyBytes(momentum) + compensationBytes)
+        + 2.0 * SimWorld::get().messageCopyWork(m_cost.copyBytes());
+    const double packWork = SimWorld::get().messageCopyWork(m_cost.copyBytes()); // local-mpi: the push's message
     // local: a worker copies the parameters in memory (as the threads engine's do) instead of receiving them.
     const double copyWork = SimWorld::get().stepsMeasured() ? SimWorld::get().memoryWork(0.0, m_cost.copyBytes()) : 0.0;
     const double flopsPerSample = m_cost.flopsPerSample;
@@ -463,7 +466,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
     for (int w = 0; w < workers; ++w) {
         sg4::Host* host = hosts[static_cast<std::size_t>(w)];
         sg4::Actor::create("async-worker-" + std::to_string(w), host,
-            [this, &slice, host, serverHost, w, flopsPerSample, addFlops, copyWork, bytes] {
+            [this, &slice, host, serverHost, w, flopsPerSample, addFlops, copyWork, packWork, bytes] {
                 SimWorld::guarded(slice.failure, [&] {
                     const auto me = static_cast<std::size_t>(w);
                     auto span = [&](SpanKind kind, double start, double end, int samples = 0) {
@@ -503,9 +506,12 @@ void SimAsyncTrainer::simulate(Slice& slice)
                         const double computed = SimWorld::computeDelayed(flops, m_stragglers.slowdown(w, s.pushes));
                         span(SpanKind::Compute, start, computed, s.count);
                         span(SpanKind::Delay, computed, SimWorld::clock());
+                        const double packStart = SimWorld::clock();
+                        SimWorld::compute(packWork);
+                        span(SpanKind::Communicate, packStart, SimWorld::clock());
                         const double uploadStart = SimWorld::clock();
                         SimWorld::get().send(host, serverHost, bytes);
-                        span(SpanKind::Communicate, uploadStart, SimWorld::clock());
+                        span(SimWorld::get().uploadSpanKind(), uploadStart, SimWorld::clock());
                         slice.ready.emplace_back(w, SimWorld::clock());
                         slice.readySignal->release();
                         waitFrom = SimWorld::clock();

@@ -17,13 +17,15 @@
 
 namespace sgdscope {
 
-LinkFigures linkFiguresOf(ClusterKind kind)
+LinkFigures linkFiguresOf(ClusterKind kind, const MpiLinkCalibration& measured)
 {
     switch (kind) {
     case ClusterKind::Ideal:
         return {1e15, 0.0, true};
     case ClusterKind::Local:
         return {1e15, 0.0, true}; // workers share memory: no messages (copies are priced as memory work)
+    case ClusterKind::LocalMpi:
+        return {measured.bandwidthBytesPerSecond, measured.latencySeconds / 2.0, false};
     case ClusterKind::Datacenter:
         return {1.25e9, 10e-6, false};
     case ClusterKind::Wan:
@@ -37,6 +39,9 @@ std::string clusterFiguresText()
     return "ideal: equal hosts of 50 Gflop/s, a network without cost (the textbook model); "
            "local: hosts as fast as a worker of this machine on this model and its memory bandwidth (measured at "
            "start), no messages: workers share memory; "
+           "local-mpi: local's hosts, and messages timed as this machine's Open MPI carries them (latency and "
+           "bandwidth measured at start by a ping-pong under mpirun, and with more processes than cores each worker "
+           "gets its share of a core); "
            "datacenter: 50 Gflop/s hosts, 10 Gb/s links, 20 us host to host through one switch; "
            "wan: 50 Gflop/s hosts, 1 Gb/s links, 30 ms host to host";
 }

@@ -19,11 +19,13 @@ enum class ClusterKind
     Ideal, // equal hosts, network without cost: the textbook model
     Local, // hosts as fast as a worker of this machine (measured at start); in memory: no messages, copies and
            // applies at this machine's memory bandwidth
+    LocalMpi, // Local's hosts, and messages timed as this machine's Open MPI carries them (measured at start by a
+              // ping-pong under mpirun): the MPI engine's processes on this machine
     Datacenter, // 10 Gb/s links, 10 us per link (20 us host to host)
     Wan, // 1 Gb/s links, 15 ms per link (30 ms host to host)
 };
-inline constexpr NameTable<ClusterKind, 4> clusterNames {{{"ideal", ClusterKind::Ideal}, {"local", ClusterKind::Local},
-    {"datacenter", ClusterKind::Datacenter}, {"wan", ClusterKind::Wan}}};
+inline constexpr NameTable<ClusterKind, 5> clusterNames {{{"ideal", ClusterKind::Ideal}, {"local", ClusterKind::Local},
+    {"local-mpi", ClusterKind::LocalMpi}, {"datacenter", ClusterKind::Datacenter}, {"wan", ClusterKind::Wan}}};
 
 /// A host speed for clusters that do not measure this machine: 50 Gflop/s, the order of what one AVX-512 core
 /// sustains on a GEMM-bound training step (fashion-mnist's model is 1.007 Mflop per sample forward and backward,
@@ -75,6 +77,31 @@ struct LocalCalibration
     bool operator==(const LocalCalibration&) const = default;
 };
 
+/// What the `local-mpi` cluster measured of this machine's Open MPI at the start of the run
+/// (core/run/MpiLinkCalibration.h): a ping-pong between ranks 0 and 1 of an mpirun job of as many processes as the
+/// modelled job (the others poll, as the MPI engine's waits do), at a small size and at the run's message size.
+struct MpiLinkCalibration
+{
+    int processes = 0; // of the probe's job (the modelled MPI job's)
+    int cores = 0; // this machine's (the OpenMP thread count)
+    /// One-way time of a small message: half the median round trip.
+    double latencySeconds = 0.0;
+    double latencySpread = 0.0; // (75th - 25th percentile) / median, of its round trips
+    std::uint64_t smallBytes = 0;
+    /// At the run's message size (at least 64 KiB): bytes / (half its median round trip - latencySeconds), so that
+    /// a message of `messageBytes` takes latencySeconds + messageBytes / bandwidth: its measured one-way time.
+    double bandwidthBytesPerSecond = 0.0;
+    double bandwidthSpread = 0.0; // of its round trips, as latencySpread
+    std::uint64_t messageBytes = 0;
+    double messageSeconds = 0.0; // half the median round trip at messageBytes
+    int roundTrips = 0; // measured at each size (after a warm-up)
+    /// The share of a core each simulated worker gets: min(1, cores / processes). The MPI engine's ranks poll while
+    /// they wait (MpiContext: a tight loop for the first 2 ms), so every process of a job wants a core all the time
+    /// and the kernel shares the cores among them.
+    double coreShare() const { return processes > cores && cores > 0 ? static_cast<double>(cores) / processes : 1.0; }
+    bool operator==(const MpiLinkCalibration&) const = default;
+};
+
 /// One link's figures.
 struct LinkFigures
 {
@@ -83,8 +110,9 @@ struct LinkFigures
     bool sharedFreely = false; // FATPIPE: every flow gets the whole bandwidth (no contention)
 };
 
-/// What a built-in cluster is made of; `hostFlops` for Local is the measured speed (given by the caller).
-LinkFigures linkFiguresOf(ClusterKind kind);
+/// What a built-in cluster is made of; `hostFlops` for Local is the measured speed (given by the caller). LocalMpi's
+/// links are measured: `measured` (a star's link: half the one-way latency, since a route crosses two links).
+LinkFigures linkFiguresOf(ClusterKind kind, const MpiLinkCalibration& measured = {});
 
 /// One line per built-in cluster with its figures, for --help and the README.
 std::string clusterFiguresText();

@@ -50,7 +50,11 @@ struct SimSyncTrainer::Slice
     std::vector<int> samples; // per worker, per update
     double addWork = 0.0; // flops at the host's speed (SimWorld::memoryWork)
     double applyWork = 0.0;
+    double packWork = 0.0; // local-mpi: a message copied into its buffer, or out of it
     std::uint64_t bytes = 0;
+    /// Per worker: the gradients its message up carries. 1, but on local-mpi in sync, where it is what the MPI
+    /// engine's rank sends: the roots of its part of the fixed chunk tree.
+    std::vector<int> upGradients;
     // Simulation state.
     std::vector<std::deque<std::pair<int, double>>> arrivals; // per worker: gradients arrived (child, send start)
     std::vector<sg4::SemaphorePtr> gradientArrived;
@@ -253,7 +257,12 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     const bool momentum = m_settings.momentum != 0.0;
     slice.addWork = SimWorld::get().memoryWork(m_cost.addFlops, m_cost.addBytes());
     slice.applyWork = SimWorld::get().memoryWork(m_cost.applyFlops(momentum), m_cost.applyBytes(momentum));
+    slice.packWork = SimWorld::get().messageCopyWork(m_cost.copyBytes());
     slice.bytes = m_cost.messageBytes;
+    for (int w = 0; w < workers; ++w)
+        slice.upGradients.push_back(SimWorld::get().mpiProcesses() && mode() == Mode::Sync
+                ? std::max(1, m_reduction.plan.workers[static_cast<std::size_t>(w)].roots)
+                : 1);
     simulate(slice);
     if (slice.failure)
         std::rethrow_exception(slice.failure);
@@ -351,14 +360,20 @@ void SimSyncTrainer::simulate(Slice& slice)
                                 return lastReady(u, child, std::min(slice.workers, child + (child & -child)));
                             });
                         const double addStart = SimWorld::clock();
+                        // local-mpi: out of the message (0 elsewhere)
+                        SimWorld::compute(slice.packWork * slice.upGradients[static_cast<std::size_t>(arrival.first)]);
                         SimWorld::compute(slice.addWork);
                         span(SpanKind::Apply, addStart, SimWorld::clock());
                     }
                     if (w != 0) {
                         const int parent = parentOf(w);
+                        const double packStart = SimWorld::clock();
+                        SimWorld::compute(slice.packWork * slice.upGradients[me]); // local-mpi: into the message
+                        span(SpanKind::Communicate, packStart, SimWorld::clock());
                         const double sendStart = SimWorld::clock();
-                        SimWorld::get().send(hosts[me], hosts[static_cast<std::size_t>(parent)], slice.bytes);
-                        span(SpanKind::Communicate, sendStart, SimWorld::clock());
+                        SimWorld::get().send(hosts[me], hosts[static_cast<std::size_t>(parent)],
+                            slice.bytes * static_cast<std::uint64_t>(slice.upGradients[me]));
+                        span(SimWorld::get().uploadSpanKind(), sendStart, SimWorld::clock());
                         slice.arrivals[static_cast<std::size_t>(parent)].emplace_back(w, sendStart);
                         slice.gradientArrived[static_cast<std::size_t>(parent)]->release();
                         waitFor(
@@ -369,11 +384,19 @@ void SimSyncTrainer::simulate(Slice& slice)
                                     last = lastReady(u, 0, slice.workers);
                                 return last;
                             });
+                        const double unpackStart = SimWorld::clock();
+                        SimWorld::compute(slice.packWork); // local-mpi: the parameters out of the message
+                        span(SpanKind::Communicate, unpackStart, SimWorld::clock());
                     } else {
                         const double applyStart = SimWorld::clock();
                         SimWorld::compute(slice.applyWork);
                         span(SpanKind::Apply, applyStart, SimWorld::clock());
                         slice.applied[static_cast<std::size_t>(u)] = SimWorld::clock();
+                    }
+                    if (!children.empty()) {
+                        const double packStart = SimWorld::clock();
+                        SimWorld::compute(slice.packWork); // local-mpi: the parameters into the message, once
+                        span(SpanKind::Communicate, packStart, SimWorld::clock());
                     }
                     for (auto it = children.rbegin(); it != children.rend(); ++it) {
                         const auto child = static_cast<std::size_t>(*it);

@@ -88,7 +88,10 @@ void SimWorld::ensurePlatform(const SimPlatformChoice& choice, int hosts)
         m_engine->seal_platform();
         m_hosts = m_engine->get_all_hosts();
     } else {
-        const LinkFigures link = linkFiguresOf(choice.cluster);
+        const LinkFigures link = linkFiguresOf(choice.cluster, choice.mpiLink);
+        if (!(link.bandwidth > 0) || !(link.latency >= 0))
+            throw SgdError("--cluster " + nameOf(clusterNames, choice.cluster)
+                + ": its links were not measured (a bandwidth of " + std::to_string(link.bandwidth) + " B/s)");
         auto* zone = sg4::create_star_zone("cluster");
         for (int i = 0; i < hosts; ++i) {
             const std::string name = "host" + std::to_string(i);

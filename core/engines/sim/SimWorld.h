@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engines/sim/SimCluster.h"
+#include "core/metrics/Events.h"
 
 #include <cstdint>
 #include <exception>
@@ -28,14 +29,21 @@ struct SimPlatformChoice
     /// Local: what was measured; its memory bandwidth prices applies, tree additions and copies (else 0: they are
     /// flops at the host's speed).
     LocalCalibration calibration;
-    /// The `local` cluster: hosts and memory measured on this machine, workers that share memory.
-    bool measuresThisMachine() const { return platformFile.empty() && cluster == ClusterKind::Local; }
+    /// LocalMpi: what was measured of this machine's Open MPI; its links' latency and bandwidth.
+    MpiLinkCalibration mpiLink;
+    /// The `local` and `local-mpi` clusters: hosts and memory measured on this machine.
+    bool measuresThisMachine() const
+    {
+        return platformFile.empty() && (cluster == ClusterKind::Local || cluster == ClusterKind::LocalMpi);
+    }
+    /// `local-mpi`: its messages were measured on this machine's Open MPI.
+    bool measuresMpi() const { return platformFile.empty() && cluster == ClusterKind::LocalMpi; }
     bool operator==(const SimPlatformChoice&) const = default;
 };
 
-/// How a simulated run's messages are timed: "none" (ideal, local: no messages), "star" (the built-in clusters:
-/// StarNetwork), "simgrid" (platform files, or SGDSCOPE_SIM_NETWORK=simgrid: SimGrid's CM02 solver). Throws
-/// SgdError on a bad SGDSCOPE_SIM_NETWORK.
+/// How a simulated run's messages are timed: "none" (ideal, local: no messages), "star" (the built-in clusters,
+/// local-mpi's measured links among them: StarNetwork), "simgrid" (platform files, or SGDSCOPE_SIM_NETWORK=simgrid:
+/// SimGrid's CM02 solver). Throws SgdError on a bad SGDSCOPE_SIM_NETWORK.
 std::string networkModelOf(const SimPlatformChoice& choice);
 
 /// The one simulation of this process. SimGrid allows one engine per process and its clock never goes back,
@@ -54,17 +62,31 @@ public:
     /// placement); throws SgdError naming --workers if they do not fit.
     std::vector<simgrid::s4u::Host*> place(int workers, bool server) const;
     /// The `ideal` cluster (messages take no time at all) and `local` (workers share memory): no messages are
-    /// simulated.
+    /// simulated. (`local-mpi` has them: its workers are processes.)
     bool costlessNetwork() const
     {
-        return m_built
-            && (m_choice.measuresThisMachine()
-                || (m_choice.platformFile.empty() && m_choice.cluster == ClusterKind::Ideal));
+        return m_built && m_choice.platformFile.empty()
+            && (m_choice.cluster == ClusterKind::Local || m_choice.cluster == ClusterKind::Ideal);
     }
     /// The work, in flops at the host's speed, of an operation that does `flops` and moves `bytes` through memory:
     /// on `local` it is priced at the measured memory bandwidth (in the flops the host does meanwhile), elsewhere
     /// as its flops.
     double memoryWork(double flops, double bytes) const;
+    /// `local-mpi`: the workers are the MPI engine's processes on this machine.
+    bool mpiProcesses() const { return m_built && m_choice.measuresMpi(); }
+    /// `local-mpi`: a worker's gradient on its way is a wait for the network, as the MPI engine counts it (its ranks
+    /// post the send and wait for the answer meanwhile); elsewhere it is communication.
+    SpanKind uploadSpanKind() const
+    {
+        return m_built && m_choice.measuresMpi() ? SpanKind::WaitNetwork : SpanKind::Communicate;
+    }
+    /// `local-mpi`: the work of packing a message into its buffer or unpacking it (a copy of `copyBytes` through
+    /// memory, as the MPI engine's ranks copy the parameters and gradients into and out of their messages); 0 on the
+    /// other clusters.
+    double messageCopyWork(double copyBytes) const
+    {
+        return m_built && m_choice.measuresMpi() ? memoryWork(0.0, copyBytes) : 0.0;
+    }
     /// `local`: the hosts' speed was measured on whole worker steps, their chunk additions included (they are not
     /// charged again).
     bool stepsMeasured() const { return m_built && m_choice.measuresThisMachine(); }

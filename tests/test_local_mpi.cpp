@@ -1,0 +1,197 @@
+// The simulated local-mpi cluster (--engine sim --cluster local-mpi): its messages are timed by what its probe
+// measured of this machine's Open MPI (summary.json's mpi_link_calibration), and without mpirun or the probe it
+// is refused with one line and nothing written. Each run is its own sgdscope process (one SimGrid platform per
+// process); the probe runs under mpirun --oversubscribe on this machine, as test_mpi's jobs do.
+#include "core/common/Error.h"
+#include "core/io/Json.h"
+#include "core/run/MpiLinkCalibration.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace sgdscope;
+
+namespace {
+// A message's simulated time against latency + bytes / bandwidth of the recorded figures: the same sums in
+// another order (the spans are added over the run's updates).
+constexpr double kSameFigures = 1e-6; // relative
+
+struct Run
+{
+    int exitCode = -1;
+    QString stderrText;
+    Json summary;
+};
+
+Run runApp(const QString& out, const QStringList& args, const QProcessEnvironment& env)
+{
+    Run r;
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(SGDSCOPE_BINARY),
+        QStringList {QStringLiteral("--headless"), QStringLiteral("--out"), out} + args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.stderrText = QString::fromUtf8(p.readAllStandardError());
+    QFile summary(out + QStringLiteral("/summary.json"));
+    if (summary.open(QIODevice::ReadOnly)) {
+        const QByteArray bytes = summary.readAll();
+        r.summary = parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "summary");
+    }
+    return r;
+}
+
+QProcessEnvironment mpiEnvironment()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    // Under AddressSanitizer Open MPI leaks at MPI_Finalize (as in test_mpi): the probe's leak check is off.
+    if (env.contains(QStringLiteral("ASAN_OPTIONS")))
+        env.insert(QStringLiteral("ASAN_OPTIONS"),
+            env.value(QStringLiteral("ASAN_OPTIONS")) + QStringLiteral(":detect_leaks=0"));
+    return env;
+}
+
+QStringList words(const char* text)
+{
+    return QString::fromLatin1(text).split(QLatin1Char(' '));
+}
+
+bool near(double a, double b)
+{
+    return std::fabs(a - b) <= kSameFigures * std::fabs(b);
+}
+} // namespace
+
+class TestLocalMpi : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    int m_runs = 0;
+    QString nextOut() { return m_dir.filePath(QStringLiteral("run%1").arg(m_runs++)); }
+
+private slots:
+    // Sync on 2 workers: worker 1 sends its gradient up and gets the parameters back, each message alone on its
+    // links; so every update it waits latency + bytes / bandwidth twice for the network, and worker 0 sends the
+    // parameters once, after packing them into the message (a copy at the measured memory bandwidth). All of it
+    // from summary.json's own figures: the model times its messages by what the probe measured.
+    void messagesTakeTheMeasuredTime()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty())
+            QSKIP("mpirun is not installed (Debian: openmpi-bin)");
+        const Run r = runApp(nextOut(),
+            words("--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync --engine sim "
+                  "--cluster local-mpi"),
+            mpiEnvironment());
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        const Json& run = r.summary.at("runs").front();
+        QCOMPARE(run.at("cluster").get<std::string>(), std::string("local-mpi"));
+        QCOMPARE(run.at("network_model").get<std::string>(), std::string("star"));
+        const Json& link = run.at("mpi_link_calibration");
+        const double latency = link.at("latency_seconds").get<double>();
+        const double bandwidth = link.at("bandwidth_bytes_per_second").get<double>();
+        QVERIFY2(latency > 0 && bandwidth > 0, qPrintable(QString::fromStdString(link.dump())));
+        QCOMPARE(link.at("processes").get<int>(), 2);
+        QVERIFY(link.at("round_trips").get<int>() > 0);
+        // What was measured at the bandwidth's size is what the model gives a message of that size.
+        const double atBytes = link.at("bandwidth_measured_at_bytes").get<double>();
+        QVERIFY2(near(latency + atBytes / bandwidth, link.at("one_way_seconds_at_those_bytes").get<double>()),
+            qPrintable(QString::fromStdString(link.dump())));
+        QVERIFY(run.contains("local_calibration"));
+
+        const double bytes = run.at("cost_model").at("message_bytes").get<double>();
+        const double copy = run.at("cost_model").at("copy_bytes").get<double>()
+            / run.at("local_calibration").at("memory_bytes_per_second").get<double>();
+        const double message = latency + bytes / bandwidth;
+        const double updates = run.at("updates").get<double>();
+        QCOMPARE(updates, 12.0);
+        const Json& root = run.at("workers_detail")[0];
+        const Json& leaf = run.at("workers_detail")[1];
+        const double leafNetwork = leaf.at("wait_seconds").at("network").get<double>() / updates;
+        const double rootCommunication = root.at("communication_seconds").get<double>() / updates;
+        const QString figures = QStringLiteral("message %1 s, copy %2 s; worker 1 waits %3 s for the network, "
+                                               "worker 0 communicates %4 s per update")
+                                    .arg(message)
+                                    .arg(copy)
+                                    .arg(leafNetwork)
+                                    .arg(rootCommunication);
+        QVERIFY2(near(leafNetwork, 2.0 * message), qPrintable(figures));
+        QVERIFY2(near(rootCommunication, message + copy), qPrintable(figures));
+    }
+
+    // Without mpirun or a working probe, local-mpi cannot measure anything: one line naming --cluster local-mpi
+    // and what to do, exit code 2, and no --out folder.
+    void refusedWithoutMpirunOrProbe_data()
+    {
+        QTest::addColumn<QString>("path"); // PATH, or "" for this one
+        QTest::addColumn<QString>("probe"); // SGDSCOPE_MPI_PROBE, or "" for the one beside sgdscope
+        QTest::addColumn<QString>("says");
+        QTest::addColumn<bool>("needsMpirun");
+        QTest::addRow("no mpirun") << QStringLiteral("/nonexistent") << QString() << QStringLiteral("openmpi-bin")
+                                   << false;
+        QTest::addRow("no probe") << QString() << QStringLiteral("/nonexistent/sgdscope-mpi-probe")
+                                  << QStringLiteral("'/nonexistent/sgdscope-mpi-probe' is missing") << false;
+        // A program that is no probe: mpirun runs it, and it prints nothing of what the probe prints.
+        QTest::addRow("bad probe") << QString() << QStringLiteral("/bin/true") << QStringLiteral("measuring Open MPI")
+                                   << true;
+    }
+    void refusedWithoutMpirunOrProbe()
+    {
+        QFETCH(QString, path);
+        QFETCH(QString, probe);
+        QFETCH(QString, says);
+        QFETCH(bool, needsMpirun);
+        if (needsMpirun && QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty())
+            QSKIP("mpirun is not installed (Debian: openmpi-bin)");
+        QProcessEnvironment env = mpiEnvironment();
+        if (!path.isEmpty())
+            env.insert(QStringLiteral("PATH"), path);
+        if (!probe.isEmpty())
+            env.insert(QStringLiteral("SGDSCOPE_MPI_PROBE"), probe);
+        const QString out = nextOut();
+        const Run r = runApp(out, words("--preset blobs --workers 2 --steps 5 --engine sim --cluster local-mpi"), env);
+        QCOMPARE(r.exitCode, 2);
+        const QString line = r.stderrText.trimmed();
+        QVERIFY2(!line.contains(QLatin1Char('\n')), qPrintable(line));
+        QVERIFY2(line.contains(QStringLiteral("--cluster local-mpi: ")), qPrintable(line));
+        QVERIFY2(line.contains(says), qPrintable(line));
+        QVERIFY2(!QDir(out).exists(), qPrintable(out));
+    }
+
+    // The figures follow from the round trips: the latency is half the small size's median; the bandwidth makes a
+    // message of the measured size take half its median round trip. Unusable round trips are refused.
+    void figuresFromRoundTrips()
+    {
+        const MpiLinkCalibration c = mpiLinkFromRoundTrips(
+            {4e-6, 2e-6, 3e-6, 100e-6, 2.5e-6}, 8, {400e-6, 420e-6, 390e-6}, 1000000, "--cluster");
+        QCOMPARE(c.latencySeconds, 1.5e-6);
+        QCOMPARE(c.messageSeconds, 200e-6);
+        QVERIFY(near(c.bandwidthBytesPerSecond, 1e6 / (200e-6 - 1.5e-6)));
+        QCOMPARE(c.roundTrips, 3);
+        QVERIFY(c.latencySpread > 0 && c.bandwidthSpread > 0);
+        QVERIFY_THROWS_EXCEPTION(
+            SgdError, mpiLinkFromRoundTrips({4e-6}, 8, {3e-6}, 1000000, "--cluster")); // faster than its latency
+        QVERIFY_THROWS_EXCEPTION(SgdError, mpiLinkFromRoundTrips({}, 8, {3e-6}, 1000000, "--cluster"));
+        // More processes than cores: each gets its share of a core.
+        MpiLinkCalibration shared;
+        shared.processes = 3;
+        shared.cores = 2;
+        QCOMPARE(shared.coreShare(), 2.0 / 3.0);
+        shared.processes = 2;
+        QCOMPARE(shared.coreShare(), 1.0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLocalMpi)
+#include "test_local_mpi.moc"
