@@ -136,6 +136,22 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
     for (std::size_t i = 0; i < words.size(); ++i)
         command += (i ? " " : "") + words[i];
 
+    // Everything the child needs is made before the fork: this process may have other threads (the window's), and
+    // between fork and exec the child may only make async-signal-safe calls (no allocation, no setenv).
+    std::vector<char*> argv;
+    for (std::string& w : words)
+        argv.push_back(w.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> environment;
+    for (char** e = environ; e && *e; ++e)
+        environment.emplace_back(*e);
+    if (root) // our own probe's job: the user chose to run as root
+        environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+    std::vector<char*> envp;
+    for (std::string& e : environment)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+
     int pipeFds[2];
     if (::pipe(pipeFds) != 0)
         throw SgdError(prefix(option) + "cannot start mpirun (pipe failed)");
@@ -155,16 +171,9 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
         ::dup2(pipeFds[1], 2);
         ::close(pipeFds[0]);
         ::close(pipeFds[1]);
-        if (root) {
-            ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-            ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-        }
-        std::vector<char*> argv;
-        for (std::string& w : words)
-            argv.push_back(w.data());
-        argv.push_back(nullptr);
-        ::execv(argv.front(), argv.data());
-        std::fprintf(stderr, "cannot run %s\n", argv.front());
+        ::execve(argv.front(), argv.data(), envp.data());
+        static const char failed[] = "cannot run mpirun\n";
+        [[maybe_unused]] const ssize_t written = ::write(2, failed, sizeof failed - 1);
         ::_exit(127);
     }
     ::close(pipeFds[1]);
