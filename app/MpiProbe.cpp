@@ -6,9 +6,13 @@
 // Ranks 0 and 1 time R round trips of each SIZE bytes (after a warm-up of a tenth of R, at least 3), each side
 // polling with MPI_Test as the MPI engine's waits do (core/engines/mpi/MpiContext.cpp: a tight loop, a yield every
 // 64 polls). Ranks 2 and up poll for a message the whole time, as the engine's idle ranks do, so that the cores are
-// shared as in a job of N processes. Rank 0 prints one line per size, "round-trips SIZE SECONDS...", then "done".
+// shared as in a job of N processes. Rank 0 prints one line per size, "round-trips SIZE SECONDS...", then
+// "waited-for-a-core SHARE" (of the time ranks 0 and 1 wanted a core while timing, the share they waited for one:
+// the kernel's run-queue delay of their threads, /proc/self/task/*/schedstat; -1 where it does not say), then "done".
 // Only MPI: it starts in a fraction of a second.
 #include <mpi.h>
+
+#include <dirent.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +21,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -54,6 +59,34 @@ void receiveAndPoll(std::vector<char>& buffer, std::size_t bytes, int from)
     MPI_Request request;
     MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, from, pingTag, MPI_COMM_WORLD, &request);
     pollUntilDone(request);
+}
+
+/// Seconds this process's threads ran and waited for a core, so far ({-1, -1} where the kernel does not say).
+std::pair<double, double> coreTime()
+{
+    DIR* tasks = ::opendir("/proc/self/task");
+    if (!tasks)
+        return {-1.0, -1.0};
+    double running = 0.0;
+    double waiting = 0.0;
+    bool any = false;
+    while (const dirent* task = ::readdir(tasks)) {
+        if (task->d_name[0] == '.')
+            continue;
+        const std::string path = std::string("/proc/self/task/") + task->d_name + "/schedstat";
+        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+            unsigned long long run = 0;
+            unsigned long long wait = 0;
+            if (std::fscanf(f, "%llu %llu", &run, &wait) == 2) {
+                running += 1e-9 * static_cast<double>(run);
+                waiting += 1e-9 * static_cast<double>(wait);
+                any = true;
+            }
+            std::fclose(f);
+        }
+    }
+    ::closedir(tasks);
+    return any ? std::pair {running, waiting} : std::pair {-1.0, -1.0};
 }
 
 int usage(int rank)
@@ -108,6 +141,7 @@ int main(int argc, char** argv)
         return 0;
     }
     const int warmUp = std::max(3, roundTrips / 10);
+    const std::pair<double, double> before = coreTime();
     for (const std::size_t bytes : sizes) {
         std::vector<double> seconds;
         seconds.reserve(static_cast<std::size_t>(roundTrips));
@@ -133,7 +167,20 @@ int main(int argc, char** argv)
             std::printf("%s\n", line.c_str());
         }
     }
+    // Ranks 0 and 1's run-queue delay while they timed: rank 1 sends rank 0 its seconds run and waited.
+    const std::pair<double, double> after = coreTime();
+    double mine[2] = {after.first - before.first, after.second - before.second};
+    if (before.first < 0 || after.first < 0)
+        mine[0] = mine[1] = -1.0;
+    if (rank == 1)
+        MPI_Send(mine, 2, MPI_DOUBLE, 0, stopTag, MPI_COMM_WORLD);
     if (rank == 0) {
+        double theirs[2] = {-1.0, -1.0};
+        MPI_Recv(theirs, 2, MPI_DOUBLE, 1, stopTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        const double ran = mine[0] + theirs[0];
+        const double waited = mine[1] + theirs[1];
+        const bool known = mine[0] >= 0 && theirs[0] >= 0 && ran + waited > 0;
+        std::printf("waited-for-a-core %.6f\n", known ? waited / (ran + waited) : -1.0);
         char stop = 1;
         for (int r = 2; r < size; ++r)
             MPI_Send(&stop, 1, MPI_BYTE, r, stopTag, MPI_COMM_WORLD);

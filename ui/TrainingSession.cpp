@@ -125,6 +125,13 @@ QStringList notesFor(const TrainerSettings& t, const EngineChoice& engine)
                                 "this load, not this machine.")
                      .arg(std::lround(100.0 * std::max(0.0, c.waitedForACoreShare)))
                      .arg(std::lround(100.0 * c.spread));
+    if (const MpiLinkCalibration& m = engine.sim.mpiLink;
+        engine.kind == EngineKind::Sim && engine.sim.measuresMpi() && m.busy())
+        notes << QStringLiteral("Open MPI's messages were measured on a busy machine (the probe's ranks waited for a "
+                                "core %1% of the time they wanted one, its round trips spread by %2%): the local-mpi "
+                                "links describe this load, not this machine.")
+                     .arg(std::lround(100.0 * std::max(0.0, m.waitedForACoreShare)))
+                     .arg(std::lround(100.0 * m.bandwidthSpread));
     return notes;
 }
 

@@ -127,14 +127,26 @@ Json summaryJson(const ModeResult& r)
                 {"bandwidth_bytes_per_second", link.bandwidthBytesPerSecond},
                 {"bandwidth_spread", link.bandwidthSpread}, {"bandwidth_measured_at_bytes", link.messageBytes},
                 {"one_way_seconds_at_those_bytes", link.messageSeconds}, {"round_trips", link.roundTrips},
-                {"processes", link.processes}, {"cores", link.cores}, {"core_share", link.coreShare()},
+                {"measure", link.fromShortest ? "shortest round trips" : "median round trips"},
+                {"processes", link.processes}, {"cores", link.cores},
+                {"core_share",
+                    link.coreShare(r.settings.workers + (r.mode == Mode::Sync || r.mode == Mode::LocalSgd ? 0 : 1))},
+                {"waited_for_a_core_share",
+                    link.waitedForACoreShare >= 0 ? Json(link.waitedForACoreShare) : Json(nullptr)},
+                {"busy", link.busy()},
                 {"note",
                     "measured at the start by sgdscope-mpi-probe under mpirun (processes ranks, ranks 2 and up "
                     "polling): latency = half the median round trip of a small message; bandwidth = bytes / (half "
                     "the median round trip at bandwidth_measured_at_bytes - latency); spreads = (75th - 25th "
                     "percentile) / median of the round trips. A message of b bytes takes latency + b / bandwidth "
                     "(a star: each link half the latency), sharing a link with the others on it. core_share = "
-                    "min(1, cores / processes): host_flops is local_calibration.host_flops times it"}};
+                    "min(1, cores / this mode's processes (its workers, and a parameter server's: one more)): every "
+                    "work is computed at host_flops times it; processes: of the probe's job (the largest mode's); "
+                    "waited_for_a_core_share = of the time ranks 0 and 1 wanted a core while timing, the share they "
+                    "waited for one (null where the kernel does not say); busy (that share above 0.2 in a job of no "
+                    "more "
+                    "processes than cores, a bandwidth spread above 0.5, or measure = shortest round trips, when the "
+                    "medians gave no bandwidth): the figures describe a loaded machine"}};
         }
         if (r.simCost) {
             const bool momentum = r.settings.momentum != 0.0;

@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <omp.h>
+#include <sched.h>
 
 namespace sgdscope {
 
@@ -58,14 +59,24 @@ EngineChoice engineChoiceFor(
             // First (it fails at once without mpirun or the probe): how this machine's Open MPI carries the run's
             // messages, in a job of as many processes as the MPI job modelled (the server's too: a list of modes
             // is measured for its largest job).
-            const int cores = std::max(1, omp_get_max_threads());
+            if (hosts > maxLocalMpiProcesses)
+                throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
+                    + " workers is too many for --cluster local-mpi: it models an MPI job on this machine, and "
+                      "measures Open MPI in a job of as many processes (workers"
+                    + std::string(server ? ", and the server" : "") + "); at most "
+                    + std::to_string(maxLocalMpiProcesses) + " processes");
+            cpu_set_t allowed;
+            CPU_ZERO(&allowed);
+            const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? std::max(1, CPU_COUNT(&allowed))
+                                                                                    : std::max(1, omp_get_num_procs());
             engine.sim.mpiLink = calibrateMpiLinks(
                 hosts, SimCost(problem->spec, problem->layout).messageBytes, cores, config.originOf("cluster"));
         }
         // the run's sync pattern if it has one (a mode-both run's hosts are the same for both modes)
         engine.sim.calibration = calibrateLocalCluster(problem, settings, config.runsSync() ? Mode::Sync : Mode::Async);
-        // local-mpi: more processes than cores share them (its ranks poll while they wait: always runnable).
-        engine.sim.hostFlops = engine.sim.calibration.hostFlops * (mpi ? engine.sim.mpiLink.coreShare() : 1.0);
+        // local-mpi: a job of more processes than cores shares them (its ranks poll while they wait: always
+        // runnable); each mode's job at its own share (SimWorld::place).
+        engine.sim.hostFlops = engine.sim.calibration.hostFlops;
         if (!(engine.sim.hostFlops > 0))
             throw SgdError("--cluster " + nameOf(clusterNames, config.cluster)
                 + ": the calibration on this machine measured no worker step ("

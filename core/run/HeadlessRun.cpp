@@ -178,6 +178,13 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
             "time they wanted one, its worker steps spread by %.0f%%): its speeds describe this load, not this "
             "machine\n",
             100.0 * std::max(0.0, c.waitedForACoreShare), 100.0 * c.spread);
+    if (const MpiLinkCalibration& m = run.engine.sim.mpiLink; run.engine.sim.measuresMpi() && m.busy())
+        std::fprintf(stderr,
+            "warning: Open MPI's messages were measured on a busy machine (the probe's ranks waited for a core %.0f%% "
+            "of the time they wanted one, its round trips of %llu bytes spread by %.0f%%): the local-mpi links "
+            "describe this load, not this machine\n",
+            100.0 * std::max(0.0, m.waitedForACoreShare), static_cast<unsigned long long>(m.messageBytes),
+            100.0 * m.bandwidthSpread);
     if (run.config.layers != asGiven.layers)
         std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
             layersText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),

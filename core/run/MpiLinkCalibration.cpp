@@ -60,7 +60,7 @@ std::string lastLine(const std::string& text)
     std::string line;
     std::stringstream lines(text);
     for (std::string l; std::getline(lines, l);) {
-        if (l.find_first_not_of(" \t\r") != std::string::npos)
+        if (l.find_first_not_of(" \t\r-") != std::string::npos) // not blank, not one of mpirun's rules of dashes
             line = l;
     }
     if (line.size() > 300)
@@ -98,6 +98,14 @@ MpiLinkCalibration mpiLinkFromRoundTrips(std::vector<double> small, std::uint64_
     c.latencySpread = smallSpread;
     c.messageSeconds = largeTrip / 2.0;
     c.bandwidthSpread = largeSpread;
+    if (!(c.messageSeconds > c.latencySeconds) && messageBytes > smallBytes) {
+        // A machine so busy that the kernel's time slices drown the message's own time (the median at the message
+        // size no longer above the small size's): the shortest round trips, what a message costs when it is not
+        // held up; busy() says so.
+        c.latencySeconds = *std::min_element(small.begin(), small.end()) / 2.0;
+        c.messageSeconds = *std::min_element(large.begin(), large.end()) / 2.0;
+        c.fromShortest = true;
+    }
     if (!(c.latencySeconds > 0) || !(c.messageSeconds > c.latencySeconds) || messageBytes <= smallBytes)
         throw SgdError(prefix(option) + "the MPI probe measured a one-way time of "
             + std::to_string(c.messageSeconds * 1e6) + " us for " + std::to_string(messageBytes)
@@ -153,7 +161,7 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
     envp.push_back(nullptr);
 
     int pipeFds[2];
-    if (::pipe(pipeFds) != 0)
+    if (::pipe2(pipeFds, O_CLOEXEC) != 0) // not inherited by what another thread may start meanwhile
         throw SgdError(prefix(option) + "cannot start mpirun (pipe failed)");
     std::fflush(nullptr);
     const pid_t pid = ::fork();
@@ -163,7 +171,7 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
         throw SgdError(prefix(option) + "cannot start mpirun (fork failed)");
     }
     if (pid == 0) {
-        ::setpgid(0, 0); // a group of its own: a timeout ends mpirun and its ranks together
+        ::setpgid(0, 0); // a group of its own (Open MPI puts each rank in its own: mpirun ends them on SIGTERM)
         const int nothing = ::open("/dev/null", O_RDONLY); // mpirun would pass our stdin on to rank 0
         if (nothing >= 0)
             ::dup2(nothing, 0);
@@ -202,9 +210,19 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
         output.append(buffer, static_cast<std::size_t>(n));
     }
     ::close(pipeFds[0]);
-    if (timedOut)
-        ::kill(-pid, SIGKILL);
     int status = 0;
+    if (timedOut) {
+        // mpirun passes SIGTERM on to its ranks and ends them; if it has not ended within 5 s, it is killed.
+        ::kill(-pid, SIGTERM);
+        const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (::waitpid(pid, &status, WNOHANG) == 0) {
+            if (std::chrono::steady_clock::now() > grace) {
+                ::kill(-pid, SIGKILL);
+                break;
+            }
+            ::usleep(10000);
+        }
+    }
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
     if (timedOut)
         throw SgdError(prefix(option) + "measuring Open MPI ('" + command + "') did not finish within "
@@ -212,6 +230,7 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
 
     std::map<std::uint64_t, std::vector<double>> trips;
     bool done = false;
+    double waitedShare = -1.0;
     std::stringstream lines(output);
     for (std::string line; std::getline(lines, line);) {
         std::stringstream fields(line);
@@ -219,6 +238,8 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
         fields >> word;
         if (word == "done")
             done = true;
+        if (word == "waited-for-a-core")
+            fields >> waitedShare;
         if (word != "round-trips")
             continue;
         std::uint64_t bytes = 0;
@@ -239,6 +260,7 @@ MpiLinkCalibration calibrateMpiLinks(int processes, std::uint64_t messageBytes, 
         = mpiLinkFromRoundTrips(trips[smallMessageBytes], smallMessageBytes, trips[large], large, option);
     c.processes = std::max(2, processes);
     c.cores = cores;
+    c.waitedForACoreShare = waitedShare;
     return c;
 }
 

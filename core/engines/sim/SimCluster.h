@@ -82,8 +82,8 @@ struct LocalCalibration
 /// modelled job (the others poll, as the MPI engine's waits do), at a small size and at the run's message size.
 struct MpiLinkCalibration
 {
-    int processes = 0; // of the probe's job (the modelled MPI job's)
-    int cores = 0; // this machine's (the OpenMP thread count)
+    int processes = 0; // of the probe's job (the largest modelled MPI job's)
+    int cores = 0; // this machine's, that this process may run on (its CPU affinity)
     /// One-way time of a small message: half the median round trip.
     double latencySeconds = 0.0;
     double latencySpread = 0.0; // (75th - 25th percentile) / median, of its round trips
@@ -95,12 +95,34 @@ struct MpiLinkCalibration
     std::uint64_t messageBytes = 0;
     double messageSeconds = 0.0; // half the median round trip at messageBytes
     int roundTrips = 0; // measured at each size (after a warm-up)
-    /// The share of a core each simulated worker gets: min(1, cores / processes). The MPI engine's ranks poll while
-    /// they wait (MpiContext: a tight loop for the first 2 ms), so every process of a job wants a core all the time
-    /// and the kernel shares the cores among them.
-    double coreShare() const { return processes > cores && cores > 0 ? static_cast<double>(cores) / processes : 1.0; }
+    /// The medians gave no bandwidth (the one at the message size not above the small size's: a very busy machine),
+    /// so the figures are from the shortest round trips.
+    bool fromShortest = false;
+    /// The share of a core each process of an MPI job of `jobProcesses` gets on this machine: min(1, cores /
+    /// jobProcesses). The MPI engine's ranks poll while they wait (MpiContext: a tight loop for the first 2 ms), so
+    /// every process of a job wants a core all the time and the kernel shares the cores among them. Each mode's job
+    /// has its own count (sync: its workers; a parameter server's modes: one more).
+    double coreShare(int jobProcesses) const
+    {
+        return jobProcesses > cores && cores > 0 ? static_cast<double>(cores) / jobProcesses : 1.0;
+    }
+    /// Of the time ranks 0 and 1 wanted a core while they timed, the share they waited for one (the kernel's
+    /// run-queue delay of their threads); -1 where the kernel does not say.
+    double waitedForACoreShare = -1.0;
+    /// Measured on a machine too busy for the figures to mean what its Open MPI does when it is quiet: the ranks
+    /// waited for a core more than 20% of the time they wanted one, in a job of no more processes than cores (in a
+    /// larger job they wait by design: measured quiet here, 3 processes on 2 cores waited 50%, so it cannot tell),
+    /// or the round trips at the message size spread by more than half, or the medians gave no bandwidth.
+    bool busy() const
+    {
+        return (processes <= cores && waitedForACoreShare > 0.2) || bandwidthSpread > 0.5 || fromShortest;
+    }
     bool operator==(const MpiLinkCalibration&) const = default;
 };
+
+/// `local-mpi` starts its probe in a job of as many processes as the MPI job it models (each polling, about 15 MB):
+/// at most this many.
+inline constexpr int maxLocalMpiProcesses = 64;
 
 /// One link's figures.
 struct LinkFigures

@@ -128,8 +128,9 @@ void SimWorld::ensurePlatform(const SimPlatformChoice& choice, int hosts)
     m_built = true;
 }
 
-std::vector<sg4::Host*> SimWorld::place(int workers, bool server) const
+std::vector<sg4::Host*> SimWorld::place(int workers, bool server)
 {
+    m_coreShare = m_choice.measuresMpi() ? m_choice.mpiLink.coreShare(workers + (server ? 1 : 0)) : 1.0;
     std::vector<int> cores;
     for (const sg4::Host* h : m_hosts)
         cores.push_back(h->get_core_count());
@@ -154,7 +155,7 @@ void SimWorld::compute(double flops)
 {
     if (flops > 0) {
         get().m_lastStart = clock();
-        sg4::this_actor::execute(flops);
+        sg4::this_actor::execute(flops / get().m_coreShare);
     }
 }
 
@@ -170,7 +171,7 @@ bool SimWorld::computeCancellable(double flops, std::shared_ptr<void>& running)
     if (!(flops > 0))
         return true;
     get().m_lastStart = clock();
-    auto exec = std::make_shared<sg4::ExecPtr>(sg4::this_actor::exec_async(flops));
+    auto exec = std::make_shared<sg4::ExecPtr>(sg4::this_actor::exec_async(flops / get().m_coreShare));
     running = exec;
     bool completed = true;
     try {

@@ -59,8 +59,12 @@ public:
     void ensurePlatform(const SimPlatformChoice& choice, int hosts);
     const std::vector<simgrid::s4u::Host*>& hosts() const { return m_hosts; }
     /// The hosts of `workers` workers, then of the parameter server if `server` (placeWorkers with the run's
-    /// placement); throws SgdError naming --workers if they do not fit.
-    std::vector<simgrid::s4u::Host*> place(int workers, bool server) const;
+    /// placement); throws SgdError naming --workers if they do not fit. On `local-mpi` the work computed from then on
+    /// is at the share of a core each process of that MPI job gets (workers, and the server: MpiLinkCalibration::
+    /// coreShare): the trainers place their actors before each simulation.
+    std::vector<simgrid::s4u::Host*> place(int workers, bool server);
+    /// `local-mpi`: the share of a core the last job placed gets (1 elsewhere).
+    double coreShare() const { return m_coreShare; }
     /// The `ideal` cluster (messages take no time at all) and `local` (workers share memory): no messages are
     /// simulated. (`local-mpi` has them: its workers are processes.)
     bool costlessNetwork() const
@@ -120,6 +124,7 @@ private:
     bool m_built = false;
     SimPlatformChoice m_choice;
     std::vector<simgrid::s4u::Host*> m_hosts;
+    double m_coreShare = 1.0; // local-mpi: of the last job placed (its work is computed at that share of a host)
     double m_stalledAt = -1.0; // the virtual clock when SimGrid found its actors deadlocked, -1 if it did not
     double m_lastStart = 0.0; // when an actor last started work or a message
     /// Built-in clusters with messages: they are timed by StarNetwork (SimGrid's model there, at a cost that does
