@@ -40,8 +40,9 @@ std::string clusterFiguresText()
            "local: hosts as fast as a worker of this machine on this model and its memory bandwidth (measured at "
            "start), no messages: workers share memory; "
            "local-mpi: local's hosts, and messages timed as this machine's Open MPI carries them (latency and "
-           "bandwidth measured at start by a ping-pong under mpirun, and with more processes than cores each worker "
-           "gets its share of a core); "
+           "bandwidth measured at start by a ping-pong under mpirun, in a job of as many processes as the one "
+           "modelled, "
+           "at most 64; with more processes than cores each gets its share of a core); "
            "datacenter: 50 Gflop/s hosts, 10 Gb/s links, 20 us host to host through one switch; "
            "wan: 50 Gflop/s hosts, 1 Gb/s links, 30 ms host to host";
 }
