@@ -53,7 +53,8 @@ struct SimSyncTrainer::Slice
     double packWork = 0.0; // local-mpi: a message copied into its buffer, or out of it
     std::uint64_t bytes = 0;
     /// Per worker: the gradients its message up carries. 1, but on local-mpi in sync, where it is what the MPI
-    /// engine's rank sends: the roots of its part of the fixed chunk tree.
+    /// engine's rank sends: the roots of its part of the fixed chunk tree (none for a worker without chunks: its
+    /// message is a header, which takes the latency).
     std::vector<int> upGradients;
     // Simulation state.
     std::vector<std::deque<std::pair<int, double>>> arrivals; // per worker: gradients arrived (child, send start)
@@ -261,7 +262,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     slice.bytes = m_cost.messageBytes;
     for (int w = 0; w < workers; ++w)
         slice.upGradients.push_back(SimWorld::get().mpiProcesses() && mode() == Mode::Sync
-                ? std::max(1, m_reduction.plan.workers[static_cast<std::size_t>(w)].roots)
+                ? m_reduction.plan.workers[static_cast<std::size_t>(w)].roots
                 : 1);
     simulate(slice);
     if (slice.failure)
