@@ -10,9 +10,9 @@
 // "waited-for-a-core SHARE" (of the time ranks 0 and 1 wanted a core while timing, the share they waited for one:
 // the kernel's run-queue delay of their threads, /proc/self/task/*/schedstat; -1 where it does not say), then "done".
 // Only MPI: it starts in a fraction of a second.
-#include <mpi.h>
+#include "core/common/ThreadCoreTime.h"
 
-#include <dirent.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -59,34 +59,6 @@ void receiveAndPoll(std::vector<char>& buffer, std::size_t bytes, int from)
     MPI_Request request;
     MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, from, pingTag, MPI_COMM_WORLD, &request);
     pollUntilDone(request);
-}
-
-/// Seconds this process's threads ran and waited for a core, so far ({-1, -1} where the kernel does not say).
-std::pair<double, double> coreTime()
-{
-    DIR* tasks = ::opendir("/proc/self/task");
-    if (!tasks)
-        return {-1.0, -1.0};
-    double running = 0.0;
-    double waiting = 0.0;
-    bool any = false;
-    while (const dirent* task = ::readdir(tasks)) {
-        if (task->d_name[0] == '.')
-            continue;
-        const std::string path = std::string("/proc/self/task/") + task->d_name + "/schedstat";
-        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-            unsigned long long run = 0;
-            unsigned long long wait = 0;
-            if (std::fscanf(f, "%llu %llu", &run, &wait) == 2) {
-                running += 1e-9 * static_cast<double>(run);
-                waiting += 1e-9 * static_cast<double>(wait);
-                any = true;
-            }
-            std::fclose(f);
-        }
-    }
-    ::closedir(tasks);
-    return any ? std::pair {running, waiting} : std::pair {-1.0, -1.0};
 }
 
 int usage(int rank)
@@ -141,7 +113,7 @@ int main(int argc, char** argv)
         return 0;
     }
     const int warmUp = std::max(3, roundTrips / 10);
-    const std::pair<double, double> before = coreTime();
+    const std::pair<double, double> before = sgdscope::coreTimeOfThisProcess();
     for (const std::size_t bytes : sizes) {
         std::vector<double> seconds;
         seconds.reserve(static_cast<std::size_t>(roundTrips));
@@ -168,7 +140,7 @@ int main(int argc, char** argv)
         }
     }
     // Ranks 0 and 1's run-queue delay while they timed: rank 1 sends rank 0 its seconds run and waited.
-    const std::pair<double, double> after = coreTime();
+    const std::pair<double, double> after = sgdscope::coreTimeOfThisProcess();
     double mine[2] = {after.first - before.first, after.second - before.second};
     if (before.first < 0 || after.first < 0)
         mine[0] = mine[1] = -1.0;

@@ -1,5 +1,6 @@
 #include "core/run/LocalCalibration.h"
 
+#include "core/common/ThreadCoreTime.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/engines/sim/SimCost.h"
 #include "core/metrics/TrainingObserver.h"
@@ -7,8 +8,6 @@
 #include "core/train/ReductionPlan.h"
 
 #include <omp.h>
-
-#include <dirent.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,35 +36,6 @@ public:
     }
     std::vector<double> perSample;
 };
-
-/// This process's threads, summed: (seconds on a core, seconds runnable but waiting for one) from
-/// /proc/self/task/*/schedstat, or (-1, -1) where the kernel does not say.
-std::pair<double, double> coreTimeOfMyThreads()
-{
-    DIR* tasks = ::opendir("/proc/self/task");
-    if (!tasks)
-        return {-1.0, -1.0};
-    double running = 0.0;
-    double waiting = 0.0;
-    bool any = false;
-    while (const dirent* task = ::readdir(tasks)) {
-        if (task->d_name[0] == '.')
-            continue;
-        const std::string path = std::string("/proc/self/task/") + task->d_name + "/schedstat";
-        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-            unsigned long long run = 0;
-            unsigned long long wait = 0;
-            if (std::fscanf(f, "%llu %llu", &run, &wait) == 2) {
-                running += 1e-9 * static_cast<double>(run);
-                waiting += 1e-9 * static_cast<double>(wait);
-                any = true;
-            }
-            std::fclose(f);
-        }
-    }
-    ::closedir(tasks);
-    return any ? std::pair {running, waiting} : std::pair {-1.0, -1.0};
-}
 
 /// Bytes read and written per second by copies of `floats` floats: each sample times enough copies in a row to
 /// take at least 50 us (a small model's copy is shorter than the clock's resolution); the median of the samples.
@@ -128,9 +98,9 @@ LocalCalibration calibrateLocalCluster(std::shared_ptr<const Problem> problem, c
     // a 4x straggler's first 40 updates compute at 2.3 ms a step, the next 110 at 1.8): not measured.
     trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), warmUpSeconds}, quiet);
     ComputeSpans spans;
-    const auto [runBefore, waitBefore] = coreTimeOfMyThreads();
+    const auto [runBefore, waitBefore] = coreTimeOfThisProcess();
     trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), seconds}, spans);
-    const auto [runAfter, waitAfter] = coreTimeOfMyThreads();
+    const auto [runAfter, waitAfter] = coreTimeOfThisProcess();
     LocalCalibration c;
     c.threads = s.workers;
     const double wanted = (runAfter - runBefore) + (waitAfter - waitBefore);

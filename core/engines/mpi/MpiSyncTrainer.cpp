@@ -4,6 +4,7 @@
 #include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/train/BinomialTree.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/UpdateRule.h"
 
@@ -23,9 +24,8 @@ constexpr int finalTag = 12;
 constexpr int parametersTag = 13;
 constexpr std::size_t blockFloats = 4096;
 
-/// The binomial tree the parameters go down (as MPI's broadcast trees, so that rank 0 does not send them N - 1
-/// times): rank r > 0 takes them from r minus its lowest set bit and passes them on to r + 2^j for every 2^j below
-/// that bit (rank 0: below the job's size), the largest subtree first.
+/// The parameters go down the binomial tree (BinomialTree.h; so that rank 0 does not send them N - 1 times), each
+/// rank sending to its children the largest subtree first.
 ///
 /// Point-to-point messages, not MPI_Ibcast: Open MPI 4.1's broadcast of 1 MB moves in pieces that each need both
 /// ranks inside MPI, and completes on rank 0 only when the others next call MPI, which they do after their compute
@@ -33,16 +33,8 @@ constexpr std::size_t blockFloats = 4096;
 /// that the two computed one after the other). A large point-to-point message is read by its receiver alone
 /// (shared memory's single copy), so rank 0 starts its sends, computes its part meanwhile, and completes them once
 /// the gradients are in.
-int treeParent(int rank)
+std::vector<int> largestSubtreeFirst(std::vector<int> children)
 {
-    return rank - (rank & -rank);
-}
-std::vector<int> treeChildren(int rank, int ranks)
-{
-    std::vector<int> children;
-    const int limit = rank == 0 ? ranks : (rank & -rank);
-    for (int step = 1; step < limit && rank + step < ranks; step *= 2)
-        children.push_back(rank + step);
     std::reverse(children.begin(), children.end());
     return children;
 }
@@ -393,7 +385,7 @@ void MpiSyncTrainer::broadcastParameters(bool go)
         m_go.put(at);
     m_go.putFloats(m_params.data(), m_params.size());
     assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
-    for (const int child : treeChildren(0, m_mpi.size()))
+    for (const int child : largestSubtreeFirst(binomialChildren(0, m_mpi.size())))
         m_broadcast.push_back(m_mpi.startSend(m_go.data(), m_go.bytes().size(), child, parametersTag));
     if (!go) { // the last: every rank answers it with its final spans
         for (MpiContext::PendingSend& send : m_broadcast)
@@ -446,14 +438,14 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     // The gradient goes out while this rank waits for the next parameters: a large message completes only
     // when rank 0 takes it, and the time until then is waiting for rank 0, not communication.
     MpiContext::PendingSend gradient;
-    const std::vector<int> children = treeChildren(rank, mpi.size());
+    const std::vector<int> children = largestSubtreeFirst(binomialChildren(rank, mpi.size()));
     std::vector<MpiContext::PendingSend> forwards; // the parameters passed on down the tree
     while (true) {
         const double waitStart = MpiContext::now();
         for (MpiContext::PendingSend& f : forwards) // taken long ago: the buffer is needed again
             mpi.complete(f);
         forwards.clear();
-        mpi.receive(receive.data(), receive.size(), treeParent(rank), parametersTag);
+        mpi.receive(receive.data(), receive.size(), binomialParent(rank), parametersTag);
         for (const int child : children)
             forwards.push_back(mpi.startSend(receive.data(), receive.size(), child, parametersTag));
         const double arrived = MpiContext::now();

@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/sim/SpanWindows.h"
+#include "core/train/BinomialTree.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/LocalSgd.h"
 #include "core/train/UpdateRule.h"
@@ -22,21 +23,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 constexpr std::size_t blockFloats = 4096;
-
-/// The binomial tree over workers 0..P-1 that gradients go up and parameters come down: worker w > 0 sends
-/// to w minus its lowest set bit; it hears from w + 2^j for every 2^j below that bit.
-int parentOf(int w)
-{
-    return w - (w & -w);
-}
-std::vector<int> childrenOf(int w, int workers)
-{
-    std::vector<int> children;
-    const int limit = w == 0 ? workers : (w & -w);
-    for (int step = 1; step < limit && w + step < workers; step *= 2)
-        children.push_back(w + step);
-    return children;
-}
 } // namespace
 
 struct SimSyncTrainer::Slice
@@ -337,7 +323,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                     }
                     return whom;
                 };
-                const std::vector<int> children = childrenOf(w, slice.workers);
+                const std::vector<int> children = binomialChildren(w, slice.workers);
                 for (int u = 0; u < slice.updates; ++u) {
                     // The work at the host's speed; a straggler's factor is that much more work of the same kind.
                     const double start = SimWorld::clock();
@@ -367,7 +353,7 @@ void SimSyncTrainer::simulate(Slice& slice)
                         span(SpanKind::Apply, addStart, SimWorld::clock());
                     }
                     if (w != 0) {
-                        const int parent = parentOf(w);
+                        const int parent = binomialParent(w);
                         const double packStart = SimWorld::clock();
                         SimWorld::compute(slice.packWork * slice.upGradients[me]); // local-mpi: into the message
                         span(SpanKind::Communicate, packStart, SimWorld::clock());
