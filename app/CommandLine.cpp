@@ -1,10 +1,8 @@
 #include "app/CommandLine.h"
 
-#include "core/engines/sim/SimCluster.h"
-
 #include "core/common/Error.h"
-#include "core/io/Files.h"
 #include "core/run/ConfigBuilder.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/Options.h"
 
 #include <set>
@@ -129,7 +127,7 @@ RunConfig buildRunConfig(const CommandLine& cl)
 {
     if (cl.configFile.empty())
         return buildRunConfig(cl, nullptr);
-    const std::string text = readFile(cl.configFile, "--config: file", 16U << 20);
+    const std::string text = readConfigFile(cl.configFile);
     return buildRunConfig(cl, &text);
 }
 
@@ -162,7 +160,7 @@ std::string helpText()
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"
            "one before. An option that would have no effect in the resulting run is refused, with the reason.\n";
     out += "\nSimulated clusters (--engine sim --cluster C), each a star of hosts around one switch:\n";
-    const std::string clusters = clusterFiguresText();
+    const std::string clusters = simulatedClustersText();
     for (std::size_t at = 0; at < clusters.size();) {
         const std::size_t end = std::min(clusters.find("; ", at), clusters.size());
         out += "  " + clusters.substr(at, end - at) + "\n";

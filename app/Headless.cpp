@@ -1,27 +1,9 @@
 #include "app/Headless.h"
 
 #include "core/common/Error.h"
-#include "core/engines/mpi/MpiContext.h"
-#include "core/run/MpiJob.h"
-#include "core/run/Options.h"
-
-#include <iostream>
+#include "core/run/HeadlessStart.h"
 
 namespace sgdscope {
-
-int refuseCommandLine(const std::string& problem, bool sameOnEveryRank)
-{
-    // Under mpirun with several processes, the others may have no problem at all: the processes agree first,
-    // so that this one's problem reaches the user (once, with its rank when the others do not share it).
-    if (MpiContext::environmentSize() > 1)
-        return runMpiJob(nullptr, problem, {}, {});
-    const int rank = MpiContext::environmentRank();
-    if (!sameOnEveryRank && rank > 0)
-        std::cerr << "sgdscope: rank " << rank << ": " << problem << '\n';
-    else
-        std::cerr << "sgdscope: " << problem << '\n';
-    return 2;
-}
 
 int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const ProgressFactory& progress)
 {
@@ -31,42 +13,9 @@ int runHeadless(const CommandLine& commandLine, const ChartWriter& charts, const
         if (config.out.empty())
             throw SgdError("--out: --headless needs an output folder, e.g. --out results");
     } catch (const SgdError& e) {
-        return refuseCommandLine(e.what());
+        return refuseRun(e.what());
     }
-    // Every process of an MPI job runs the job's part (core/run/MpiJob), which refuses any other engine
-    // under mpirun with several processes.
-    if (config.engine == EngineKind::Mpi || MpiContext::environmentSize() > 1)
-        return runMpiJob(&config, {}, charts, progress);
-    PreparedRun run;
-    try {
-        // Everything that can be wrong with the input is found before anything is written.
-        run = prepareRun(config);
-        prepareOutputs(config);
-    } catch (const SgdError& e) {
-        if (const int sig = interruptSignal()) {
-            // Interrupted before training began: there is nothing to summarise.
-            std::cerr << "sgdscope: interrupted before training began; nothing written\n";
-            return interruptedExitCode(sig);
-        }
-        std::cerr << "sgdscope: " << e.what() << '\n';
-        return 2;
-    }
-    noteBeforeTraining(run, config, config.workers, config.workers);
-    std::vector<std::unique_ptr<HeadlessModeRun>> runs;
-    try {
-        for (const Mode mode : modesOf(config)) {
-            if (interruptSignal() != 0 && !runs.empty())
-                break;
-            runs.push_back(trainMode(run, mode, progress));
-        }
-        return writeResults(run, runs, charts, Json());
-    } catch (const std::bad_alloc&) {
-        std::cerr << "sgdscope: out of memory during the run\n";
-        return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "sgdscope: " << e.what() << '\n';
-        return 1;
-    }
+    return startHeadlessRun(config, charts, progress);
 }
 
 } // namespace sgdscope

@@ -24,19 +24,7 @@ void fill(ui::ModeSeries& series, const HeadlessModeRun& run)
         batch.points[static_cast<std::size_t>(m)].push_back(ui::lossPoint(p));
     for (const auto& e : run.recorder.evaluations())
         batch.evals[static_cast<std::size_t>(m)].push_back(ui::evalPoint(e));
-    const ModeResult& r = run.result;
-    ui::ModeProgress progress;
-    progress.updates = r.updates;
-    progress.samples = r.samples;
-    progress.seconds = r.seconds;
-    progress.diverged = r.diverged;
-    progress.divergedAt = r.divergedAt;
-    progress.finished = true;
-    progress.target = r.target;
-    progress.targetAccuracy = r.settings.targetAccuracy;
-    progress.targetLoss = r.settings.targetLoss;
-    progress.virtualClock = r.engineChoice.kind == EngineKind::Sim;
-    batch.status[static_cast<std::size_t>(m)] = ui::modeStatus(r.metrics, progress);
+    batch.status[static_cast<std::size_t>(m)] = ui::modeStatus(standingOf(run.result));
     series.add(batch, m);
 }
 } // namespace

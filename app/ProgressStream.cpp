@@ -91,11 +91,11 @@ public:
         m_slices.onUpdate(update, figures);
     }
     void onEvaluation(const EvaluationRecord& evaluation) override { m_slices.onEvaluation(evaluation); }
-    void afterSlice(const Trainer& trainer) override
+    void afterSlice(const ModeStanding& standing) override
     {
-        m_slices.flush(trainer);
+        m_slices.flush(standing);
         const auto now = std::chrono::steady_clock::now();
-        if (now - m_lastLine < std::chrono::milliseconds(33) && !trainer.finished())
+        if (now - m_lastLine < std::chrono::milliseconds(33) && !standing.finished)
             return;
         m_lastLine = now;
         ui::MetricsBatch batch;

@@ -4,9 +4,8 @@
 #include "app/ProgressStream.h"
 #include "app/SessionChild.h"
 #include "core/common/Error.h"
-#include "core/io/Files.h"
-#include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
+#include "core/run/EngineShapes.h"
 #include "ui/MainWindow.h"
 #include "ui/RunFolder.h"
 #include "ui/TrainingSession.h"
@@ -63,7 +62,7 @@ int main(int argc, char** argv)
     try {
         commandLine = parseCommandLine(args);
     } catch (const SgdError& e) {
-        return refuseCommandLine(e.what());
+        return refuseRun(e.what());
     }
     // What answers at once needs neither a window nor a display.
     if (commandLine.help) {
@@ -71,11 +70,11 @@ int main(int argc, char** argv)
         return 0;
     }
     // A kernel path forced by SGDSCOPE_ISA that does not exist or that this CPU lacks: said before anything runs.
-    if (const std::string isaProblem = isaSettingProblem(); !isaProblem.empty()) {
-        return refuseCommandLine(isaProblem, false); // the CPU's: it may differ from rank to rank
+    if (const std::string isaProblem = kernelPathProblem(); !isaProblem.empty()) {
+        return refuseRun(isaProblem, false); // the CPU's: it may differ from rank to rank
     }
     if (commandLine.version) {
-        std::cout << "sgdscope 0.1.0 (" << kernelDescription() << ")\n";
+        std::cout << "sgdscope 0.1.0 (" << kernelPathDescription() << ")\n";
         return 0;
     }
     if (commandLine.listPresets) {
@@ -111,18 +110,17 @@ int main(int argc, char** argv)
     std::optional<ui::SessionSettings> settings;
     std::string runFolder;
     if (commandLine.paths.size() > 1)
-        return refuseCommandLine(
-            "'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
+        return refuseRun("'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
     if (commandLine.paths.size() == 1) {
         const std::string& path = commandLine.paths.front();
         std::error_code ec;
         if (!std::filesystem::exists(path, ec))
-            return refuseCommandLine("'" + path
+            return refuseRun("'" + path
                 + "' does not exist; name a run folder (with summary.json), a CSV file or "
                   "an IDX folder, or give options (see --help)");
         if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
             if (!commandLine.options.empty() || !commandLine.configFile.empty())
-                return refuseCommandLine("'" + path
+                return refuseRun("'" + path
                     + "' is a finished run, shown as it ran: run options apply to new "
                       "runs, so give them without it");
             runFolder = path;
@@ -134,11 +132,11 @@ int main(int argc, char** argv)
         try {
             std::string configText;
             if (!commandLine.configFile.empty())
-                configText = readFile(commandLine.configFile, "--config: file", 16U << 20);
+                configText = readConfigFile(commandLine.configFile);
             settings = ui::windowSettings(
                 commandLine.options, commandLine.configFile.empty() ? nullptr : &configText, commandLine.configFile);
         } catch (const SgdError& e) {
-            return refuseCommandLine(e.what());
+            return refuseRun(e.what());
         }
     }
     const bool platformGiven = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
@@ -156,13 +154,13 @@ int main(int argc, char** argv)
     if (settings) {
         firstLook = ui::previewSession(dataCache, *settings, true);
         if (!firstLook.error.isEmpty())
-            return refuseCommandLine(firstLook.error.toStdString());
+            return refuseRun(firstLook.error.toStdString());
     }
     if (!runFolder.empty()) {
         try {
             (void)ui::loadRunFolder(QString::fromStdString(runFolder));
         } catch (const std::exception& e) {
-            return refuseCommandLine(e.what());
+            return refuseRun(e.what());
         }
     }
 
@@ -175,11 +173,11 @@ int main(int argc, char** argv)
     window.adoptDataCache(dataCache);
     if (settings) {
         if (const QString problem = window.applySettings(*settings, &firstLook); !problem.isEmpty())
-            return refuseCommandLine(problem.toStdString());
+            return refuseRun(problem.toStdString());
     }
     if (!runFolder.empty()) {
         if (const QString problem = window.openRun(QString::fromStdString(runFolder)); !problem.isEmpty())
-            return refuseCommandLine(problem.toStdString());
+            return refuseRun(problem.toStdString());
     }
     window.show();
     return QApplication::exec();

@@ -2,7 +2,7 @@
 // JSON. Both modes run on the same data, seed and sample budget with P = 2 workers; the loss is measured on
 // the whole training set every few updates (outside the modes' clocks).
 //   bench_convergence [--only parabola|fashion]
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"
 #include "core/run/RunConfig.h"

@@ -8,13 +8,14 @@
 // Each figure: the best of --reps timed windows of about --seconds (the best, not the median: on a shared
 // machine, interference only ever slows a window down).
 //   bench_kernels [--seconds S] [--reps N]
+#include "core/common/Json.h"
 #include "core/data/GeneratedData.h"
 #include "core/data/IdxLoader.h"
-#include "core/io/Json.h"
 #include "core/nn/Initialization.h"
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/nn/kernels/KernelTable.h"
+#include "core/train/DatasetView.h"
 #include "core/train/ReductionPlan.h"
 
 #include <chrono>

@@ -3,8 +3,8 @@
 // and of 64; async P = 2), on every kernel path this CPU has (--isa to pick one). Each figure: warm-up, then a
 // window of about --seconds of wall time, median of --reps windows.
 //   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion] [--isa scalar|avx2|avx512]
+#include "core/common/Json.h"
 #include "core/engines/TrainerFactory.h"
-#include "core/io/Json.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/Experiment.h"

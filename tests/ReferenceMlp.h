@@ -2,9 +2,9 @@
 // An MLP in double precision written as plainly as possible (loops, the C library's tanh, exp and log),
 // independent of the training kernels: the reference that test gradients and trainers are checked against.
 
-#include "core/data/SampleView.h"
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/ParameterLayout.h"
+#include "core/nn/SampleView.h"
 
 #include <algorithm>
 #include <cmath>

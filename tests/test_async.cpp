@@ -2,11 +2,11 @@
 #include "TestProblems.h"
 
 #include "core/common/Error.h"
+#include "core/common/Json.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/engines/threads/ThreadsAsyncTrainer.h"
 #include "core/engines/threads/ThreadsSyncTrainer.h"
-#include "core/io/Json.h"
 #include "core/io/TraceJson.h"
 #include "core/metrics/RunRecorder.h"
 #include "core/run/ConfigBuilder.h"

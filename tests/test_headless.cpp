@@ -1,6 +1,6 @@
 // sgdscope --headless as scripts use it: exit codes, one-line errors that name the option, nothing
 // written on bad input, and the output files' fields.
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/ParameterLayout.h"

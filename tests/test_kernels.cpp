@@ -14,6 +14,7 @@
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/nn/kernels/KernelTable.h"
+#include "core/train/DatasetView.h"
 #include "core/train/ReductionPlan.h"
 
 #include <QTest>

@@ -3,7 +3,7 @@
 // is refused with one line and nothing written. Each run is its own sgdscope process (one SimGrid platform per
 // process); the probe runs under mpirun --oversubscribe on this machine, as test_mpi's jobs do.
 #include "core/common/Error.h"
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/run/MpiLinkCalibration.h"
 
 #include <QDir>

@@ -2,7 +2,7 @@
 // limit, bit for bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait
 // names whom it waited for; bad values are refused. Runs that need SimGrid are processes of their own (one platform per
 // process).
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/train/UpdateRule.h"
 
 #include <QFile>

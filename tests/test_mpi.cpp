@@ -2,7 +2,7 @@
 // process on its cores, --oversubscribe, as root where CI runs). Sync gives the threads engine's bits for
 // every N; async completes its budget with the staleness its worker count implies; bad input, mismatched
 // processes, a killed or hung rank and SIGTERM each end the job the way DESIGN.md says.
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/nn/kernels/Isa.h"
 
 #include <QDir>

@@ -1,6 +1,6 @@
 // Parameters in safetensors format: round trip, PyTorch names and shapes, and files that lie.
 #include "core/common/Error.h"
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/Initialization.h"
 #include "core/nn/ParameterLayout.h"

@@ -1,7 +1,7 @@
 // The simulated cluster (--engine sim): the threads engine's bits in sync, textbook figures on the ideal
 // cluster, the local cluster against this machine's threads, determinism, and refusals. Each run is its own
 // process: SimGrid allows one simulated platform per process.
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include <QFile>
 #include <QProcess>

@@ -18,7 +18,7 @@
 #include "ui/charts/TimelineStrip.h"
 #include "ui/charts/WorkerBarsChart.h"
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/nn/MlpSpec.h"
 #include "core/run/RunConfig.h"
@@ -220,7 +220,9 @@ private slots:
             u.versionApplied = s;
             metrics.addUpdate(u);
         }
-        const ModeStatus status = modeStatus(metrics, ModeProgress {}, 8);
+        sgdscope::ModeStanding standing;
+        standing.metrics = &metrics;
+        const ModeStatus status = modeStatus(standing, 0.0, 8);
         QCOMPARE(status.stalenessCounts.size(), std::size_t(8));
         QCOMPARE(status.stalenessCounts.back(), std::int64_t(13)); // staleness 7 to 19
         QVERIFY(status.stalenessTailFolded);

@@ -11,7 +11,7 @@
 #include "ui/WindowOptions.h"
 
 #include "core/common/Error.h"
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "ui/charts/AccuracyChart.h"
 #include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"

@@ -7,9 +7,9 @@
 #include "ui/WindowOptions.h"
 #include "ui/charts/Exportable.h"
 
-#include "core/engines/mpi/MpiAsyncTrainer.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/Experiment.h"
 #include "core/run/Options.h"
 #include "core/run/RunConfig.h"

@@ -7,8 +7,7 @@
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
-#include "core/data/Dataset.h"
-#include "core/nn/ParameterLayout.h"
+#include "core/run/DataSource.h"
 #include "core/run/Experiment.h"
 #include "core/run/Options.h"
 #include "ui/charts/AccuracyChart.h"
@@ -433,9 +432,7 @@ QString MainWindow::saveRun(const QString& folder)
             record.dataset["train_samples"] = loaded->train.size();
             if (loaded->test)
                 record.dataset["test_samples"] = loaded->test->size();
-            MlpSpec spec;
-            spec.layers = modelWidths(config, loaded->train); // as the run built it
-            record.dataset["parameters"] = ParameterLayout(spec).parameterCount();
+            record.dataset["parameters"] = parameterCount(config, loaded->train); // as the run built it
         }
         record.engine = s.engine;
         record.modes = s.modes;

@@ -3,7 +3,7 @@
 #include "ui/Controller.h"
 
 #include "core/common/Error.h"
-#include "core/engines/mpi/MpiAsyncTrainer.h"
+#include "core/run/EngineShapes.h"
 
 #include <QLocale>
 

@@ -30,8 +30,10 @@ EvalPoint evalPoint(const EvaluationRecord& e)
     return p;
 }
 
-ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, std::size_t maxStalenessBins)
+ModeStatus modeStatus(const ModeStanding& progress, double segmentStart, std::size_t maxStalenessBins)
 {
+    static const RunMetrics none;
+    const RunMetrics& metrics = progress.metrics ? *progress.metrics : none;
     ModeStatus s;
     s.valid = true;
     s.updates = progress.updates;
@@ -45,7 +47,7 @@ ModeStatus modeStatus(const RunMetrics& metrics, const ModeProgress& progress, s
     s.targetSamples = progress.target.samples;
     s.targetAccuracy = progress.targetAccuracy;
     s.targetLoss = progress.targetLoss;
-    s.segmentStart = progress.segmentStart;
+    s.segmentStart = segmentStart;
     s.virtualClock = progress.virtualClock;
     for (const WorkerFigures& w : metrics.segment()) {
         s.workers.push_back({w.wallSeconds, w.busy(), w.idle(), w.apply(), w.communication(), w.unaccounted(),

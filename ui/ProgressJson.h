@@ -6,7 +6,7 @@
 
 #include "ui/SessionData.h"
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include <optional>
 #include <string>

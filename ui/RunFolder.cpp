@@ -3,8 +3,8 @@
 #include "ui/ModeChoice.h"
 
 #include "core/common/Error.h"
+#include "core/common/Json.h"
 #include "core/io/Files.h"
-#include "core/io/Json.h"
 #include "ui/charts/Exportable.h"
 #include "ui/charts/RunCharts.h"
 

@@ -3,7 +3,7 @@
 #include "ui/SeriesStore.h"
 #include "ui/SessionData.h"
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include <QString>
 

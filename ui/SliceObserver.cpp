@@ -2,8 +2,6 @@
 
 #include "ui/PointConversion.h"
 
-#include "core/engines/Trainer.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -45,31 +43,19 @@ void SliceObserver::onEvaluation(const EvaluationRecord& e)
     m_lastTestAccuracy = e.testAccuracy;
 }
 
-void SliceObserver::flush(const Trainer& trainer)
+void SliceObserver::flush(const ModeStanding& standing)
 {
-    ModeProgress progress;
-    progress.updates = trainer.updates();
-    progress.samples = trainer.samples();
-    progress.seconds = trainer.seconds();
-    progress.diverged = trainer.diverged();
-    progress.divergedAt = trainer.divergedAt();
-    progress.finished = trainer.finished();
-    progress.target = trainer.target();
-    progress.targetAccuracy = trainer.settings().targetAccuracy;
-    progress.targetLoss = trainer.settings().targetLoss;
-    progress.segmentStart = m_segmentStart;
-    progress.virtualClock = std::string(trainer.engineName()) == "sim";
-    ModeStatus status = modeStatus(trainer.metrics(), progress);
+    ModeStatus status = modeStatus(standing, m_segmentStart);
 
     // Rates over the last second of the mode's clock.
-    m_history.emplace_back(trainer.seconds(), trainer.updates(), trainer.samples());
-    while (m_history.size() > 2 && trainer.seconds() - std::get<0>(m_history[1]) >= 1.0)
+    m_history.emplace_back(standing.seconds, standing.updates, standing.samples);
+    while (m_history.size() > 2 && standing.seconds - std::get<0>(m_history[1]) >= 1.0)
         m_history.pop_front();
     const auto& [s0, u0, n0] = m_history.front();
-    const double dt = trainer.seconds() - s0;
+    const double dt = standing.seconds - s0;
     if (dt > 0) {
-        status.updatesPerSecond = static_cast<double>(trainer.updates() - u0) / dt;
-        status.samplesPerSecond = static_cast<double>(trainer.samples() - n0) / dt;
+        status.updatesPerSecond = static_cast<double>(standing.updates - u0) / dt;
+        status.samplesPerSecond = static_cast<double>(standing.samples - n0) / dt;
     }
     status.lastLoss = m_lastEvalLoss >= 0 ? m_lastEvalLoss : m_lastBatchLoss;
     status.lastTestAccuracy = m_lastTestAccuracy;

@@ -3,6 +3,7 @@
 #include "ui/SessionData.h"
 
 #include "core/metrics/TrainingObserver.h"
+#include "core/run/Experiment.h"
 
 #include <array>
 #include <atomic>
@@ -10,10 +11,6 @@
 #include <mutex>
 #include <tuple>
 #include <vector>
-
-namespace sgdscope {
-class Trainer;
-}
 
 namespace sgdscope::ui {
 
@@ -39,8 +36,8 @@ public:
     /// The configuration changed at this point of the mode's clock: the status's worker figures start
     /// there.
     void setSegmentStart(double seconds) { m_segmentStart = seconds; }
-    /// Moves what was collected, and the trainer's status, into the staging buffer.
-    void flush(const Trainer& trainer);
+    /// Moves what was collected, and the mode's status, into the staging buffer.
+    void flush(const ModeStanding& standing);
 
 private:
     void addTime(int worker, double start, double end, TimeBin::Kind kind);

@@ -5,15 +5,13 @@
 #include "ui/SliceObserver.h"
 
 #include "core/common/Error.h"
-#include "core/engines/TrainerFactory.h"
-#include "core/engines/sim/SimCluster.h"
-#include "core/io/ParameterDigest.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/Experiment.h"
+#include "core/run/LiveModes.h"
 #include "core/run/Options.h"
 #include "core/run/SettingsCheck.h"
-#include "core/train/ReductionPlan.h"
 
 #include <QStringList>
 
@@ -47,24 +45,6 @@ QString settingsText(const SessionSettings& s, Mode mode)
     if (const QString knob = knobLabel(s.modes, mode); !knob.isEmpty())
         text += QLatin1Char(' ') + knob;
     return text;
-}
-
-/// The settings of the trainer of `mode`: lock-free applies to async and ssp (dc-asgd compensates under the lock).
-TrainerSettings settingsFor(TrainerSettings t, Mode mode)
-{
-    if (mode == Mode::DcAsgd)
-        t.asyncApply = AsyncApply::Lock;
-    return t;
-}
-
-/// Backup applies the first P - B gradients of each update: B must leave one (the message checkModes gives at
-/// Start, for a live change of the workers or of B, and for the first look, which draws on fewer workers).
-void checkBackupWorkers(const TrainerSettings& t, bool runsBackup)
-{
-    if (runsBackup && t.backupWorkers >= t.workers)
-        throw SgdError("--backup-workers: " + std::to_string(t.backupWorkers) + " is not allowed with "
-            + std::to_string(t.workers) + (t.workers == 1 ? " worker" : " workers") + "; use 0 to "
-            + std::to_string(std::max(0, t.workers - 1)) + " (each update applies at least one gradient)");
 }
 
 TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s)
@@ -102,36 +82,11 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     return t;
 }
 
-QStringList notesFor(const TrainerSettings& t, const EngineChoice& engine)
+QStringList notesFor(const LiveModes& live, const TrainerSettings& t)
 {
-    const ChunkLayout layout(t.batch, chunkSizeFor(t.chunk, t.batch));
     QStringList notes;
-    notes << QStringLiteral("Team-wide updates split each batch of %1 into %2 chunk%3 of %4 sample%5 (the unit of "
-                            "their exact, fixed-order sum).")
-                 .arg(t.batch)
-                 .arg(layout.chunkCount)
-                 .arg(layout.chunkCount == 1 ? QString() : QStringLiteral("s"))
-                 .arg(layout.chunkSize)
-                 .arg(layout.chunkSize == 1 ? QString() : QStringLiteral("s"));
-    if (t.workers > layout.chunkCount)
-        notes << QStringLiteral("The batch of %1 is too small for %2 workers: in sync-like modes, workers beyond %3 "
-                                "have no chunk and idle; in pushing modes, workers beyond %1 have no samples.")
-                     .arg(t.batch)
-                     .arg(t.workers)
-                     .arg(layout.chunkCount);
-    if (const LocalCalibration& c = engine.sim.calibration; engine.kind == EngineKind::Sim && c.busy())
-        notes << QStringLiteral("The local cluster was measured on a busy machine (its threads waited for a core "
-                                "%1% of the time they wanted one, its steps spread by %2%): its speeds describe "
-                                "this load, not this machine.")
-                     .arg(std::lround(100.0 * std::max(0.0, c.waitedForACoreShare)))
-                     .arg(std::lround(100.0 * c.spread));
-    if (const MpiLinkCalibration& m = engine.sim.mpiLink;
-        engine.kind == EngineKind::Sim && engine.sim.measuresMpi() && m.busy())
-        notes << QStringLiteral("Open MPI's messages were measured on a busy machine (the probe's ranks waited for a "
-                                "core %1% of the time they wanted one, its round trips spread by %2%): the local-mpi "
-                                "links describe this load, not this machine.")
-                     .arg(std::lround(100.0 * std::max(0.0, m.waitedForACoreShare)))
-                     .arg(std::lround(100.0 * m.bandwidthSpread));
+    for (const std::string& note : live.notes(t))
+        notes << QString::fromStdString(note);
     return notes;
 }
 
@@ -146,32 +101,19 @@ std::string cacheKey(const RunConfig& c)
         + "|" + targets + "|" + std::to_string(static_cast<int>(c.csvHeader));
 }
 
-/// Applies settings changed in the window to both trainers from their next update, and marks the change.
-void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSettings& pending,
-    std::array<std::unique_ptr<Trainer>, modeCount>& trainers,
+/// Applies settings changed in the window to both modes from their next update, and marks the change.
+void applyPending(SessionShared& shared, const PreparedRun& run, const SessionSettings& pending, LiveModes& live,
     std::array<std::unique_ptr<SliceObserver>, modeCount>& observers)
 {
     const TrainerSettings settings = trainerSettings(run, pending);
-    validateSettings(settings, *run.problem);
-    checkBackupWorkers(settings, std::any_of(trainers.begin(), trainers.end(), [](const auto& trainer) {
-        return trainer->mode() == Mode::Backup;
-    }));
-    if (pending.engine == QStringLiteral("sim") && !pending.platformFile.isEmpty()) {
-        // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
-        // on a missing route).
-        const std::string why = checkPlatformFile(
-            pending.platformFile.toStdString(), settings.workers, true, run.engine.sim.placement, true, true);
-        if (!why.empty())
-            throw SgdError("the platform file cannot take " + std::to_string(settings.workers) + " workers: " + why);
-    }
+    live.reconfigure(settings);
     for (int m = 0; m < modeCount; ++m) {
-        Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
-        trainer.reconfigure(settingsFor(settings, trainer.mode()));
-        observers[static_cast<std::size_t>(m)]->setSegmentStart(trainer.seconds());
+        const ModeStanding standing = live.standing(m);
+        observers[static_cast<std::size_t>(m)]->setSegmentStart(standing.seconds);
         std::lock_guard lock(shared.mutex);
         shared.staging.markers[static_cast<std::size_t>(m)].push_back(
-            {trainer.updates(), trainer.samples(), trainer.seconds(), settingsText(pending, trainer.mode())});
-        shared.staging.notes = notesFor(settings, run.engine);
+            {standing.updates, standing.samples, standing.seconds, settingsText(pending, live.mode(m))});
+        shared.staging.notes = notesFor(live, settings);
     }
 }
 } // namespace
@@ -273,7 +215,7 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         }
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
-            const std::string why = checkPlatformFile(
+            const std::string why = platformFileProblem(
                 settings.platformFile.toStdString(), settings.workers, true, config.placement, true, true);
             if (!why.empty())
                 throw SgdError("--platform: " + why);
@@ -293,11 +235,7 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         checkBackupWorkers(t, // of all the session's workers, not of the first look's
             settings.modes.names[LeftColumn] == QStringLiteral("backup")
                 || settings.modes.names[RightColumn] == QStringLiteral("backup"));
-        t.workers = 1;
-        t.stragglers.clear();
-        auto trainer = makeTrainer(run.engine, Mode::Sync, run.problem, t);
-        TrainingObserver nobody;
-        const EvaluationRecord record = trainer->currentEvaluation(nobody);
+        const EvaluationRecord record = evaluateInitialParameters(run, t);
         for (int m = 0; m < modeCount; ++m)
             batch.evals[static_cast<std::size_t>(m)].push_back(evalPoint(record));
     } catch (const std::exception& e) {
@@ -338,25 +276,19 @@ void runTrainingSession(
         if (shared->stop)
             return;
         const TrainerSettings initial = trainerSettings(run, settings);
-        validateSettings(initial, *run.problem);
-        std::array<std::unique_ptr<Trainer>, modeCount> trainers;
+        LiveModes live(run, {columnMode(settings.modes, LeftColumn), columnMode(settings.modes, RightColumn)}, initial);
         std::array<std::unique_ptr<SliceObserver>, modeCount> observers;
-        for (int m = 0; m < modeCount; ++m) {
-            const Mode mode = columnMode(settings.modes, m);
-            trainers[static_cast<std::size_t>(m)]
-                = makeTrainer(run.engine, mode, run.problem, settingsFor(initial, mode));
+        for (int m = 0; m < modeCount; ++m)
             observers[static_cast<std::size_t>(m)]
                 = std::make_unique<SliceObserver>(m, shared->mutex, shared->staging, shared->stop);
-        }
         // Both curves start at the initial weights' whole-set loss (the first look's, before Start).
         for (int m = 0; m < modeCount && !shared->stop.load(); ++m) {
-            trainers[static_cast<std::size_t>(m)]->currentEvaluation(*observers[static_cast<std::size_t>(m)]);
-            observers[static_cast<std::size_t>(m)]->flush(*trainers[static_cast<std::size_t>(m)]);
+            live.evaluateNow(m, *observers[static_cast<std::size_t>(m)]);
+            observers[static_cast<std::size_t>(m)]->flush(live.standing(m));
         }
-        std::array<std::int64_t, modeCount> simSliceUpdates {1, 1};
         report([&](MetricsBatch& b) {
             b.ready = true;
-            b.notes = notesFor(initial, run.engine);
+            b.notes = notesFor(live, initial);
         });
         bool digestsSent = false;
         while (!shared->stop.load()) {
@@ -365,8 +297,7 @@ void runTrainingSession(
                     // Where each mode stands, as summary.json's params_digest (Run > Copy command line's check).
                     std::array<QString, modeCount> digests;
                     for (int m = 0; m < modeCount; ++m)
-                        digests[static_cast<std::size_t>(m)] = QString::fromStdString(parameterDigest(
-                            run.problem->layout, trainers[static_cast<std::size_t>(m)]->parameters().data()));
+                        digests[static_cast<std::size_t>(m)] = QString::fromStdString(live.digest(m));
                     report([&](MetricsBatch& b) { b.digests = digests; });
                     digestsSent = true;
                 }
@@ -382,7 +313,7 @@ void runTrainingSession(
             }
             if (pending) {
                 try {
-                    applyPending(*shared, run, *pending, trainers, observers);
+                    applyPending(*shared, run, *pending, live, observers);
                 } catch (const SgdError& e) {
                     // The run goes on with what it had (e.g. more workers than a platform file's hosts).
                     report([&](MetricsBatch& b) {
@@ -392,31 +323,10 @@ void runTrainingSession(
             }
             bool anyRunning = false;
             for (int m = 0; m < modeCount && !shared->stop.load(); ++m) {
-                Trainer& trainer = *trainers[static_cast<std::size_t>(m)];
-                if (trainer.finished())
+                if (!live.runSlice(m, *observers[static_cast<std::size_t>(m)], sliceSeconds))
                     continue;
                 anyRunning = true;
-                if (simulated) {
-                    // A simulated slice: as many updates as take about 40 ms of this machine's time (the modes'
-                    // clocks are virtual, so the slice is measured in updates).
-                    std::int64_t& updates = simSliceUpdates[static_cast<std::size_t>(m)];
-                    // A pushing mode's slice hands pushes out to the workers in turn and drains them at its end:
-                    // fewer pushes than a few per worker would leave most workers without work.
-                    if (!isSyncLike(trainer.mode()))
-                        updates = std::max<std::int64_t>(updates, 4LL * trainer.settings().workers);
-                    const auto start = std::chrono::steady_clock::now();
-                    trainer.run(RunLimits {updates, std::numeric_limits<double>::infinity()},
-                        *observers[static_cast<std::size_t>(m)]);
-                    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                    if (wall < sliceSeconds / 2)
-                        updates = std::min<std::int64_t>(updates * 2, 1 << 20);
-                    else if (wall > sliceSeconds * 2)
-                        updates = std::max<std::int64_t>(updates / 2, 1);
-                } else {
-                    trainer.run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds},
-                        *observers[static_cast<std::size_t>(m)]);
-                }
-                observers[static_cast<std::size_t>(m)]->flush(trainer);
+                observers[static_cast<std::size_t>(m)]->flush(live.standing(m));
             }
             if (!anyRunning) {
                 // Both columns' modes have stopped (diverged): wait for a reset.

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "core/nn/MlpSpec.h"
 #include "ui/SessionData.h"
 
 #include <atomic>

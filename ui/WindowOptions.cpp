@@ -5,9 +5,9 @@
 #include "ui/TrainingSession.h"
 
 #include "core/common/Error.h"
-#include "core/engines/mpi/MpiAsyncTrainer.h"
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/run/ConfigBuilder.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/Options.h"
 
 #include <QFileInfo>

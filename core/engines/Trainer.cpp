@@ -2,6 +2,7 @@
 
 #include "core/common/Cancellation.h"
 #include "core/common/Error.h"
+#include "core/train/DatasetView.h"
 #include "core/train/ReductionPlan.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "core/io/MetricsCsv.h"
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 #include "core/io/Safetensors.h"
 
 #include "core/common/Error.h"
+#include "core/common/Json.h"
 #include "core/io/Files.h"
-#include "core/io/Json.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #include "core/io/TraceJson.h"
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include <algorithm>
 #include <cmath>

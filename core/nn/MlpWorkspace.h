@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/data/SampleView.h"
 #include "core/nn/ParameterLayout.h"
+#include "core/nn/SampleView.h"
 #include "core/nn/kernels/KernelTable.h"
 
 #include <cstdint>

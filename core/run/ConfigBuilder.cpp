@@ -1,6 +1,7 @@
 #include "core/run/ConfigBuilder.h"
 
 #include "core/common/Error.h"
+#include "core/io/Files.h"
 #include "core/run/Options.h"
 #include "core/run/Presets.h"
 
@@ -11,6 +12,11 @@ namespace sgdscope {
 std::vector<std::string> presetNames()
 {
     return option("preset").choices;
+}
+
+std::string readConfigFile(const std::string& path)
+{
+    return readFile(path, "--config: file", 16U << 20);
 }
 
 void ConfigBuilder::applyPreset(const std::string& name, const std::string& origin)

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/run/RunConfig.h"
 
 #include <map>
@@ -45,5 +45,8 @@ private:
 };
 
 std::vector<std::string> presetNames();
+
+/// The text of a --config file (at most 16 MiB); throws SgdError "--config: file '<path>': <reason>".
+std::string readConfigFile(const std::string& path);
 
 } // namespace sgdscope

@@ -104,6 +104,13 @@ void checkModes(const RunConfig& config)
 }
 } // namespace
 
+std::int64_t parameterCount(const RunConfig& config, const Dataset& train)
+{
+    MlpSpec spec;
+    spec.layers = modelWidths(config, train);
+    return static_cast<std::int64_t>(ParameterLayout(spec).parameterCount());
+}
+
 std::vector<int> modelWidths(const RunConfig& config, const Dataset& train)
 {
     std::vector<int> widths = config.layers;
@@ -230,6 +237,40 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     run.engine = engineChoiceFor(config, problem, s);
     run.problem = std::move(problem);
     return run;
+}
+
+ModeStanding standingOf(const Trainer& trainer)
+{
+    ModeStanding s;
+    s.updates = trainer.updates();
+    s.samples = trainer.samples();
+    s.seconds = trainer.seconds();
+    s.diverged = trainer.diverged();
+    s.divergedAt = trainer.divergedAt();
+    s.finished = trainer.finished();
+    s.target = trainer.target();
+    s.targetAccuracy = trainer.settings().targetAccuracy;
+    s.targetLoss = trainer.settings().targetLoss;
+    s.virtualClock = std::string(trainer.engineName()) == "sim";
+    s.metrics = &trainer.metrics();
+    return s;
+}
+
+ModeStanding standingOf(const ModeResult& r)
+{
+    ModeStanding s;
+    s.updates = r.updates;
+    s.samples = r.samples;
+    s.seconds = r.seconds;
+    s.diverged = r.diverged;
+    s.divergedAt = r.divergedAt;
+    s.finished = true;
+    s.target = r.target;
+    s.targetAccuracy = r.settings.targetAccuracy;
+    s.targetLoss = r.settings.targetLoss;
+    s.virtualClock = r.engineChoice.kind == EngineKind::Sim;
+    s.metrics = &r.metrics;
+    return s;
 }
 
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer)

@@ -39,6 +39,8 @@ PreparedRun prepareRun(const RunConfig& config);
 /// The model's widths on `train`: the user's --layers as given (prepareRun refuses them if they do not fit),
 /// a preset's with the data's input and output widths, none: no hidden layer.
 std::vector<int> modelWidths(const RunConfig& config, const Dataset& train);
+/// The model's parameter count on `train`, as prepareRun builds the model.
+std::int64_t parameterCount(const RunConfig& config, const Dataset& train);
 /// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.
 PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data);
 /// The outcome of one mode's run, with what summary.json reports.
@@ -69,6 +71,26 @@ struct ModeResult
 
     double samplesPerSecond() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
 };
+
+/// Where one mode's run stands: what the window's status and the progress stream show of it.
+struct ModeStanding
+{
+    std::int64_t updates = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0; // the mode's clock
+    bool diverged = false;
+    std::int64_t divergedAt = -1;
+    bool finished = false;
+    TargetReached target;
+    double targetAccuracy = -1.0; // the target in effect (< 0: none)
+    double targetLoss = -1.0;
+    bool virtualClock = false; // a simulated cluster's seconds
+    const RunMetrics* metrics = nullptr; // every figure so far: the trainer's or the result's, valid while it is
+};
+/// Where a trainer stands now.
+ModeStanding standingOf(const Trainer& trainer);
+/// Where a finished run ended.
+ModeStanding standingOf(const ModeResult& result);
 
 /// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters (at a
 /// normal end only). A RunFailure during the run ends it, failed, with what was done.

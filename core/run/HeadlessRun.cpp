@@ -6,10 +6,10 @@
 #include "core/io/Files.h"
 #include "core/io/MetricsCsv.h"
 #include "core/io/Safetensors.h"
-#include "core/io/SummaryJson.h"
 #include "core/io/TraceJson.h"
 #include "core/nn/MlpSpec.h"
 #include "core/run/Options.h"
+#include "core/run/RunSummary.h"
 #include "core/train/ReductionPlan.h"
 
 #include <atomic>
@@ -204,7 +204,8 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
     std::unique_ptr<ProgressReporter> reporter = run.config.progress && progress ? progress(mode) : nullptr;
     if (reporter) {
         ProgressFanOut both(observer, *reporter);
-        r->result = runMode(run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(trainer); });
+        r->result = runMode(
+            run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(standingOf(trainer)); });
     } else {
         r->result = runMode(run, mode, observer);
     }
@@ -261,7 +262,7 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     bool diverged = false;
     std::string firstFailure = failure;
     for (const auto& r : runs) {
-        modesJson.push_back(summaryJson(r->result));
+        modesJson.push_back(summaryJson(summaryRecord(r->result)));
         diverged = diverged || r->result.diverged;
         if (firstFailure.empty())
             firstFailure = r->result.failure;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/metrics/RunRecorder.h"
 #include "core/run/Experiment.h"
 
@@ -25,11 +25,11 @@ struct HeadlessModeRun
 /// Writes the chart images of a finished run into a folder (provided by the ui layer; may be empty).
 using ChartWriter = std::function<void(const std::string& folder, const std::vector<const HeadlessModeRun*>& runs)>;
 
-/// A live view of one mode's run (--progress): it sees every event and the trainer after each slice.
+/// A live view of one mode's run (--progress): it sees every event, and where the run stands after each slice.
 class ProgressReporter : public TrainingObserver
 {
 public:
-    virtual void afterSlice(const Trainer& trainer) = 0;
+    virtual void afterSlice(const ModeStanding& standing) = 0;
 };
 /// Makes the reporter for one mode (provided by the ui layer, which owns the window's values; may be empty).
 using ProgressFactory = std::function<std::unique_ptr<ProgressReporter>(Mode mode)>;

@@ -8,6 +8,7 @@
 #include "core/engines/mpi/PeerWatch.h"
 #include "core/io/Sha256.h"
 #include "core/nn/kernels/Isa.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/Options.h"
 #include "core/train/ReductionPlan.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/run/RunConfig.h"
 
 #include <functional>

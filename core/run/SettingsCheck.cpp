@@ -1,7 +1,7 @@
 #include "core/run/SettingsCheck.h"
 
 #include "core/common/Error.h"
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 #include "core/run/Options.h"
 
 namespace sgdscope {

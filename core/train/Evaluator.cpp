@@ -1,4 +1,5 @@
 #include "core/train/Evaluator.h"
+#include "core/train/DatasetView.h"
 
 #include <omp.h>
 

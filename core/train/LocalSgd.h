@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/data/SampleView.h"
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/ParameterLayout.h"
+#include "core/nn/SampleView.h"
 #include "core/train/ReductionPlan.h"
 #include "core/train/UpdateRule.h"
 

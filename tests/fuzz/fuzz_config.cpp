@@ -1,7 +1,7 @@
 // libFuzzer target: a --config JSON file, through the same path as the command line's --config.
 #include "app/CommandLine.h"
 #include "core/common/Error.h"
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/DatasetView.h"
 #include "core/train/UpdateRule.h"
 
 #include <algorithm>
@@ -38,11 +39,6 @@ struct WorkerSpans
     }
 };
 } // namespace
-
-int mpiWorkersFor(Mode mode, int processes)
-{
-    return mode == Mode::Sync || mode == Mode::LocalSgd ? processes : processes - 1;
-}
 
 MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
     : Trainer(std::move(problem), std::move(settings), mode)

@@ -66,10 +66,6 @@ private:
     std::vector<ParamVector> m_sent; // dc-asgd: per worker, the parameters it was sent for its push in flight
 };
 
-/// How many workers an MPI job of `processes` has in `mode`: every process in sync and local-sgd, all but rank 0
-/// (the parameter server) in the others.
-int mpiWorkersFor(Mode mode, int processes);
-
 /// What ranks other than 0 do in an async run: push gradients to rank 0 until it says stop.
 void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings);
 

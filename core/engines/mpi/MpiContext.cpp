@@ -2,8 +2,8 @@
 
 #include "core/common/Cancellation.h"
 #include "core/common/Error.h"
+#include "core/common/Json.h"
 #include "core/engines/mpi/PeerWatch.h"
-#include "core/io/Json.h"
 
 #include <mpi.h>
 #include <unistd.h>

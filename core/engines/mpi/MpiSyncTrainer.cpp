@@ -6,6 +6,7 @@
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/train/BinomialTree.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/DatasetView.h"
 #include "core/train/UpdateRule.h"
 
 #include <algorithm>

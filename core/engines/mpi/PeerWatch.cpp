@@ -1,7 +1,7 @@
 #include "core/engines/mpi/PeerWatch.h"
 
+#include "core/common/Json.h"
 #include "core/engines/mpi/MpiMessage.h"
-#include "core/io/Json.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/io/Json.h"
+#include "core/common/Json.h"
 
 #include "core/common/Error.h"
 

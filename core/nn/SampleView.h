@@ -1,13 +1,12 @@
 #pragma once
 
-#include "core/data/Dataset.h"
-
 #include <cstdint>
 
 namespace sgdscope {
 
-/// Read-only view of samples in columns (features x N, column-major), with either regression targets
-/// (targetRows x N) or class labels.
+/// The samples a pass reads, as plain columns of numbers: inputs (features x count, column-major) with either
+/// regression targets (targetRows x count) or class labels. The network knows no data sets: whoever holds the
+/// data makes the view (train/DatasetView.h for a Dataset).
 template<typename Scalar>
 struct SampleView
 {
@@ -18,8 +17,5 @@ struct SampleView
     const std::int32_t* labels = nullptr;
     std::int64_t count = 0;
 };
-
-/// A Dataset as the float kernels see it.
-SampleView<float> viewOf(const Dataset& data);
 
 } // namespace sgdscope

@@ -1,4 +1,4 @@
-#include "core/data/SampleView.h"
+#include "core/train/DatasetView.h"
 
 namespace sgdscope {
 

@@ -1,0 +1,3 @@
+#pragma once
+// Allowed: nn takes common only.
+#include "core/common/Error.h"
