@@ -19,6 +19,9 @@ namespace sgdscope::ui {
 /// The controls: preset, worker count, batch, micro-batches, learning rate, straggler, jitter, seed,
 /// how pushes apply (lock or lock-free; lr or lr / staleness); Start, Pause/Resume, Reset; chart options. Every value
 /// is shown next to its slider.
+///
+/// ControlPanel.cpp builds it; ControlPanelSettings.cpp reads and sets the session's settings on its controls, and
+/// ControlPanelRanges.cpp decides what the controls offer for the engine, workers and data.
 class ControlPanel : public QWidget
 {
     Q_OBJECT
@@ -75,6 +78,8 @@ signals:
     void chartOptionsChanged();
 
 private:
+    /// The preset box's choice: another preset drops the run options of the opened data set's model and data.
+    void presetPicked();
     void presetChanged();
     void updateLabels();
     void emitSettings();

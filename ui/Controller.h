@@ -26,6 +26,10 @@ class ExternalRun;
 /// timer swaps out the current session's buffer about 30 times a second and emits metricsReady() once per
 /// tick. Reset never waits for the old run: it is told to stop and finishes in the background, and since
 /// only the current session's buffer is ever read, nothing of a reset run reaches the window.
+///
+/// Controller.cpp has the session's lifetime and the draining; the first look, the external runs (a simulated
+/// cluster's child, an MPI job) and the questions that need no session have files of their own
+/// (ControllerFirstLook.cpp, ControllerExternalRun.cpp, ControllerOptions.cpp).
 class Controller : public QObject
 {
     Q_OBJECT
@@ -134,6 +138,8 @@ private:
     void handleBatch(MetricsBatch& batch);
     /// The first look: while idle, the initial parameters' losses on the current settings, in the background.
     void preview();
+    /// Starts the first look's thread once the settings have rested (m_previewTimer).
+    void takeFirstLook();
     void previewDone();
 
     SessionSettings m_settings;

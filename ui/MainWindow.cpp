@@ -4,37 +4,27 @@
 #include "ui/ModeChoice.h"
 #include "ui/ModeColumn.h"
 #include "ui/RunFolder.h"
+#include "ui/StoredSettings.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
-#include "core/run/DataSource.h"
-#include "core/run/Experiment.h"
-#include "core/run/Options.h"
 #include "ui/charts/AccuracyChart.h"
 #include "ui/charts/LossChart.h"
 
 #include <QAction>
-#include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
-#include <QDir>
-#include <QDragEnterEvent>
-#include <QDropEvent>
 #include <QElapsedTimer>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QMimeData>
-#include <QPainter>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTimer>
-#include <QVBoxLayout>
 
 namespace sgdscope::ui {
 
@@ -119,48 +109,8 @@ MainWindow::MainWindow(QWidget* parent)
 
     // Menus and shortcuts.
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open run..."), this, [this] {
-        const QString folder
-            = QFileDialog::getExistingDirectory(this, tr("Open a run folder (summary.json, metrics.csv)"));
-        if (folder.isEmpty() || !mayReplaceTheRun(folder))
-            return;
-        const QString problem = openRun(folder);
-        if (!problem.isEmpty())
-            QMessageBox::warning(this, tr("sgdscope"), problem);
-    });
-    open->setShortcut(QKeySequence::Open);
-    auto openDataWith = [this](const QString& path) {
-        if (path.isEmpty())
-            return;
-        const QString problem = openData(path);
-        if (!problem.isEmpty())
-            QMessageBox::warning(this, tr("Open data"), problem);
-    };
-    file->addAction(tr("Open &data (CSV file)..."), this, [this, openDataWith] {
-        openDataWith(QFileDialog::getOpenFileName(
-            this, tr("Open a CSV file to train on"), QString(), tr("CSV files (*.csv *.txt);;All files (*)")));
-    });
-    file->addAction(tr("Open data (&IDX folder)..."), this, [this, openDataWith] {
-        openDataWith(QFileDialog::getExistingDirectory(
-            this, tr("Open a folder of IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, ...)")));
-    });
-    m_recentMenu = file->addMenu(tr("Open &recent"));
-    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
-    QAction* save = file->addAction(tr("&Save run as..."), this, [this] {
-        const QString folder = QFileDialog::getSaveFileName(this, tr("Save the session as a run folder"),
-            QDir(QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString())
-                .filePath(QStringLiteral("run")),
-            QString(), nullptr, QFileDialog::ShowDirsOnly | QFileDialog::DontConfirmOverwrite);
-        if (folder.isEmpty())
-            return;
-        const QString problem = saveRun(folder);
-        if (!problem.isEmpty())
-            QMessageBox::warning(this, tr("Save run as"), problem);
-        else
-            statusBar()->showMessage(tr("Saved the run to %1").arg(QDir::toNativeSeparators(folder)), 8000);
-    });
-    save->setShortcut(QKeySequence::SaveAs);
-    QAction* exportAction = file->addAction(tr("&Export charts..."), this, &MainWindow::exportWithDialog);
+    m_files.addActions(file); // Open run, Open data, Open recent, Save run as
+    QAction* exportAction = file->addAction(tr("&Export charts..."), this, [this] { m_exports.exportWithDialog(); });
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -339,60 +289,20 @@ void MainWindow::updateColumns()
     updateStatus();
 }
 
-QString MainWindow::openData(const QString& path)
+void MainWindow::adoptOpenedData(const SessionSettings& settings, const MetricsBatch& firstLook)
 {
-    SessionSettings s = m_panel->settings();
-    static const QStringList dataOptions {QStringLiteral("data"), QStringLiteral("dataset"), QStringLiteral("samples"),
-        QStringLiteral("targets"), QStringLiteral("csv-header")};
-    s.options.removeIf([](const QPair<QString, QString>& o) { return dataOptions.contains(o.first); });
-    s.options.append({QStringLiteral("data"), QFileInfo(path).absoluteFilePath()});
-    s.batch = 0; // the preset's batch ...
-    // Loads it and builds the model now, with headless's loaders and checks: a bad file changes nothing.
-    QApplication::setOverrideCursor(Qt::WaitCursor);
-    MetricsBatch first;
-    try {
-        (void)cachedData(*m_controller->dataCache(), sessionConfig(s));
-        // ... or the whole set, if the preset's batch (fashion-mnist's 256) is larger than the data.
-        const Controller::PresetInfo info
-            = Controller::presetInfo(s.preset, s.options, m_controller->dataCache().get());
-        if (info.trainSamples > 0 && info.batch > info.trainSamples)
-            s.batch = static_cast<int>(info.trainSamples);
-        if (s.batchPerWorker && info.trainSamples > 0) // each worker's share of that batch
-            s.batch = std::max(1, static_cast<int>(std::min<std::int64_t>(info.batch, info.trainSamples) / s.workers));
-        first = previewSession(m_controller->dataCache(), s);
-    } catch (const std::exception& e) {
-        first.error = QString::fromUtf8(e.what());
-    }
-    QApplication::restoreOverrideCursor();
-    if (!first.error.isEmpty() && !s.option(QStringLiteral("layers")).isEmpty())
-        first.error += tr(" (--layers %1 is the command line's: it stays for new data)")
-                           .arg(s.option(QStringLiteral("layers")));
-    if (!first.error.isEmpty())
-        return tr("Could not open %1 as data: %2").arg(QDir::toNativeSeparators(path), first.error);
     if (!m_viewing.isEmpty())
         onCleared(); // a run folder was shown: the new session's first look replaces it
-    m_panel->setSettings(s);
+    m_panel->setSettings(settings);
     m_controller->setSettings(m_panel->settings());
-    m_controller->adoptFirstLook(first); // (if idle: a running session keeps its charts)
-    addRecent(QFileInfo(path).absoluteFilePath());
+    m_controller->adoptFirstLook(firstLook); // (if idle: a running session keeps its charts)
     updateTitle();
-    return {};
 }
 
 void MainWindow::adoptDataCache(std::shared_ptr<DataCache> cache)
 {
     m_controller->adoptDataCache(cache);
     m_panel->setDataCache(std::move(cache));
-}
-
-QString MainWindow::openPath(const QString& path)
-{
-    const QFileInfo info(path);
-    if (!info.exists())
-        return tr("'%1' does not exist").arg(path);
-    if (info.isDir() && QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json"))))
-        return openRun(path);
-    return openData(path);
 }
 
 QString MainWindow::copyCommandLine()
@@ -410,111 +320,6 @@ QString MainWindow::copyCommandLine()
             ? tr("; it has the settings the run started with: the 1 live change since is not in it")
             : tr("; it has the settings the run started with: the %1 live changes since are not in it").arg(changes);
     return said + QLatin1Char('.');
-}
-
-QString MainWindow::saveRun(const QString& folder)
-{
-    if (!m_viewingFolder.isEmpty())
-        return tr("The window shows the run folder %1, which is saved already; Save run as... saves a session "
-                  "trained in the window")
-            .arg(QDir::toNativeSeparators(m_viewingFolder));
-    try {
-        SessionRecord record;
-        const SessionSettings& s = m_controller->startedSettings();
-        std::int64_t updates = 0; // the sync column's, as Copy command line (none without one)
-        record.command = m_controller->reproducingCommand(nullptr, &updates);
-        const RunConfig config = headlessConfig(s, s.engine == QStringLiteral("mpi") ? 0 : updates);
-        record.config = configJson(config);
-        // The data set's figures from the loaded data (not loaded again: it may be large, or moved since).
-        record.dataset = Json::object();
-        record.dataset["name"] = toString(config.dataset);
-        if (const auto loaded = findCachedData(*m_controller->dataCache(), config)) {
-            record.dataset["train_samples"] = loaded->train.size();
-            if (loaded->test)
-                record.dataset["test_samples"] = loaded->test->size();
-            record.dataset["parameters"] = parameterCount(config, loaded->train); // as the run built it
-        }
-        record.engine = s.engine;
-        record.modes = s.modes;
-        record.workers = s.workers;
-        record.batch = config.batch;
-        record.accum = s.accum;
-        for (int m = 0; m < modeCount; ++m)
-            record.digests[static_cast<std::size_t>(m)] = m_controller->digest(m);
-        record.running = m_controller->state() == Controller::State::Running;
-        saveRunFolder(folder, {&m_series[LeftColumn], &m_series[RightColumn]}, record);
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
-    addRecent(QFileInfo(folder).absoluteFilePath());
-    return {};
-}
-
-QStringList MainWindow::recentPaths()
-{
-    return QSettings().value(QStringLiteral("recent")).toStringList();
-}
-
-void MainWindow::addRecent(const QString& path)
-{
-    QStringList recent = recentPaths();
-    recent.removeAll(path);
-    recent.prepend(path);
-    while (recent.size() > 10)
-        recent.removeLast();
-    QSettings().setValue(QStringLiteral("recent"), recent);
-}
-
-void MainWindow::fillRecentMenu()
-{
-    m_recentMenu->clear();
-    const QStringList recent = recentPaths();
-    if (recent.isEmpty())
-        m_recentMenu->addAction(tr("(none yet)"))->setEnabled(false);
-    for (const QString& path : recent) {
-        const bool run = QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json")));
-        QAction* a = m_recentMenu->addAction(
-            (run ? tr("run: %1") : tr("data: %1")).arg(QFileInfo(path).fileName()), this, [this, path] {
-                if (!mayReplaceTheRun(path))
-                    return;
-                const QString problem = openPath(path);
-                if (!problem.isEmpty())
-                    QMessageBox::warning(this, tr("sgdscope"), problem);
-            });
-        a->setToolTip(QDir::toNativeSeparators(path));
-    }
-}
-
-bool MainWindow::mayReplaceTheRun(const QString& path)
-{
-    const bool runFolder = QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json")));
-    const auto state = m_controller->state();
-    if (!runFolder || state == Controller::State::Idle || state == Controller::State::Failed)
-        return true; // data applies on Reset; nothing is lost
-    return QMessageBox::question(this, tr("sgdscope"),
-               tr("Showing %1 ends the run in progress (save it first with File > Save run as...). Go on?")
-                   .arg(QDir::toNativeSeparators(path)))
-        == QMessageBox::Yes;
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* event)
-{
-    const QList<QUrl> urls = event->mimeData()->urls();
-    if (urls.size() == 1 && urls.front().isLocalFile())
-        event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent* event)
-{
-    const QList<QUrl> urls = event->mimeData()->urls();
-    if (urls.isEmpty() || !urls.front().isLocalFile())
-        return;
-    event->acceptProposedAction();
-    if (!mayReplaceTheRun(urls.front().toLocalFile()))
-        return;
-    const QString problem = openPath(urls.front().toLocalFile());
-    if (!problem.isEmpty())
-        QMessageBox::warning(this, tr("sgdscope"), problem);
 }
 
 void MainWindow::updateTitle()
@@ -617,31 +422,23 @@ void MainWindow::refreshNextStage()
     }
 }
 
-QString MainWindow::openRun(const QString& folder)
+void MainWindow::showRunFolder(const QString& folder, const LoadedRun& loaded)
 {
-    LoadedRun loaded;
-    try {
-        loaded = loadRunFolder(folder);
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
     m_controller->reset();
     onCleared();
     m_controller->setPreviewEnabled(false); // the folder's charts, not a first look
     m_viewing = loaded.title;
-    m_viewingFolder = QDir(folder).absolutePath();
+    m_viewingFolder = folder;
     m_viewingModes = loaded.modes;
     // The columns show the folder's modes, and the next run trains them (its knobs stay the session's).
     ColumnModes modes = m_panel->settings().modes;
     modes.names = loaded.modes.names;
     m_panel->setColumnModes(modes);
     updateColumns();
-    addRecent(m_viewingFolder);
     onMetrics(loaded.batch);
     refreshCharts();
     updateStatus();
     updateTitle();
-    return {};
 }
 
 void MainWindow::onCleared()
@@ -737,135 +534,17 @@ void MainWindow::updateStatus()
     }
 }
 
-QList<const Exportable*> MainWindow::exportables() const
-{
-    QList<const Exportable*> all;
-    for (ModeColumn* c : m_columns)
-        all += c->exportables();
-    all << m_compareSamples << m_compareSeconds << m_compareAccuracy;
-    return all;
-}
-
-QStringList MainWindow::exportCharts(const QString& folder)
-{
-    QStringList problems;
-    const QDir dir(folder);
-    if (!dir.exists())
-        return {tr("folder '%1' does not exist").arg(folder)};
-    for (const Exportable* e : exportables()) {
-        const QString error = savePng(e->renderImage(2.0), dir.filePath(e->exportName() + QStringLiteral(".png")));
-        if (!error.isEmpty()) {
-            problems << error;
-            return problems; // the folder is not writable: stop at the first failure
-        }
-    }
-    QImage window(size() * 2, QImage::Format_ARGB32_Premultiplied);
-    window.setDevicePixelRatio(2.0);
-    window.fill(Qt::white);
-    {
-        QPainter painter(&window);
-        render(&painter);
-    }
-    const QString error = savePng(window, dir.filePath(windowExportName()));
-    if (!error.isEmpty())
-        problems << error;
-    return problems;
-}
-
-QString MainWindow::windowExportName() const
-{
-    // sync | async keeps the name README gives; other pairs are named after their modes, as the charts are.
-    const QString left = m_columns[LeftColumn]->shownMode();
-    const QString right = m_columns[RightColumn]->shownMode();
-    if (left == QStringLiteral("sync") && right == QStringLiteral("async"))
-        return QStringLiteral("window.png");
-    return left + QStringLiteral("-vs-") + right + QStringLiteral("-window.png");
-}
-
-void MainWindow::exportWithDialog()
-{
-    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"),
-        QSettings().value(QStringLiteral("exportFolder"), QDir::homePath()).toString());
-    if (folder.isEmpty())
-        return;
-    QSettings().setValue(QStringLiteral("exportFolder"), folder);
-    const QStringList problems = exportCharts(folder);
-    if (!problems.isEmpty())
-        QMessageBox::warning(this, tr("Export charts"),
-            tr("The charts could not be exported: %1").arg(problems.join(QLatin1Char('\n'))));
-    else
-        statusBar()->showMessage(
-            tr("Exported %1 charts and %2 to %3").arg(exportables().size()).arg(windowExportName(), folder), 5000);
-}
-
 void MainWindow::restoreSettings()
 {
-    QSettings settings;
-    if (!restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray()))
+    if (!restoreGeometry(QSettings().value(QStringLiteral("geometry")).toByteArray()))
         resize(1366, 860);
-    SessionSettings s = m_panel->settings();
-    s.preset = settings.value(QStringLiteral("preset"), SessionSettings().preset).toString();
-    if (!Controller::presetNames().contains(s.preset))
-        s.preset = QStringLiteral("parabola");
-    s.workers = settings.value(QStringLiteral("workers"), s.workers).toInt();
-    s.batch = settings.value(QStringLiteral("batch"), 0).toInt();
-    s.accum = settings.value(QStringLiteral("accum"), s.accum).toInt();
-    s.learningRate = settings.value(QStringLiteral("learningRate"), 0.0).value<double>();
-    s.slowWorker = settings.value(QStringLiteral("slowWorker"), s.slowWorker).toInt();
-    s.slowFactor = settings.value(QStringLiteral("slowFactor"), s.slowFactor).value<double>();
-    s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
-    s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
-    s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
-    s.stalenessLearningRate = settings.value(QStringLiteral("stalenessLearningRate"), false).toBool();
-    s.batchPerWorker = settings.value(QStringLiteral("batchPerWorker"), false).toBool();
-    s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
-    s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
-    s.engine = settings.value(QStringLiteral("engine"), s.engine).toString();
-    s.cluster = settings.value(QStringLiteral("cluster"), s.cluster).toString();
-    s.platformFile = settings.value(QStringLiteral("platformFile"), QString()).toString();
-    s.hostFile = settings.value(QStringLiteral("hostFile"), QString()).toString();
-    // The columns' modes: two different ones the window knows, else the defaults.
-    const ColumnModes defaults;
-    const QStringList names = settings.value(QStringLiteral("modes")).toStringList();
-    if (names.size() == modeCount && names[0] != names[1] && modeNamed(names[0]) && modeNamed(names[1]))
-        s.modes.names = {names[0], names[1]};
-    s.modes.sspBound = settings.value(QStringLiteral("sspBound"), defaults.sspBound).toInt();
-    s.modes.backupWorkers = settings.value(QStringLiteral("backupWorkers"), defaults.backupWorkers).toInt();
-    s.modes.localSteps = settings.value(QStringLiteral("localSteps"), defaults.localSteps).toInt();
-    s.modes.dcLambda = settings.value(QStringLiteral("dcLambda"), defaults.dcLambda).value<double>();
-    // What the knobs' boxes offer (a stored lambda of -1 would show 0.000 and fail at Start).
-    s.modes = knobsInWindowRange(s.modes);
-    m_panel->setSettings(s);
+    m_panel->setSettings(storedSessionSettings(m_panel->settings()));
 }
 
 void MainWindow::saveSettings() const
 {
-    QSettings settings;
-    settings.setValue(QStringLiteral("geometry"), saveGeometry());
-    const SessionSettings s = m_panel->settings();
-    settings.setValue(QStringLiteral("preset"), s.preset);
-    settings.setValue(QStringLiteral("workers"), s.workers);
-    settings.setValue(QStringLiteral("batch"), s.batch);
-    settings.setValue(QStringLiteral("accum"), s.accum);
-    settings.setValue(QStringLiteral("learningRate"), s.learningRate);
-    settings.setValue(QStringLiteral("slowWorker"), s.slowWorker);
-    settings.setValue(QStringLiteral("slowFactor"), s.slowFactor);
-    settings.setValue(QStringLiteral("jitter"), s.jitter);
-    settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
-    settings.setValue(QStringLiteral("lockFree"), s.lockFree);
-    settings.setValue(QStringLiteral("stalenessLearningRate"), s.stalenessLearningRate);
-    settings.setValue(QStringLiteral("batchPerWorker"), s.batchPerWorker);
-    settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
-    settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);
-    settings.setValue(QStringLiteral("engine"), s.engine);
-    settings.setValue(QStringLiteral("cluster"), s.cluster);
-    settings.setValue(QStringLiteral("platformFile"), s.platformFile);
-    settings.setValue(QStringLiteral("hostFile"), s.hostFile);
-    settings.setValue(QStringLiteral("modes"), QStringList {s.modes.names[LeftColumn], s.modes.names[RightColumn]});
-    settings.setValue(QStringLiteral("sspBound"), s.modes.sspBound);
-    settings.setValue(QStringLiteral("backupWorkers"), s.modes.backupWorkers);
-    settings.setValue(QStringLiteral("localSteps"), s.modes.localSteps);
-    settings.setValue(QStringLiteral("dcLambda"), s.modes.dcLambda);
+    QSettings().setValue(QStringLiteral("geometry"), saveGeometry());
+    storeSessionSettings(m_panel->settings());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

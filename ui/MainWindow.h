@@ -2,6 +2,8 @@
 
 #include "ui/Controller.h"
 #include "ui/SeriesStore.h"
+#include "ui/WindowExports.h"
+#include "ui/WindowFileActions.h"
 
 #include <QMainWindow>
 
@@ -9,7 +11,6 @@
 #include <functional>
 
 class QLabel;
-class QMenu;
 
 namespace sgdscope::ui {
 
@@ -18,9 +19,11 @@ class ModeColumn;
 class AccuracyChart;
 class LossChart;
 class Exportable;
+struct LoadedRun;
 
 /// The window: the control panel, two columns of a mode each (sync and async by default; each column's header
-/// picks its mode), the comparison of both, a status bar. Talks to core only through its Controller.
+/// picks its mode), the comparison of both, a status bar. Talks to core only through its Controller. Its files
+/// (WindowFileActions) and its PNG exports (WindowExports) are objects of their own.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -40,11 +43,11 @@ public:
 
     /// Writes every chart as a PNG (twice the device pixel ratio) into `folder`, plus the whole window
     /// (windowExportName); each file atomically. Returns the problems (empty on success).
-    QStringList exportCharts(const QString& folder);
+    QStringList exportCharts(const QString& folder) { return m_exports.exportCharts(folder); }
     /// The whole window's file there: window.png for sync | async, else named after the modes
     /// (ssp-vs-backup-window.png), as the comparison charts' stems are (ssp-vs-backup-loss-samples).
-    QString windowExportName() const;
-    QList<const Exportable*> exportables() const;
+    QString windowExportName() const { return m_exports.windowExportName(); }
+    QList<const Exportable*> exportables() const { return m_exports.exportables(); }
     /// Redraws every chart from the stores, at once (exports, benchmarks).
     void refreshCharts();
     /// Redraws every chart from the stores one chart per event-loop turn, so the window answers input
@@ -53,14 +56,14 @@ public:
     /// Feeds a batch as if the controller had sent it (benchmarks and tests).
     void acceptMetrics(const MetricsBatch& batch) { onMetrics(batch); }
     /// Shows a finished run's folder (File > Open run...), stopping any run; returns the problem, if any.
-    QString openRun(const QString& folder);
+    QString openRun(const QString& folder) { return m_files.openRun(folder); }
     /// Trains on a CSV file or an IDX folder (File > Open data...): the data is loaded and the model built
     /// first, with headless's loaders and messages; on a problem nothing changes and the message is returned.
     /// A running session goes on: the data applies on Reset.
-    QString openData(const QString& path);
+    QString openData(const QString& path) { return m_files.openData(path); }
     /// A run folder (it has summary.json) is opened as a run, anything else as data (the command line's
     /// `sgdscope PATH`, a folder dropped on the window, File > Open recent).
-    QString openPath(const QString& path);
+    QString openPath(const QString& path) { return m_files.openPath(path); }
     /// The window's command line: the settings it gives (ui/WindowOptions.h), shown in the panel. The data is
     /// loaded and the model built first: returns the problem, if any (and then changes nothing).
     /// `checked`: that check's result, made already (app/main.cpp makes it before any window exists).
@@ -72,29 +75,33 @@ public:
     void adoptDataCache(std::shared_ptr<DataCache> cache);
     /// File > Save run as...: writes the current session (or the run folder shown) as a run folder, the files
     /// a headless --out writes; returns the problem, if any.
-    QString saveRun(const QString& folder);
+    QString saveRun(const QString& folder) { return m_files.saveRun(folder); }
     /// The paths File > Open recent lists, newest first.
-    static QStringList recentPaths();
+    static QStringList recentPaths() { return WindowFileActions::recentPaths(); }
+    /// The run folder shown (File > Open run), until the next run or Reset; empty if none.
+    QString viewingFolder() const { return m_viewingFolder; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
-    void dragEnterEvent(QDragEnterEvent* event) override;
-    void dropEvent(QDropEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override { WindowFileActions::dragEnter(event); }
+    void dropEvent(QDropEvent* event) override { m_files.drop(event); }
 
 private:
+    // The file actions show what they open through showRunFolder and adoptOpenedData.
+    friend class WindowFileActions;
+    /// Shows a run folder read already (absolute path), stopping any run.
+    void showRunFolder(const QString& folder, const LoadedRun& loaded);
+    /// Data opened (File > Open data), with its settings and first look checked already.
+    void adoptOpenedData(const SessionSettings& settings, const MetricsBatch& firstLook);
+
     void onMetrics(const MetricsBatch& batch);
     void onCleared();
     void refreshNextStage();
     void updateStatus();
     void applyChartOptions();
-    void exportWithDialog();
     void restoreSettings();
     void updateTitle();
     void updateStartNote();
-    static void addRecent(const QString& path);
-    void fillRecentMenu();
-    /// Opening a run folder ends a run in progress: asks first (drops and Open recent).
-    bool mayReplaceTheRun(const QString& path);
     void saveSettings() const;
     /// A column's header picked a mode: the column takes it, and if the other column shows it, the other one
     /// takes this column's mode (the two always differ). Applies on Reset.
@@ -119,7 +126,8 @@ private:
     QString m_viewingFolder;
     QString m_previewProblem; // why Start would fail (the last first look's error), until one works
     ColumnModes m_viewingModes; // the run folder's modes, while one is shown
-    QMenu* m_recentMenu = nullptr;
+    WindowFileActions m_files {this};
+    WindowExports m_exports {this};
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;
     std::uint64_t m_refreshRound = 0;

@@ -1,0 +1,82 @@
+#pragma once
+// What the window's tests (test_window_*) share: the program run as a user runs it, a run folder's summary read
+// back, the command line's refusals, a CSV file to train on.
+
+#include "ui/WindowOptions.h"
+
+#include "core/common/Error.h"
+#include "core/common/Json.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QProcess>
+#include <QSettings>
+#include <QString>
+#include <QStringList>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sgdscope::testing {
+
+// ThreadSanitizer (LLVM 14) cannot follow a fork from a threaded process: the tests that start the program are
+// skipped there; the others (the window's threads: training, first looks) run under it (label "threads").
+#if defined(__SANITIZE_THREAD__) || (defined(__has_feature) && __has_feature(thread_sanitizer))
+#define SKIP_IF_FORK_UNDER_TSAN() QSKIP("ThreadSanitizer cannot follow a fork from a threaded process")
+#else
+#define SKIP_IF_FORK_UNDER_TSAN() (void)0
+#endif
+
+/// Each test executable keeps its own QSettings (the window stores its settings and recent files there, and the
+/// executables may run at once), empty at its start.
+inline void useOwnSettings(const char* testName)
+{
+    QCoreApplication::setOrganizationName(QStringLiteral("sgdscope-tests"));
+    QCoreApplication::setApplicationName(QString::fromLatin1(testName));
+    QSettings().clear();
+}
+
+using Options = std::vector<std::pair<std::string, std::string>>;
+
+inline QString refusalOf(const Options& options)
+{
+    try {
+        (void)ui::windowSettings(options);
+    } catch (const SgdError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+struct Result
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+inline Result runProgram(const QStringList& args, int timeoutMs = 120000)
+{
+    QProcess p;
+    p.start(QStringLiteral(SGDSCOPE_BINARY), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+        QString::fromUtf8(p.readAllStandardError())};
+}
+
+inline Json readJson(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return Json();
+    const QByteArray text = f.readAll();
+    return parseJson(std::string_view(text.constData(), static_cast<std::size_t>(text.size())), path.toStdString());
+}
+
+inline const QString csvFile = QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv");
+
+} // namespace sgdscope::testing
