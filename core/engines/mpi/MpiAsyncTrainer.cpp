@@ -177,8 +177,6 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         m_gradients.post(w); // its next push (owed once it is answered)
 
         UpdateEvent event;
-        event.mode = mode();
-        event.index = m_updates;
         event.worker = w;
         event.versionRead = versionRead;
         event.versionApplied = m_updates;
@@ -195,14 +193,10 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
                 = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
             event.learningRate = rate.at(m_updates - versionRead);
             MomentumSgd::apply(m_params.data(), step, static_cast<float>(event.learningRate), 0, m_params.size());
-            ++m_updates;
-            m_samples += count;
             ++m_pushes[static_cast<std::size_t>(w)];
             m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
-        } else if (!diverged()) {
-            markDiverged(m_updates);
         }
-        event.samplesSeen = m_samples;
+        countPush(event);
         event.seconds = MpiContext::now() + shift;
         events.push_back(event);
         const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget)

@@ -77,19 +77,7 @@ struct SimAsyncTrainer::Slice
     std::vector<int> releasedBy;
     int active = 0; // workers with a push in flight
     std::int64_t version = 0; // updates applied so far (the run's), the server's version counter
-    struct Push
-    {
-        int worker;
-        std::int64_t versionRead, versionApplied;
-        int samples;
-        double loss, appliedAt;
-        bool applied;
-        double learningRate = 0.0;
-        double compensation = -1.0;
-        std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
-        double boundWait = -1.0; // ssp: how long the bound held its worker before it started it
-    };
-    std::vector<Push> pushes; // in apply order
+    std::vector<UpdateEvent> pushes; // in apply order, each at the virtual time it was applied
     std::vector<std::vector<Span>> spans; // per worker
     std::vector<double> exitAt; // per worker: when it left the slice
     double end = 0.0;
@@ -323,32 +311,11 @@ void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     m_seconds = slice.end + base;
     std::size_t nextEvaluation = 0;
     for (std::size_t i = 0; i < slice.pushes.size(); ++i) {
-        const Slice::Push& p = slice.pushes[i];
-        UpdateEvent event;
-        event.mode = mode();
-        event.index = m_updates;
-        event.learningRate = p.learningRate;
-        event.compensation = p.compensation;
-        event.clockLead = p.clockLead;
-        event.boundWait = p.boundWait;
-        event.worker = p.worker;
-        event.versionRead = p.versionRead;
-        event.versionApplied = p.versionApplied;
-        event.samples = p.samples;
-        event.seconds = p.appliedAt + base;
-        event.batchLoss = p.loss;
-        event.applied = p.applied;
-        if (!p.applied) {
-            event.samplesSeen = m_samples;
-            if (!diverged())
-                markDiverged(m_updates);
-            reportUpdate(event, observer);
-            continue;
-        }
-        ++m_updates;
-        m_samples += p.samples;
-        event.samplesSeen = m_samples;
+        UpdateEvent event = slice.pushes[i];
+        event.seconds += base;
+        countPush(event);
         reportUpdate(event, observer);
+        // (Evaluations follow applied pushes only.)
         for (; nextEvaluation < slice.evaluations.size() && slice.evaluations[nextEvaluation].first == i;
              ++nextEvaluation)
             reportEvaluation(slice.evaluations[nextEvaluation].second, observer);
@@ -429,7 +396,13 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
                 if (!s.computed)
                     computePending(slice); // the math, for real, for every gradient in flight
-                Slice::Push push {w, s.versionRead, slice.version, s.count, s.loss, 0.0, std::isfinite(s.loss)};
+                UpdateEvent push;
+                push.worker = w;
+                push.versionRead = s.versionRead;
+                push.versionApplied = slice.version;
+                push.samples = s.count;
+                push.batchLoss = s.loss;
+                push.applied = std::isfinite(s.loss);
                 push.clockLead = s.clockLead;
                 push.boundWait = s.boundWait;
                 if (push.applied) {
@@ -446,7 +419,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 } else {
                     slice.stopped = true; // diverged: nobody gets another push
                 }
-                push.appliedAt = SimWorld::clock();
+                push.seconds = SimWorld::clock();
                 slice.pushes.push_back(push);
                 // A whole-set evaluation due now is made now, in zero virtual time, on the server's parameters:
                 // the workers carry on.

@@ -124,10 +124,11 @@ void ThreadsAsyncTrainer::prepareWorkers()
 void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
 {
     PushRecord r;
-    r.worker = worker;
-    r.samples = count;
-    r.clockLead = s.clockLead;
-    r.boundWait = s.boundWait;
+    UpdateEvent& e = r.event;
+    e.worker = worker;
+    e.samples = count;
+    e.clockLead = s.clockLead;
+    e.boundWait = s.boundWait;
     // The batch's indices are part of the read (a new epoch's order is made once, under the data order's
     // lock, which another worker may wait for).
     const Clock::time_point fetchStart = Clock::now();
@@ -142,7 +143,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     // Read a snapshot of the parameters with its version.
     const Clock::time_point readStart = Clock::now();
     if (lockFree) {
-        r.versionRead = m_version.load(std::memory_order_acquire);
+        e.versionRead = m_version.load(std::memory_order_acquire);
         for (std::size_t i = 0; i < size; ++i)
             s.snapshot[i] = std::atomic_ref<float>(m_params[i]).load(std::memory_order_relaxed);
         span(SpanKind::Communicate, fetchStart, Clock::now());
@@ -157,7 +158,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             span(SpanKind::WaitLock, readStart, locked, 0, holder);
         }
         m_lockHolder.store(worker, std::memory_order_relaxed);
-        r.versionRead = m_version.load(std::memory_order_relaxed);
+        e.versionRead = m_version.load(std::memory_order_relaxed);
         std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
         guard.unlock();
         span(SpanKind::Communicate, locked, Clock::now());
@@ -174,11 +175,11 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
     }
     computeWorkerPart(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices,
-        s.plan.workers.front(), static_cast<float>(1.0 / r.samples), s.buffers, s.chunkLoss.data());
+        s.plan.workers.front(), static_cast<float>(1.0 / e.samples), s.buffers, s.chunkLoss.data());
     double lossSum = 0.0;
     for (int c = 0; c < s.chunks.chunkCount; ++c)
         lossSum += s.chunkLoss[static_cast<std::size_t>(c)];
-    r.loss = lossSum / r.samples;
+    e.batchLoss = lossSum / e.samples;
     const Clock::time_point computeEnd = Clock::now();
     span(SpanKind::Compute, computeStart, computeEnd, count);
     const double delay = m_stragglers.delaySeconds(worker, s.pushes, secondsBetween(computeStart, computeEnd));
@@ -192,9 +193,10 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     ++s.pushes;
     ++s.nextBatch;
 
-    if (!std::isfinite(r.loss)) {
+    if (!std::isfinite(e.batchLoss)) {
         // Diverged: this push is not applied; everybody stops at the next push boundary.
-        r.versionApplied = m_version.load(std::memory_order_relaxed);
+        e.applied = false;
+        e.versionApplied = m_version.load(std::memory_order_relaxed);
         r.applied = Clock::now();
         m_divergedFlag.store(true, std::memory_order_relaxed);
         s.records.push_back(r);
@@ -210,10 +212,10 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     const float* step = compensated ? nullptr : rule.direction(gradient, s.velocity.data(), 0, size);
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
     if (lockFree) {
-        const float lr = rate.at(m_version.load(std::memory_order_acquire) - r.versionRead);
-        r.learningRate = lr;
+        const float lr = rate.at(m_version.load(std::memory_order_acquire) - e.versionRead);
+        e.learningRate = lr;
         MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
-        r.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
+        e.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
         r.applied = Clock::now();
         span(SpanKind::Apply, stepStart, r.applied);
     } else {
@@ -230,14 +232,14 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             locked = Clock::now();
         }
         m_lockHolder.store(worker, std::memory_order_relaxed);
-        r.versionApplied = m_version.load(std::memory_order_relaxed);
+        e.versionApplied = m_version.load(std::memory_order_relaxed);
         if (compensated) {
-            r.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
+            e.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
             step = rule.direction(gradient, s.velocity.data(), 0, size);
         }
-        r.learningRate = rate.at(r.versionApplied - r.versionRead);
-        MomentumSgd::apply(m_params.data(), step, static_cast<float>(r.learningRate), 0, size);
-        m_version.store(r.versionApplied + 1, std::memory_order_relaxed);
+        e.learningRate = rate.at(e.versionApplied - e.versionRead);
+        MomentumSgd::apply(m_params.data(), step, static_cast<float>(e.learningRate), 0, size);
+        m_version.store(e.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();
         r.applied = Clock::now();
         if (locked == Clock::time_point {}) {
@@ -248,7 +250,6 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             span(SpanKind::Apply, locked, r.applied);
         }
     }
-    r.wasApplied = true;
     s.records.push_back(r);
 }
 
@@ -422,35 +423,14 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     m_seconds += wall;
 
     std::sort(order.begin(), order.end(), [](const PushRecord* a, const PushRecord* b) {
-        if (a->wasApplied != b->wasApplied)
-            return a->wasApplied; // a diverged push (not applied) comes last
-        return a->versionApplied < b->versionApplied;
+        if (a->event.applied != b->event.applied)
+            return a->event.applied; // a diverged push (not applied) comes last
+        return a->event.versionApplied < b->event.versionApplied;
     });
     for (const PushRecord* r : order) {
-        UpdateEvent event;
-        event.mode = mode();
-        event.worker = r->worker;
-        event.learningRate = r->learningRate;
-        event.compensation = r->compensation;
-        event.clockLead = r->clockLead;
-        event.boundWait = r->boundWait;
-        event.versionRead = r->versionRead;
-        event.versionApplied = r->versionApplied;
-        event.samples = r->samples;
-        event.batchLoss = r->loss;
+        UpdateEvent event = r->event;
         event.seconds = at(r->applied);
-        event.applied = r->wasApplied;
-        event.index = m_updates;
-        if (!r->wasApplied) {
-            event.samplesSeen = m_samples;
-            if (!diverged())
-                markDiverged(m_updates);
-            reportUpdate(event, observer);
-            continue;
-        }
-        ++m_updates;
-        m_samples += r->samples;
-        event.samplesSeen = m_samples;
+        countPush(event);
         reportUpdate(event, observer);
     }
 }

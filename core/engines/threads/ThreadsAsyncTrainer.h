@@ -64,17 +64,8 @@ private:
     using Clock = std::chrono::steady_clock;
     struct PushRecord
     {
-        std::int64_t versionRead = 0;
-        std::int64_t versionApplied = 0;
-        double loss = 0.0; // slice loss at the snapshot
-        double learningRate = 0.0; // applied with
-        double compensation = -1.0; // dc-asgd: |term| / |gradient|
-        std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
-        double boundWait = -1.0; // ssp: how long the bound held its worker before it started it
-        int samples = 0;
-        int worker = 0;
+        UpdateEvent event; // its own figures (Trainer::countPush completes them)
         Clock::time_point applied; // its write completed
-        bool wasApplied = false;
     };
     struct WorkerState;
 
