@@ -50,7 +50,7 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
     Clock::time_point loopStart, loopEnd;
     std::exception_ptr failure;
     std::int64_t pushes = 0; // all pushes so far
-    std::atomic<std::int64_t> clock {0}; // ssp: its pushes applied (read by the others)
+    std::int64_t clock = 0; // ssp: its pushes applied (it joins each slice's gate with it)
     std::int64_t clockLead = -1; // ssp: of the push it is making
     double boundWait = -1.0; // ssp: how long the bound held it before the push it is making
 };
@@ -102,7 +102,7 @@ void ThreadsAsyncTrainer::prepareWorkers()
         if (resync) {
             s.cursor = leaderCursor;
             s.nextBatch = furthest;
-            s.clock.store(furthest, std::memory_order_relaxed);
+            s.clock = furthest;
         }
         if (s.snapshot.size() != m_params.size()) {
             s.snapshot.assign(m_params.size(), 0.0f);
@@ -291,8 +291,8 @@ void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
             if (beforeDeadline)
                 m_preDeadlineActive.fetch_sub(1, std::memory_order_acq_rel);
             if (bounded) {
-                s.clock.fetch_add(1, std::memory_order_acq_rel);
-                clockEvent();
+                ++s.clock;
+                clockMoved(worker, true);
             }
         }
     } catch (...) {
@@ -300,40 +300,39 @@ void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
         m_divergedFlag.store(true, std::memory_order_relaxed); // stops the others; cleared below
     }
     if (bounded)
-        clockEvent(); // who waits for it sees it has left
+        clockMoved(worker, false); // who waits for it no longer does
     s.loopEnd = Clock::now();
 }
 
-void ThreadsAsyncTrainer::clockEvent()
+void ThreadsAsyncTrainer::clockMoved(int worker, bool advance)
 {
+    {
+        const std::lock_guard guard(m_sspLock);
+        if (advance)
+            m_ssp.advance(worker);
+        else
+            m_ssp.leave(worker);
+    }
     m_clockEvents.fetch_add(1, std::memory_order_acq_rel);
     m_clockEvents.notify_all();
 }
 
 bool ThreadsAsyncTrainer::waitWithinBound(int worker, WorkerState& s, Clock::time_point deadline)
 {
-    const std::int64_t mine = s.clock.load(std::memory_order_relaxed);
     Clock::time_point waitStart {};
     int waitedFor = -1;
     while (true) {
         const std::int64_t events = m_clockEvents.load(std::memory_order_acquire);
-        int slowest = worker;
-        std::int64_t least = mine;
-        for (std::size_t o = 0; o < m_workers.size(); ++o) {
-            const WorkerState& other = *m_workers[o];
-            if (other.slice.size() == 0)
-                continue; // pushes nothing: holds nobody back
-            const std::int64_t c = other.clock.load(std::memory_order_acquire);
-            if (c < least) {
-                least = c;
-                slowest = static_cast<int>(o);
+        int slowest = -1;
+        {
+            const std::lock_guard guard(m_sspLock);
+            if (m_ssp.mayStart(worker)) {
+                s.clockLead = m_ssp.lead(worker);
+                break;
             }
+            slowest = m_ssp.slowestWorker();
         }
-        if (mine - least <= m_settings.sspBound) {
-            s.clockLead = mine - least;
-            break;
-        }
-        // Whatever would end the loop ends the wait (the slowest has left the slice, or will not push again).
+        // Whatever would end the loop ends the wait (nobody pushes again in this slice).
         if (m_divergedFlag.load(std::memory_order_relaxed) || stopRequestedNow()
             || m_claimedSamples.load(std::memory_order_acquire) >= m_settings.sampleBudget
             || m_pushesLeft.load(std::memory_order_acquire) <= 0
@@ -373,6 +372,15 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     const Clock::time_point deadline
         = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(sliceSeconds));
     m_preDeadlineActive.store(0);
+    if (mode() == Mode::Ssp) {
+        // The workers taking part in the slice, at their clocks (one without samples holds nobody back).
+        m_ssp.reset(m_settings.sspBound, team);
+        for (int w = 0; w < team; ++w) {
+            const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+            if (s.slice.size() > 0)
+                m_ssp.join(w, s.clock);
+        }
+    }
     std::exception_ptr teamFailure;
     if (team == 1) {
         workerLoop(0, deadline);
