@@ -76,13 +76,18 @@ double SyncReduction::keptLossSum(const std::vector<char>& dropped) const
     return loss;
 }
 
+int SyncReduction::workerSamples(int worker) const
+{
+    const IndexRange c = plan.workers[static_cast<std::size_t>(worker)].chunks;
+    return c.size() > 0 ? chunks.samples(c.end - 1).end - chunks.samples(c.begin).begin : 0;
+}
+
 int SyncReduction::keptSamples(const std::vector<char>& dropped) const
 {
     int samples = 0;
     for (std::size_t w = 0; w < plan.workers.size(); ++w) {
-        const IndexRange c = plan.workers[w].chunks;
-        if (!(w < dropped.size() && dropped[w]) && c.size() > 0)
-            samples += chunks.samples(c.end - 1).end - chunks.samples(c.begin).begin;
+        if (!(w < dropped.size() && dropped[w]))
+            samples += workerSamples(static_cast<int>(w));
     }
     return samples;
 }

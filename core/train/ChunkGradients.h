@@ -39,6 +39,9 @@ struct SyncReduction
     /// the same as before); returns whether it rebuilt.
     bool prepare(int batch, int chunkSize, int workers, int accum, int passSamples, std::size_t parameterCount);
 
+    /// The samples of worker w's chunks (0 for a worker without chunks).
+    int workerSamples(int worker) const;
+
     /// Backup's update (and sync's, with nothing dropped): which workers' gradients are left out (dropped[w]).
     /// The sum of the kept workers' chunk losses in chunk order, and their samples.
     double keptLossSum(const std::vector<char>& dropped) const;

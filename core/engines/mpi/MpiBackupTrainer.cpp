@@ -4,6 +4,7 @@
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/mpi/MpiSyncTrainer.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/train/BackupRule.h"
 #include "core/train/UpdateRule.h"
 
 #include <algorithm>
@@ -67,12 +68,6 @@ void MpiBackupTrainer::settingsChanged()
         m_settings.batch, chunkSizeFor(m_settings.batch), m_workers, m_settings.accum, passSamples(), m_params.size());
 }
 
-int MpiBackupTrainer::workerSamples(int w) const
-{
-    const IndexRange c = m_reduction.plan.workers[static_cast<std::size_t>(w)].chunks;
-    return c.size() > 0 ? m_reduction.chunks.samples(c.end - 1).end - m_reduction.chunks.samples(c.begin).begin : 0;
-}
-
 void MpiBackupTrainer::pruneSends()
 {
     for (auto& sends : m_sends) {
@@ -132,12 +127,9 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
     sendParameters(true);
 
-    // The first P - B gradients of this update among the workers with samples (at least one, as every engine);
-    // the others are dropped (those arriving later, with the next). A worker without samples is never waited for.
-    int withSamples = 0;
-    for (int w = 0; w < m_workers; ++w)
-        withSamples += workerSamples(w) > 0 ? 1 : 0;
-    const int needed = std::max(1, withSamples - m_settings.backupWorkers);
+    // The first gradients of this update to arrive (backupGradientsKept); the others are dropped (those arriving
+    // later, with the next). A worker without samples is never waited for.
+    const int needed = backupGradientsKept(m_reduction, m_settings.backupWorkers);
     std::vector<char> dropped(static_cast<std::size_t>(m_workers), 1);
     std::fill(m_arrivals.begin(), m_arrivals.end(), -1.0);
     for (int kept = 0; kept < needed;) {
@@ -145,7 +137,7 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
         if (w < 0)
             continue;
         m_arrivals[static_cast<std::size_t>(w)] = MpiContext::now();
-        if (workerSamples(w) == 0)
+        if (m_reduction.workerSamples(w) == 0)
             continue;
         dropped[static_cast<std::size_t>(w)] = 0;
         m_completedBy = w;
@@ -159,12 +151,9 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     const double windowEnd = MpiContext::now();
 
     UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
-    for (int w = 0; w < m_workers; ++w) {
-        if (dropped[static_cast<std::size_t>(w)] && workerSamples(w) > 0) {
-            ++event.droppedGradients;
-            event.droppedSamples += workerSamples(w);
-        }
-    }
+    const DroppedGradients left = droppedGradients(m_reduction, dropped);
+    event.droppedGradients = left.gradients;
+    event.droppedSamples = left.samples;
     m_seconds += windowEnd - windowStart;
     m_cutter.close({WorkWindow {windowStart, windowEnd, m_workers}, shift, {event}});
     reportCut(m_cutter, observer, false);

@@ -47,8 +47,6 @@ private:
     int takeMessage(std::int64_t update);
     /// Completes the sends the workers have taken.
     void pruneSends();
-    /// The samples of worker w's slice of a batch.
-    int workerSamples(int w) const;
 
     MpiContext& m_mpi;
     int m_workers = 0;

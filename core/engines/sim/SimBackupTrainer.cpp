@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/sim/SpanWindows.h"
+#include "core/train/BackupRule.h"
 #include "core/train/UpdateRule.h"
 
 #include <simgrid/s4u.hpp>
@@ -120,7 +121,6 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
     slice.workers = workers;
     slice.updates = static_cast<int>(updates);
     slice.sliceStart = SimWorld::clock();
-    int withSamples = 0;
     for (int w = 0; w < workers; ++w) {
         const WorkerReduction& part = m_reduction.plan.workers[static_cast<std::size_t>(w)];
         int samples = 0;
@@ -129,9 +129,8 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
         const double mergeFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops;
         slice.flops.push_back(samples * m_cost.flopsPerSample + part.treeAdditions() * mergeFlops);
         slice.samples.push_back(samples);
-        withSamples += samples > 0 ? 1 : 0;
     }
-    slice.keep = std::max(1, withSamples - m_settings.backupWorkers);
+    slice.keep = backupGradientsKept(m_reduction, m_settings.backupWorkers);
     for (int u = 0; u < slice.updates; ++u) {
         std::vector<double> factors;
         for (int w = 0; w < workers; ++w)
@@ -163,12 +162,9 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
         reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
         m_seconds = windowEnd + base;
         UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
-        for (int w = 0; w < workers; ++w) {
-            if (dropped[static_cast<std::size_t>(w)]) {
-                ++event.droppedGradients;
-                event.droppedSamples += slice.samples[static_cast<std::size_t>(w)];
-            }
-        }
+        const DroppedGradients left = droppedGradients(m_reduction, dropped);
+        event.droppedGradients = left.gradients;
+        event.droppedSamples = left.samples;
         reportUpdate(event, observer);
         if (!event.applied)
             return; // diverged: the run stops here with everything recorded so far

@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/train/BackupRule.h"
 #include "core/train/ChunkGradients.h"
 
 #include <omp.h>
@@ -52,12 +53,7 @@ void ThreadsSyncTrainer::preparePlan()
 
 int ThreadsSyncTrainer::gradientsKept() const
 {
-    if (mode() != Mode::Backup)
-        return m_settings.workers;
-    int withSamples = 0;
-    for (const WorkerReduction& part : m_reduction.plan.workers)
-        withSamples += part.chunks.size() > 0 ? 1 : 0;
-    return std::max(1, withSamples - m_settings.backupWorkers);
+    return mode() == Mode::Backup ? backupGradientsKept(m_reduction, m_settings.backupWorkers) : m_settings.workers;
 }
 
 void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices, Clock::time_point start)
@@ -231,12 +227,9 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     const int kept = m_reduction.keptSamples(m_dropped);
     // A non-finite loss: the update was not applied and the run stops here with everything recorded so far.
     UpdateEvent event = syncUpdateEvent(batch, m_reduction.keptLossSum(m_dropped) / kept, m_seconds);
-    for (const WorkerSlot& slot : m_slots) {
-        if (slot.dropped) {
-            ++event.droppedGradients;
-            event.droppedSamples += slot.samples;
-        }
-    }
+    const DroppedGradients left = droppedGradients(m_reduction, m_dropped);
+    event.droppedGradients = left.gradients;
+    event.droppedSamples = left.samples;
     reportUpdate(event, observer);
 }
 
