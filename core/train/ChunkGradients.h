@@ -50,9 +50,10 @@ struct SyncReduction
     /// scaled by `scale` unless it is 1 (batch / kept samples: the mean over the kept samples). With nothing
     /// dropped it is the plain combine, bit for bit.
     float* combineKept(const std::vector<char>& dropped, float scale, std::size_t first, std::size_t last);
-    /// A server's whole backup update (the simulated cluster's and MPI's): the kept workers' mean loss, and, if it
-    /// is finite, the combine of their gradients (combineKept) applied block by block with `rule` to `params`
-    /// and `velocity`. Returns the loss (not finite: nothing applied).
+    /// A whole update where one node combines and applies (the simulated cluster's and MPI's sync and backup): the
+    /// kept workers' mean loss, and, if it is finite, the combine of their gradients (combineKept) applied block by
+    /// block with `rule` to `params` and `velocity`. With nothing dropped it is sync's update, in sync's order of
+    /// operations. Returns the loss (not finite: nothing applied).
     double applyKept(const std::vector<char>& dropped, const MomentumSgd& rule, float lr, float* params,
         float* velocity, std::size_t size);
     /// The scale of combineKept for these kept samples.

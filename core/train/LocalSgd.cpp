@@ -3,6 +3,7 @@
 #include "core/train/ChunkGradients.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sgdscope {
 
@@ -65,6 +66,14 @@ void LocalSgdModels::average(float* params, std::size_t first, std::size_t last,
         }
         params[i] = sum;
     }
+}
+
+double LocalSgdModels::meanDistance(const double* squares, int workers)
+{
+    double spread = 0.0;
+    for (int o = 0; o < workers; ++o)
+        spread += std::sqrt(squares[o]);
+    return spread / workers;
 }
 
 } // namespace sgdscope

@@ -39,6 +39,9 @@ public:
     /// Elements [first, last): the weighted average into `params` and every model; adds each model's squared
     /// distance from the average to spread[o] (o: the worker).
     void average(float* params, std::size_t first, std::size_t last, double* spread);
+    /// The models' mean distance from their average (UpdateEvent::modelSpread), from each model's squared distance
+    /// as average() adds them up (`squares[o]`, o: the worker; in worker order).
+    static double meanDistance(const double* squares, int workers);
 
 private:
     struct Model

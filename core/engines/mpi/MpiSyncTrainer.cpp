@@ -22,7 +22,6 @@ namespace {
 constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr int parametersTag = 13;
-constexpr std::size_t blockFloats = 4096;
 
 /// The parameters go down the binomial tree (BinomialTree.h; so that rank 0 does not send them N - 1 times), each
 /// rank sending to its children the largest subtree first.
@@ -331,27 +330,17 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 
     // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
     const double applyStart = MpiContext::now();
-    double lossSum = 0.0;
-    for (const double l : m_reduction.chunkLoss)
-        lossSum += l;
-    const double batchLoss = local ? (localSamples > 0 ? localLoss / localSamples : 0.0) : lossSum / m_settings.batch;
+    double batchLoss = 0.0;
     double spread = -1.0;
-    if (local && std::isfinite(batchLoss)) {
-        std::fill(m_spread.begin(), m_spread.end(), 0.0);
-        m_local.average(m_params.data(), 0, floats, m_spread.data());
-        spread = 0.0;
-        for (const double squares : m_spread)
-            spread += std::sqrt(squares);
-        spread /= m_settings.workers;
-    } else if (std::isfinite(batchLoss)) {
-        const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
-        for (std::size_t b0 = 0; b0 < floats; b0 += blockFloats) {
-            const std::size_t b1 = std::min(floats, b0 + blockFloats);
-            for (const MergeOp& op : m_reduction.plan.combine)
-                addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
-                    m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
-            rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+    if (local) {
+        batchLoss = localSamples > 0 ? localLoss / localSamples : 0.0;
+        if (std::isfinite(batchLoss)) {
+            std::fill(m_spread.begin(), m_spread.end(), 0.0);
+            m_local.average(m_params.data(), 0, floats, m_spread.data());
+            spread = LocalSgdModels::meanDistance(m_spread.data(), m_settings.workers);
         }
+    } else {
+        batchLoss = m_reduction.applyKept({}, rule, lr, m_params.data(), m_velocity.data(), floats);
     }
     const double windowEnd = MpiContext::now();
     mine.add(SpanKind::Apply, applyStart, windowEnd);

@@ -21,10 +21,6 @@ namespace sgdscope {
 
 namespace sg4 = simgrid::s4u;
 
-namespace {
-constexpr std::size_t blockFloats = 4096;
-} // namespace
-
 struct SimSyncTrainer::Slice
 {
     int workers = 0;
@@ -124,10 +120,7 @@ double SimSyncTrainer::computeRound(int steps, double& spread)
         return loss; // diverged: no averaging
     std::vector<double> squares(static_cast<std::size_t>(workers), 0.0);
     m_models.average(m_params.data(), 0, m_params.size(), squares.data());
-    spread = 0.0;
-    for (const double s : squares)
-        spread += std::sqrt(s);
-    spread /= workers;
+    spread = LocalSgdModels::meanDistance(squares.data(), workers);
     return loss;
 }
 
@@ -164,20 +157,9 @@ double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
     }
     if (failure)
         std::rethrow_exception(failure);
-    double loss = 0.0;
-    for (const double l : m_reduction.chunkLoss)
-        loss += l;
-    loss /= m_reduction.chunks.batch;
-    if (!std::isfinite(loss))
-        return loss; // diverged: the parameters stay as they were
-    const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
-    for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
-        const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
-        const float* g = m_reduction.combineKept({}, 1.0f, b0, b1); // nothing dropped: the plain combine
-        rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
-    }
-    return loss;
+    // Nothing dropped: sync's update (diverged: the parameters stay as they were).
+    return m_reduction.applyKept({}, MomentumSgd(m_settings.momentum), static_cast<float>(m_settings.learningRate),
+        m_params.data(), m_velocity.data(), m_params.size());
 }
 
 void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)

@@ -66,6 +66,7 @@ void ThreadsLocalSgdTrainer::prepareWorkers()
         workspace(w);
     }
     m_spread.assign(static_cast<std::size_t>(team) * static_cast<std::size_t>(team), 0.0);
+    m_modelSquares.assign(static_cast<std::size_t>(team), 0.0);
     m_spans.reserve(static_cast<std::size_t>(team) * static_cast<std::size_t>(3 * m_settings.localSteps + 4));
 }
 
@@ -210,18 +211,17 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
     m_seconds += wall;
     m_globalStep += steps;
 
-    // The models' mean distance from their average, each model's squared distance summed over the shares.
-    double spread = 0.0;
+    // Each model's squared distance from the average, summed over the shares.
     for (int o = 0; o < team; ++o) {
         double squares = 0.0;
         for (int share = 0; share < team; ++share)
             squares += m_spread[static_cast<std::size_t>(share) * static_cast<std::size_t>(team)
                 + static_cast<std::size_t>(o)];
-        spread += std::sqrt(squares);
+        m_modelSquares[static_cast<std::size_t>(o)] = squares;
     }
     UpdateEvent event = syncUpdateEvent(steps * batch,
         diverged ? std::numeric_limits<double>::quiet_NaN() : (samples > 0 ? lossSum / samples : 0.0), m_seconds);
-    event.modelSpread = diverged ? -1.0 : spread / team;
+    event.modelSpread = diverged ? -1.0 : LocalSgdModels::meanDistance(m_modelSquares.data(), team);
     reportUpdate(event, observer);
 }
 
