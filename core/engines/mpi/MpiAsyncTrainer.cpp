@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiMessage.h"
+#include "core/engines/mpi/RankReport.h"
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/UpdateRule.h"
@@ -24,19 +25,6 @@ constexpr std::int64_t pauseControl = 2;
 constexpr std::int64_t maxPushesPerSlice = 65536;
 /// An answer's header: control, version, samples, when sent, since when ssp held it, who released it.
 constexpr std::size_t answerHeaderBytes = 2 * sizeof(std::int64_t) + 2 * sizeof(std::int32_t) + 2 * sizeof(double);
-
-/// A worker rank's spans: measured on its own clock, recorded on rank 0's.
-struct WorkerSpans
-{
-    MpiContext& mpi;
-    int worker;
-    std::vector<Span> spans;
-    void add(SpanKind kind, double localStart, double localEnd, int samples = 0)
-    {
-        if (localEnd > localStart)
-            spans.push_back({worker, kind, mpi.toRoot(localStart), mpi.toRoot(localEnd), samples});
-    }
-};
 } // namespace
 
 int mpiWorkersFor(Mode mode, int processes)
@@ -45,8 +33,7 @@ int mpiWorkersFor(Mode mode, int processes)
 }
 
 MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
-    : Trainer(std::move(problem), std::move(settings), mode)
-    , m_mpi(MpiContext::get())
+    : MpiRootTrainer(std::move(problem), std::move(settings), mode)
     , m_gradient(m_params.size(), 0.0f)
     , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
 {
@@ -73,10 +60,7 @@ MpiAsyncTrainer::~MpiAsyncTrainer() = default;
 
 void MpiAsyncTrainer::settingsChanged()
 {
-    if (m_settings.workers != m_mpi.size() - 1)
-        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " async workers and a parameter server "
-            + "need " + std::to_string(m_settings.workers + 1) + " MPI processes, and the job has "
-            + std::to_string(m_mpi.size()));
+    requireProcesses();
     m_workers = m_settings.workers;
     m_sliceSize.clear();
     for (int w = 0; w < m_workers; ++w)
@@ -230,12 +214,7 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
         MpiMessageReader in(final.data(), final.size());
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
-        RankWork r;
-        r.rank = w + 1;
-        r.pid = in.get<std::int64_t>();
-        r.computedSamples = in.get<std::int64_t>();
-        r.updates = in.get<std::int64_t>();
-        work.push_back(r);
+        work.push_back(takeRankWork(in, w + 1));
     }
     m_mpi.recordWork(mode(), std::move(work));
     reportCut(m_cutter, observer, true);
@@ -257,7 +236,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     StragglerModel stragglers(settings);
     stragglers.prepare();
     const std::atomic<bool> never {false};
-    WorkerSpans spans {mpi, worker, {}};
+    RankSpans spans {mpi, worker, {}};
     std::vector<ParamVector> buffers;
     std::vector<double> chunkLoss;
     ChunkLayout chunks;
@@ -290,19 +269,13 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         const double sent = std::clamp(sentAt, start, end);
         const SpanKind peerWait = paused ? SpanKind::WaitSlice : SpanKind::WaitRead;
         const double held = heldAt < 0 ? sent : std::clamp(heldAt, start, sent);
-        if (held > start)
-            spans.spans.push_back({worker, peerWait, start, held, 0});
-        if (sent > held)
-            spans.spans.push_back({worker, SpanKind::WaitBarrier, held, sent, 0, releasedBy});
-        if (end > sent)
-            spans.spans.push_back({worker, paused ? SpanKind::WaitSlice : SpanKind::WaitNetwork, sent, end, 0});
+        spans.addRoot(peerWait, start, held);
+        spans.addRoot(SpanKind::WaitBarrier, held, sent, 0, releasedBy);
+        spans.addRoot(paused ? SpanKind::WaitSlice : SpanKind::WaitNetwork, sent, end);
         if (control == stopControl) {
             out.clear();
             out.putSpans(spans.spans);
-            // What this worker computed, counted here: rank 0 reports it.
-            out.put(static_cast<std::int64_t>(::getpid()));
-            out.put(computedSamples);
-            out.put(pushes);
+            putRankWork(out, computedSamples, pushes);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }

@@ -1,9 +1,7 @@
 #pragma once
 
-#include "core/engines/Trainer.h"
-#include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiMessage.h"
-#include "core/metrics/WindowCutter.h"
+#include "core/engines/mpi/MpiRootTrainer.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/LocalSgd.h"
 #include "core/train/ReductionPlan.h"
@@ -34,13 +32,12 @@ namespace sgdscope {
 /// The same bits as the threads engine's local-sgd for any number of processes.
 ///
 /// This object is rank 0's; the other ranks run serveMpiSync().
-class MpiSyncTrainer final : public Trainer
+class MpiSyncTrainer final : public MpiRootTrainer
 {
 public:
     /// `mode`: Sync or LocalSgd.
     MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode = Mode::Sync);
     ~MpiSyncTrainer() override;
-    const char* engineName() const override { return "mpi"; }
     void endOfRun(TrainingObserver& observer) override;
 
 protected:
@@ -52,11 +49,9 @@ private:
     /// Broadcasts the parameters with the times of the last update's gradients: to go on (`go`) or to stop.
     void broadcastParameters(bool go);
 
-    MpiContext& m_mpi;
     BatchCursor m_cursor;
     SyncReduction m_reduction;
     ParamVector m_velocity;
-    WindowCutter m_cutter;
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
     MpiMessage m_go; // the parameters broadcast (its buffer kept from update to update)
     std::vector<MpiContext::PendingSend> m_broadcast; // of m_go, to rank 0's children in the tree
