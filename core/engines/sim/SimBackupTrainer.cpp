@@ -82,25 +82,21 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
     if (slice.failure)
         std::rethrow_exception(slice.failure);
 
-    // The math, in update order, with each update's gradients as the timing kept them; then the report: one
-    // window per update, from the server's previous apply to this one (the last to the slice's end).
-    const double base = m_seconds - slice.sliceStart;
-    std::vector<std::size_t> next(static_cast<std::size_t>(workers), 0);
-    double windowStart = slice.sliceStart;
-    for (int u = 0; u < slice.updates; ++u) {
-        const std::vector<char>& dropped = slice.dropped[static_cast<std::size_t>(u)];
-        const double loss = computeUpdate(m_cursor.next(batch), dropped);
-        const double windowEnd = u + 1 == slice.updates ? slice.end : slice.applied[static_cast<std::size_t>(u)];
-        reportWindow(slice.spans, next, windowStart, windowEnd, base, observer);
-        UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
-        const DroppedGradients left = droppedGradients(m_reduction, dropped);
-        event.droppedGradients = left.gradients;
-        event.droppedSamples = left.samples;
-        reportUpdate(event, observer);
-        if (!event.applied)
-            return; // diverged: the run stops here with everything recorded so far
-        windowStart = windowEnd;
-    }
+    // The math, in update order, with each update's gradients as the timing kept them; and the report: one window
+    // per update, from the server's previous apply to this one (the last to the slice's end).
+    reportUpdates(
+        slice.spans, slice.updates, slice.sliceStart,
+        [&](int u) { return u + 1 == slice.updates ? slice.end : slice.applied[static_cast<std::size_t>(u)]; },
+        [&](int u, double base) {
+            const std::vector<char>& dropped = slice.dropped[static_cast<std::size_t>(u)];
+            const double loss = computeUpdate(m_cursor.next(batch), dropped);
+            UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
+            const DroppedGradients left = droppedGradients(m_reduction, dropped);
+            event.droppedGradients = left.gradients;
+            event.droppedSamples = left.samples;
+            return event;
+        },
+        observer);
 }
 
 void SimBackupTrainer::simulate(Slice& slice)

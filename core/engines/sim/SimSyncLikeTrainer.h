@@ -38,11 +38,28 @@ protected:
     /// Per worker: the floating-point work of its part of a batch (its samples, and its tree additions unless the
     /// platform's steps are measured ones, which include them), and its samples.
     void workerWork(std::vector<double>& flops, std::vector<int>& samples) const;
-    /// Reports the workers' spans inside one update's window [from, to) of virtual time (`perWorker`: each worker's
-    /// in time order; `next`: where each goes on, 0 at the slice's start; `base`: the mode's clock minus the virtual
-    /// clock), and moves the mode's clock to the window's end.
-    void reportWindow(std::vector<std::vector<Span>>& perWorker, std::vector<std::size_t>& next, double from, double to,
-        double base, TrainingObserver& observer);
+    /// Reports a slice's `updates` updates in order, each as a window of virtual time from the previous one's end
+    /// (the first's from `sliceStart`) to `windowEnd(u)`: the workers' spans inside it (`perWorker`: each worker's
+    /// in time order), then the event `update(u, base)` returns (base: the mode's clock minus the virtual clock).
+    /// Moves the mode's clock along; stops after an update that was not applied (diverged: the run stops there
+    /// with everything recorded so far).
+    template<typename WindowEnd, typename Update>
+    void reportUpdates(std::vector<std::vector<Span>>& perWorker, int updates, double sliceStart, WindowEnd windowEnd,
+        Update update, TrainingObserver& observer)
+    {
+        const double base = m_seconds - sliceStart;
+        std::vector<std::size_t> next(perWorker.size(), 0);
+        double from = sliceStart;
+        for (int u = 0; u < updates; ++u) {
+            const double to = windowEnd(u);
+            reportWindow(perWorker, next, from, to, base, observer);
+            const UpdateEvent event = update(u, base);
+            reportUpdate(event, observer);
+            if (!event.applied)
+                return;
+            from = to;
+        }
+    }
 
     SimPlatformChoice m_platform;
     SimCost m_cost;
@@ -52,6 +69,11 @@ protected:
     int m_mathThreads = 1;
 
 private:
+    /// Reports the workers' spans inside [from, to) of virtual time and moves the mode's clock to its end (`next`:
+    /// where each worker's spans go on).
+    void reportWindow(std::vector<std::vector<Span>>& perWorker, std::vector<std::size_t>& next, double from, double to,
+        double base, TrainingObserver& observer);
+
     bool m_server;
     std::vector<Span> m_windowSpans;
 };

@@ -191,21 +191,16 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
 
     // Report: one window per update, from the previous update's end to this one's, with each worker's spans
     // cut at the windows' edges; on the mode's clock.
-    const double base = m_seconds - slice.sliceStart;
-    std::vector<std::size_t> next(static_cast<std::size_t>(workers), 0);
-    double windowStart = slice.sliceStart;
-    for (int u = 0; u < slice.updates; ++u) {
-        const double windowEnd = slice.done[static_cast<std::size_t>(u)];
-        reportWindow(slice.spans, next, windowStart, windowEnd, base, observer);
-        UpdateEvent event = syncUpdateEvent(batch * slice.steps[static_cast<std::size_t>(u)],
-            losses[static_cast<std::size_t>(u)], slice.applied[static_cast<std::size_t>(u)] + base);
-        if (mode() == Mode::LocalSgd && event.applied)
-            event.modelSpread = spreads[static_cast<std::size_t>(u)];
-        reportUpdate(event, observer);
-        if (!event.applied)
-            return; // diverged: the run stops here with everything recorded so far
-        windowStart = windowEnd;
-    }
+    reportUpdates(
+        slice.spans, slice.updates, slice.sliceStart, [&](int u) { return slice.done[static_cast<std::size_t>(u)]; },
+        [&](int u, double base) {
+            const auto at = static_cast<std::size_t>(u);
+            UpdateEvent event = syncUpdateEvent(batch * slice.steps[at], losses[at], slice.applied[at] + base);
+            if (mode() == Mode::LocalSgd && event.applied)
+                event.modelSpread = spreads[at];
+            return event;
+        },
+        observer);
 }
 
 void SimSyncTrainer::simulate(Slice& slice)
