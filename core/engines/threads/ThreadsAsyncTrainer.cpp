@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/engines/threads/WorkerTeam.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/UpdateRule.h"
 
@@ -12,13 +13,6 @@
 #include <cmath>
 
 namespace sgdscope {
-
-namespace {
-double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
-} // namespace
 
 /// One worker's own state, on its own cache lines (each is a separate, 64-byte aligned allocation).
 struct alignas(64) ThreadsAsyncTrainer::WorkerState
@@ -389,8 +383,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
         {
             if (omp_get_num_threads() != team) {
 #pragma omp single
-                teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
-                    + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
+                teamFailure = teamSizeFailure(team, omp_get_num_threads());
             } else {
                 // The whole team starts together (a thread that woke first would otherwise take a short
                 // slice's every push); the wait for the others is WaitSlice.
@@ -402,13 +395,10 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     const Clock::time_point t1 = Clock::now();
     if (teamFailure)
         std::rethrow_exception(teamFailure);
-    for (auto& w : m_workers) {
-        if (w->failure) {
-            const std::exception_ptr failure = w->failure;
-            w->failure = nullptr;
-            m_divergedFlag.store(false);
-            std::rethrow_exception(failure);
-        }
+    if (const std::exception_ptr failure = takeFirstFailure(
+            m_workers, [](std::unique_ptr<WorkerState>& w) -> std::exception_ptr& { return w->failure; })) {
+        m_divergedFlag.store(false); // it stopped the others, and was no divergence
+        std::rethrow_exception(failure);
     }
 
     // The slice's spans on the mode's clock, every piece measured by its worker; waiting to start with the
