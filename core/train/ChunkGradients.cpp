@@ -130,4 +130,35 @@ double SyncReduction::applyKept(const std::vector<char>& dropped, const Momentum
     return loss;
 }
 
+bool SliceReduction::prepare(int samples, int chunkSize, int accum, int passSamples)
+{
+    const ChunkLayout layout(samples, std::min(chunkSize, samples));
+    if (!plan.workers.empty() && layout.batch == chunks.batch && layout.chunkSize == chunks.chunkSize
+        && accum == m_accum && passSamples == m_passSamples)
+        return false;
+    chunks = layout;
+    m_accum = accum;
+    m_passSamples = passSamples;
+    plan = ReductionPlan::build(chunks, 1, accum, passSamples);
+    chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    return true;
+}
+
+void SliceReduction::ensureBuffers(std::size_t parameterCount)
+{
+    while (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
+        buffers.emplace_back(parameterCount, 0.0f);
+}
+
+double SliceReduction::compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+    const SampleView<float>& data, const std::uint32_t* indices, std::vector<ParamVector>& into)
+{
+    computeWorkerPart(workspace, layout, params, data, indices, plan.workers.front(),
+        static_cast<float>(1.0 / chunks.batch), into, chunkLoss.data());
+    double loss = 0.0;
+    for (const double l : chunkLoss)
+        loss += l;
+    return loss;
+}
+
 } // namespace sgdscope

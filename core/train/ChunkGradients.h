@@ -68,4 +68,38 @@ private:
     int m_passSamples = 0;
 };
 
+/// The gradient of one worker's own samples (an async-like push's slice of a batch, a local SGD step's): the samples
+/// as a fixed chunk tree of their own (one worker, K micro-batches, chunks of the run's chunk size cut to the
+/// samples), scaled to their mean. Every engine's async-like modes and local SGD compute it through this, so a push
+/// is the same bits wherever it is computed.
+struct SliceReduction
+{
+    ChunkLayout chunks;
+    ReductionPlan plan;
+    std::vector<ParamVector> buffers; // its own (ensureBuffers); a caller may lend scratch instead
+    std::vector<double> chunkLoss;
+
+    /// Plans for `samples` samples (nothing to do if that is the plan already); returns whether it rebuilt.
+    bool prepare(int samples, int chunkSize, int accum, int passSamples);
+    /// Gives it its own buffers for the plan, of `parameterCount` floats each.
+    void ensureBuffers(std::size_t parameterCount);
+    int samples() const { return chunks.batch; }
+
+    /// The gradient at `params` of the samples `indices` (as many as prepared for) into `into` (the gradient ends in
+    /// into[plan.rootBuffer]); returns the sum of the samples' losses, in chunk order.
+    double compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+        const SampleView<float>& data, const std::uint32_t* indices, std::vector<ParamVector>& into);
+    /// The same into its own buffers: gradient() then holds it.
+    double compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+        const SampleView<float>& data, const std::uint32_t* indices)
+    {
+        return compute(workspace, layout, params, data, indices, buffers);
+    }
+    float* gradient() { return buffers[static_cast<std::size_t>(plan.rootBuffer)].data(); }
+
+private:
+    int m_accum = 0;
+    int m_passSamples = 0;
+};
+
 } // namespace sgdscope

@@ -3,6 +3,7 @@
 #include "core/data/SampleView.h"
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/ParameterLayout.h"
+#include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
 #include "core/train/UpdateRule.h"
 
@@ -47,12 +48,9 @@ private:
     struct Model
     {
         IndexRange slice;
-        ChunkLayout chunks;
-        ReductionPlan plan;
+        SliceReduction reduction; // of its step
         ParamVector params;
         ParamVector velocity;
-        std::vector<ParamVector> buffers;
-        std::vector<double> chunkLoss;
     };
     std::vector<Model> m_models;
     std::vector<float> m_weights;

@@ -237,10 +237,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     stragglers.prepare();
     const std::atomic<bool> never {false};
     RankSpans spans {mpi, worker, {}};
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
-    ChunkLayout chunks;
-    ReductionPlan plan;
+    SliceReduction reduction;
     std::int64_t pushes = 0;
     std::int64_t computedSamples = 0;
     bool paused = false;
@@ -285,21 +282,11 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         in.getFloats(params.data(), params.size());
         // Worker w's n-th push: slice w of global batch n (the run's last push may be cut short).
         const std::uint32_t* batch = cursor.next(settings.batch);
-        const ChunkLayout layout(count, std::min(chunk, static_cast<int>(count)));
-        if (layout.batch != chunks.batch || layout.chunkSize != chunks.chunkSize || plan.workers.empty()) {
-            chunks = layout;
-            plan = ReductionPlan::build(chunks, 1, settings.accum, passSamples);
-            while (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
-                buffers.emplace_back(params.size(), 0.0f);
-            chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
-        }
+        reduction.prepare(count, chunk, settings.accum, passSamples);
+        reduction.ensureBuffers(params.size());
         const double computeStart = MpiContext::now();
-        computeWorkerPart(workspace, problem->layout, params.data(), view, batch + slice.begin, plan.workers.front(),
-            static_cast<float>(1.0 / count), buffers, chunkLoss.data());
+        const double loss = reduction.compute(workspace, problem->layout, params.data(), view, batch + slice.begin);
         computedSamples += count;
-        double loss = 0.0;
-        for (const double l : chunkLoss)
-            loss += l;
         const double computed = MpiContext::now();
         spans.add(SpanKind::Compute, computeStart, computed, count);
         const double delay = stragglers.delaySeconds(worker, pushes, computed - computeStart);
@@ -317,7 +304,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         out.put(mpi.toRoot(sendStart));
         out.putSpans(spans.spans);
         spans.spans.clear();
-        out.putFloats(buffers[static_cast<std::size_t>(plan.rootBuffer)].data(), params.size());
+        out.putFloats(reduction.gradient(), params.size());
         push = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, pushTag);
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }

@@ -47,11 +47,9 @@ struct SimAsyncTrainer::WorkerState
     std::int64_t versionRead = 0;
     std::vector<std::uint32_t> indices;
     ParamVector snapshot;
-    ChunkLayout chunks;
-    ReductionPlan plan;
-    double treeAdditions = 0.0; // of the plan: additions of one gradient into another
+    SliceReduction reduction; // of the push in flight (its buffers: a thread's scratch)
+    double treeAdditions = 0.0; // of its plan: additions of one gradient into another
     ParamVector gradient; // of the push in flight, once computed
-    std::vector<double> chunkLoss;
     double loss = 0.0;
     std::int64_t clockLead = -1; // ssp: of the push in flight
     double boundWait = -1.0; // ssp: how long the bound held it before the push in flight (virtual seconds)
@@ -166,15 +164,8 @@ bool SimAsyncTrainer::assignPush(Slice& slice, int w)
     --slice.pushesLeft;
     s.versionRead = slice.version;
     std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
-    const int chunk = chunkSizeFor(m_settings.batch);
-    const ChunkLayout chunks(count, std::min(chunk, count));
-    if (chunks.batch != s.chunks.batch || chunks.chunkSize != s.chunks.chunkSize || s.plan.workers.empty()
-        || static_cast<int>(s.plan.workers.front().microBatches.size()) != m_settings.accum) {
-        s.chunks = chunks;
-        s.plan = ReductionPlan::build(chunks, 1, m_settings.accum, passSamples());
-        s.chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
-        s.treeAdditions = s.plan.workers.front().treeAdditions();
-    }
+    if (s.reduction.prepare(count, chunkSizeFor(m_settings.batch), m_settings.accum, passSamples()))
+        s.treeAdditions = s.reduction.plan.workers.front().treeAdditions();
     s.assigned = true;
     s.computed = false;
     s.clockLead = slice.ssp.lead(w);
@@ -231,7 +222,7 @@ void SimAsyncTrainer::computePending(Slice& slice)
     // Every thread's scratch holds the most buffers a pending gradient needs, allocated outside the parallel loop.
     std::size_t mostBuffers = 0;
     for (const WorkerState* s : pending)
-        mostBuffers = std::max(mostBuffers, static_cast<std::size_t>(s->plan.bufferCount));
+        mostBuffers = std::max(mostBuffers, static_cast<std::size_t>(s->reduction.plan.bufferCount));
     for (int t = 0; t < threads; ++t) {
         std::vector<ParamVector>& scratch = m_scratch[static_cast<std::size_t>(t)];
         if (scratch.size() < mostBuffers)
@@ -245,15 +236,12 @@ void SimAsyncTrainer::computePending(Slice& slice)
         try {
             WorkerState& s = *pending[static_cast<std::size_t>(j)];
             std::vector<ParamVector>& scratch = m_scratch[static_cast<std::size_t>(omp_get_thread_num())];
-            if (scratch[static_cast<std::size_t>(s.plan.rootBuffer)].size() != m_params.size())
-                scratch[static_cast<std::size_t>(s.plan.rootBuffer)].assign(m_params.size(), 0.0f);
-            computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, s.snapshot.data(), m_view,
-                s.indices.data(), s.plan.workers.front(), static_cast<float>(1.0 / s.count), scratch,
-                s.chunkLoss.data());
-            s.gradient.swap(scratch[static_cast<std::size_t>(s.plan.rootBuffer)]);
-            double loss = 0.0;
-            for (const double l : s.chunkLoss)
-                loss += l;
+            ParamVector& root = scratch[static_cast<std::size_t>(s.reduction.plan.rootBuffer)];
+            if (root.size() != m_params.size())
+                root.assign(m_params.size(), 0.0f);
+            const double loss = s.reduction.compute(workspaceAt(omp_get_thread_num()), m_problem->layout,
+                s.snapshot.data(), m_view, s.indices.data(), scratch);
+            s.gradient.swap(root);
             s.loss = loss / s.count;
             s.computed = true;
         } catch (...) {

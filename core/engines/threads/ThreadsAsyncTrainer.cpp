@@ -33,12 +33,9 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
     BatchCursor cursor;
     std::int64_t nextBatch = 0; // global batch of its next push
     IndexRange slice; // its slice of every batch
-    ChunkLayout chunks;
-    ReductionPlan plan; // the slice's chunks, one worker, K micro-batches
+    SliceReduction reduction; // of its push
     ParamVector snapshot;
     ParamVector velocity;
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
     std::vector<PushRecord> records; // this slice's pushes
     std::vector<TimedSpan> spans; // this slice's spans
     Clock::time_point loopStart, loopEnd;
@@ -103,11 +100,8 @@ void ThreadsAsyncTrainer::prepareWorkers()
             s.velocity.assign(m_params.size(), 0.0f);
         }
         if (s.slice.size() > 0) {
-            s.chunks = ChunkLayout(s.slice.size(), std::min(chunk, s.slice.size()));
-            s.plan = ReductionPlan::build(s.chunks, 1, m_settings.accum, passSamples());
-            if (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
-                s.buffers.resize(static_cast<std::size_t>(s.plan.bufferCount), ParamVector(m_params.size(), 0.0f));
-            s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
+            s.reduction.prepare(s.slice.size(), chunk, m_settings.accum, passSamples());
+            s.reduction.ensureBuffers(m_params.size());
         }
         s.records.reserve(64);
         s.spans.reserve(64 * 8);
@@ -160,19 +154,13 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
 
     // The slice's gradient: chunks and K micro-batches as in sync, weighted by samples (mean over the slice).
     const Clock::time_point computeStart = Clock::now();
-    if (count != s.chunks.batch) {
+    if (count != s.reduction.samples()) {
         // The run's last push, cut to the samples left in the budget: chunks and tree for that size.
-        s.chunks = ChunkLayout(count, std::min(s.chunks.chunkSize, count));
-        s.plan = ReductionPlan::build(s.chunks, 1, m_settings.accum, passSamples());
-        while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
-            s.buffers.emplace_back(m_params.size(), 0.0f);
-        s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
+        s.reduction.prepare(count, chunkSizeFor(m_settings.batch), m_settings.accum, passSamples());
+        s.reduction.ensureBuffers(m_params.size());
     }
-    computeWorkerPart(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices,
-        s.plan.workers.front(), static_cast<float>(1.0 / e.samples), s.buffers, s.chunkLoss.data());
-    double lossSum = 0.0;
-    for (int c = 0; c < s.chunks.chunkCount; ++c)
-        lossSum += s.chunkLoss[static_cast<std::size_t>(c)];
+    const double lossSum
+        = s.reduction.compute(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices);
     e.batchLoss = lossSum / e.samples;
     const Clock::time_point computeEnd = Clock::now();
     span(SpanKind::Compute, computeStart, computeEnd, count);
@@ -201,7 +189,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     // apply time.
     const Clock::time_point stepStart = Clock::now();
     const MomentumSgd rule(m_settings.momentum);
-    float* gradient = s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data();
+    float* gradient = s.reduction.gradient();
     const bool compensated = m_compensation.active();
     const float* step = compensated ? nullptr : rule.direction(gradient, s.velocity.data(), 0, size);
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
