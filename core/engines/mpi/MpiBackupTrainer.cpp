@@ -2,7 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiMessage.h"
-#include "core/engines/mpi/MpiSyncTrainer.h"
+#include "core/engines/mpi/MpiWorkerPart.h"
 #include "core/engines/mpi/RankReport.h"
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/train/BackupRule.h"
@@ -108,11 +108,7 @@ int MpiBackupTrainer::takeMessage(std::int64_t update)
     m_cutter.knownUntil(w, sentAt);
     const bool kept = kind == gradientKind && its == update;
     if (kept) {
-        const IndexRange chunks = m_reduction.plan.workers[k].chunks;
-        for (int c = chunks.begin; c < chunks.end; ++c)
-            m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
-        for (const int id : mpiOutgoingBuffers(m_reduction.plan, w))
-            in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), m_params.size());
+        takeWorkerPart(in, m_reduction, w, m_params.size());
     }
     m_messages.post(w); // its next message
     return kept ? w : -1;

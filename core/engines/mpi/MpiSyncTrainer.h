@@ -2,6 +2,7 @@
 
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/mpi/MpiRootTrainer.h"
+#include "core/engines/mpi/MpiWorkerPart.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/LocalSgd.h"
 #include "core/train/ReductionPlan.h"
@@ -65,34 +66,6 @@ private:
     std::int64_t m_globalStep = 0;
     int m_roundSteps = 1;
     std::vector<double> m_spread;
-};
-
-/// The buffers worker w sends the rank that combines: the roots of its part of the fixed tree (which the combine
-/// adds up, or the batch gradient itself), in stack order.
-std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker);
-
-/// A worker rank's part of the fixed chunk tree of a sync-like update (sync, backup): its own copy of the data
-/// order, its chunks of each batch, the buffers of its subtrees.
-struct MpiWorkerPart
-{
-    MpiWorkerPart(const Problem& problem, const TrainerSettings& settings, int worker);
-    /// Its chunks' gradients of the batch `indices` at `params`; returns its samples.
-    int compute(const float* params, const std::uint32_t* indices);
-    /// Its chunks' losses and the roots of its subtrees, as the combining rank reads them.
-    void put(MpiMessage& out) const;
-
-    const Problem& problem;
-    DataOrder order;
-    BatchCursor cursor;
-    SampleView<float> view;
-    ChunkLayout chunks;
-    int passSamples;
-    ReductionPlan plan;
-    int worker;
-    std::vector<int> outgoing;
-    MlpWorkspace workspace;
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
 };
 
 /// What ranks other than 0 do in a sync or local-sgd run: serve rank 0's updates until it says stop.
