@@ -7,14 +7,28 @@
 #include <QByteArray>
 #include <QFile>
 #include <QLatin1Char>
+#include <QObject>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #include <string>
 
 namespace sgdscope::testing {
+
+/// The base of a test class whose runs each write to a folder of their own (nextOut) in one temporary folder
+/// (m_dir, removed with the test object).
+class RunFolderTest : public QObject
+{
+protected:
+    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
+    QTemporaryDir m_dir;
+
+private:
+    int m_runs = 0;
+};
 
 /// A headless run: how it ended (-1: it crashed or was given up), what it said on stderr, and the files it wrote.
 struct Run

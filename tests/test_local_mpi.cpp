@@ -47,14 +47,9 @@ bool near(double a, double b)
 }
 } // namespace
 
-class TestLocalMpi : public QObject
+class TestLocalMpi : public RunFolderTest
 {
     Q_OBJECT
-
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run%1").arg(m_runs++)); }
 
 private slots:
     // Sync on 2 workers: worker 1 sends its gradient up and gets the parameters back, each message alone on its

@@ -42,13 +42,9 @@ std::string digestOf(const Run& r, const char* mode)
 }
 } // namespace
 
-class TestModes : public QObject
+class TestModes : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
 
 private slots:
     void backupWithoutBackupWorkersIsSync_data()

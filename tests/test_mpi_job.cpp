@@ -78,14 +78,10 @@ QString longEvaluationSamples()
 }
 } // namespace
 
-class TestMpiJob : public QObject
+class TestMpiJob : public RunFolderTest
 {
     Q_OBJECT
 private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run%1").arg(++m_runs)); }
-
     /// A run long enough to be interrupted (blobs with a BLAS-sized model, many steps).
     QStringList longRun(const QString& out) const
     {

@@ -14,13 +14,9 @@
 using namespace sgdscope;
 using namespace sgdscope::testing;
 
-class TestMpiSync : public QObject
+class TestMpiSync : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run%1").arg(++m_runs)); }
 
 private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }

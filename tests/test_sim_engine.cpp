@@ -12,13 +12,9 @@
 using namespace sgdscope;
 using namespace sgdscope::testing;
 
-class TestSimEngine : public QObject
+class TestSimEngine : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
 
 private slots:
     void syncGivesTheThreadsEnginesBits_data()

@@ -24,13 +24,9 @@ constexpr double kIdealIdleTolerance = 0.005;
 constexpr double kIdealStalenessTolerance = 0.02;
 } // namespace
 
-class TestSimIdeal : public QObject
+class TestSimIdeal : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
 
 private slots:
     void idealSyncWaitsThreeQuartersForAFourTimesSlowerWorker()

@@ -54,13 +54,9 @@ double medianComputeSpan(const QString& path)
 }
 } // namespace
 
-class TestSimLocal : public QObject
+class TestSimLocal : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
 
 private slots:
     // The local cluster answers "what would P cores of this machine do": at P = 2 it agrees with the threads

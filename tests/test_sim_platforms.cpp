@@ -16,13 +16,9 @@
 using namespace sgdscope;
 using namespace sgdscope::testing;
 
-class TestSimPlatforms : public QObject
+class TestSimPlatforms : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
 
 private slots:
     // The built-in clusters' messages are timed by StarNetwork (processor sharing on the one link a message shares)
