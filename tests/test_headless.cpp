@@ -1,5 +1,6 @@
 // sgdscope --headless as scripts use it: exit codes, one-line errors that name the option, nothing
 // written on bad input, and the output files' fields.
+#include "AppRuns.h"
 #include "core/common/Json.h"
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
@@ -22,6 +23,7 @@
 #include <signal.h>
 
 using namespace sgdscope;
+using sgdscope::testing::readJson;
 
 namespace {
 struct Result
@@ -44,14 +46,6 @@ Result runApp(const QStringList& args, int timeoutMs = 120000,
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardError())};
 }
 
-Json readJson(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    const QByteArray bytes = f.readAll();
-    return parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), path.toStdString());
-}
 } // namespace
 
 class TestHeadless : public QObject

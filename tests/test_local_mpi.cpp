@@ -2,6 +2,7 @@
 // measured of this machine's Open MPI (summary.json's mpi_link_calibration), and without mpirun or the probe it
 // is refused with one line and nothing written. Each run is its own sgdscope process (one SimGrid platform per
 // process); the probe runs under mpirun --oversubscribe on this machine, as test_mpi's jobs do.
+#include "AppRuns.h"
 #include "core/common/Error.h"
 #include "core/common/Json.h"
 #include "core/run/MpiLinkCalibration.h"
@@ -20,46 +21,15 @@
 #include <sched.h>
 
 using namespace sgdscope;
+using namespace sgdscope::testing;
 
 namespace {
 // A message's simulated time against latency + bytes / bandwidth of the recorded figures: the same sums in
 // another order (the spans are added over the run's updates).
 constexpr double kSameFigures = 1e-6; // relative
 
-struct Run
-{
-    int exitCode = -1;
-    QString stderrText;
-    Json summary;
-};
-
-/// Runs sgdscope --headless; `launcher` (e.g. taskset -c 0) goes before it.
-Run runApp(const QString& out, const QStringList& args, const QProcessEnvironment& env, QStringList launcher = {})
-{
-    Run r;
-    QProcess p;
-    p.setProcessEnvironment(env);
-    const QStringList own = QStringList {QStringLiteral("--headless"), QStringLiteral("--out"), out} + args;
-    if (launcher.isEmpty()) {
-        p.start(QStringLiteral(SGDSCOPE_BINARY), own);
-    } else {
-        const QString program = launcher.takeFirst();
-        p.start(program, launcher + QStringList {QStringLiteral(SGDSCOPE_BINARY)} + own);
-    }
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.stderrText = QString::fromUtf8(p.readAllStandardError());
-    QFile summary(out + QStringLiteral("/summary.json"));
-    if (summary.open(QIODevice::ReadOnly)) {
-        const QByteArray bytes = summary.readAll();
-        r.summary = parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "summary");
-    }
-    return r;
-}
+// How long a run may take, its probe's mpirun job included, before it is given up: well inside the test's own limit.
+constexpr int kRunTimeoutMs = 120000;
 
 QProcessEnvironment mpiEnvironment()
 {
@@ -71,25 +41,15 @@ QProcessEnvironment mpiEnvironment()
     return env;
 }
 
-QStringList words(const char* text)
-{
-    return QString::fromLatin1(text).split(QLatin1Char(' '));
-}
-
 bool near(double a, double b)
 {
     return std::fabs(a - b) <= kSameFigures * std::fabs(b);
 }
 } // namespace
 
-class TestLocalMpi : public QObject
+class TestLocalMpi : public RunFolderTest
 {
     Q_OBJECT
-
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run%1").arg(m_runs++)); }
 
 private slots:
     // Sync on 2 workers: worker 1 sends its gradient up and gets the parameters back, each message alone on its
@@ -103,7 +63,7 @@ private slots:
         const Run r = runApp(nextOut(),
             words("--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync --engine sim "
                   "--cluster local-mpi"),
-            mpiEnvironment());
+            mpiEnvironment(), {}, kRunTimeoutMs);
         QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
         const Json& run = r.summary.at("runs").front();
         QCOMPARE(run.at("cluster").get<std::string>(), std::string("local-mpi"));
@@ -171,7 +131,7 @@ private slots:
         const Run r = runApp(nextOut(),
             words("--preset fashion-mnist --workers 2 --steps 2 --eval-every 0 --mode sync --engine sim --cluster "
                   "local-mpi"),
-            mpiEnvironment(), {QStringLiteral("taskset"), QStringLiteral("-c"), pin});
+            mpiEnvironment(), {QStringLiteral("taskset"), QStringLiteral("-c"), pin}, kRunTimeoutMs);
         for (auto& p : spinners) {
             p->kill();
             p->waitForFinished();
@@ -224,7 +184,8 @@ private slots:
             env.insert(QStringLiteral("SGDSCOPE_MPI_PROBE"), probe);
         const QString out = nextOut();
         const Run r = runApp(out,
-            words("--preset blobs --steps 5 --engine sim --cluster local-mpi --workers") + QStringList {workers}, env);
+            words("--preset blobs --steps 5 --engine sim --cluster local-mpi --workers") + QStringList {workers}, env,
+            {}, kRunTimeoutMs);
         QCOMPARE(r.exitCode, 2);
         const QString line = r.stderrText.trimmed();
         QVERIFY2(!line.contains(QLatin1Char('\n')), qPrintable(line));
@@ -288,7 +249,7 @@ private slots:
         const Run r = runApp(nextOut(),
             words("--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync,async --engine sim "
                   "--cluster local-mpi"),
-            env);
+            env, {}, kRunTimeoutMs);
         QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
         const Json& sync = r.summary.at("runs")[0];
         const Json& async = r.summary.at("runs")[1];

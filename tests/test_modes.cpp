@@ -2,6 +2,7 @@
 // limit, bit for bit; on the ideal simulated cluster they give the figures derived from the cost model; every wait
 // names whom it waited for; bad values are refused. Runs that need SimGrid are processes of their own (one platform per
 // process).
+#include "AppRuns.h"
 #include "core/common/Json.h"
 #include "core/train/UpdateRule.h"
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 using namespace sgdscope;
+using namespace sgdscope::testing;
 
 namespace {
 // On the ideal cluster every figure follows from the cost model; what is left is rounding (1e-9) and, for sync's
@@ -24,43 +26,6 @@ constexpr double kIdealMadeWaitTolerance = 0.005; // of (P - 1) x the run's seco
 // Threads: the share of a worker's barrier wait named after a 6x straggler (measured 0.97 alone, 0.78 with
 // 1/6 of the delay under another test's load: thread wake-ups take milliseconds then).
 constexpr double kThreadsNamedShare = 0.75;
-
-struct Run
-{
-    int exitCode = -1;
-    QString stderrText;
-    Json summary;
-    QByteArray trace;
-};
-
-Run runApp(const QString& out, const QStringList& args)
-{
-    Run r;
-    QProcess p;
-    p.start(QStringLiteral(SGDSCOPE_BINARY),
-        QStringList {QStringLiteral("--headless"), QStringLiteral("--out"), out} + args);
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.stderrText = QString::fromUtf8(p.readAllStandardError());
-    QFile summary(out + QStringLiteral("/summary.json"));
-    if (summary.open(QIODevice::ReadOnly)) {
-        const QByteArray bytes = summary.readAll();
-        r.summary = parseJson(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), "summary");
-    }
-    QFile trace(out + QStringLiteral("/trace.json"));
-    if (trace.open(QIODevice::ReadOnly))
-        r.trace = trace.readAll();
-    return r;
-}
-
-QStringList words(const char* text)
-{
-    return QString::fromLatin1(text).split(QLatin1Char(' '));
-}
 
 const Json& runOf(const Run& r, const char* mode)
 {
@@ -77,13 +42,9 @@ std::string digestOf(const Run& r, const char* mode)
 }
 } // namespace
 
-class TestModes : public QObject
+class TestModes : public RunFolderTest
 {
     Q_OBJECT
-private:
-    QTemporaryDir m_dir;
-    int m_runs = 0;
-    QString nextOut() { return m_dir.filePath(QStringLiteral("run-%1").arg(++m_runs)); }
 
 private slots:
     void backupWithoutBackupWorkersIsSync_data()

@@ -68,7 +68,7 @@ void Controller::startExternal()
         int fewestWorkers = s.workers;
         for (const int c : columns) {
             const Mode m = columnMode(s.modes, c);
-            const int workers = mpiWorkersFor(m, s.workers);
+            const int workers = mpiJobWorkers(m, s.workers);
             fewestWorkers = std::min(fewestWorkers, workers);
             const QString team = workers == 1 ? tr("1 worker") : tr("%1 workers").arg(workers);
             shapes << (workers == s.workers ? tr("%1 on %2").arg(modeTitle(m), team)

@@ -152,13 +152,13 @@ QString knobLabel(const ColumnModes& modes, Mode m)
 int maxBackupWorkers(const SessionSettings& settings)
 {
     const int workers
-        = settings.engine == QStringLiteral("mpi") ? mpiWorkersFor(Mode::Backup, settings.workers) : settings.workers;
+        = settings.engine == QStringLiteral("mpi") ? mpiJobWorkers(Mode::Backup, settings.workers) : settings.workers;
     return std::max(0, workers - 1);
 }
 
 bool needsParameterServerOnMpi(Mode m)
 {
-    return mpiWorkersFor(m, 2) < 2;
+    return mpiJobWorkers(m, 2) < 2;
 }
 
 QList<int> mpiRunnableColumns(const SessionSettings& settings)

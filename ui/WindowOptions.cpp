@@ -283,7 +283,7 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
     int fewestWorkers = s.workers;
     for (const int c : columns) {
         if (const auto m = modeNamed(s.modes.names[static_cast<std::size_t>(c)]); m && mpi && s.workers >= 2)
-            fewestWorkers = std::min(fewestWorkers, mpiWorkersFor(*m, s.workers));
+            fewestWorkers = std::min(fewestWorkers, mpiJobWorkers(*m, s.workers));
     }
     if (s.slowWorker >= 0 && s.slowFactor > 1.0 && s.slowWorker < fewestWorkers)
         args << QStringLiteral("--slow") << QStringLiteral("%1:%2").arg(s.slowWorker).arg(exact(s.slowFactor));

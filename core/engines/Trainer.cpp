@@ -122,6 +122,19 @@ UpdateEvent Trainer::syncUpdateEvent(int batch, double batchLoss, double seconds
     return event;
 }
 
+void Trainer::countPush(UpdateEvent& push)
+{
+    push.mode = m_mode;
+    push.index = m_updates;
+    if (push.applied) {
+        ++m_updates;
+        m_samples += push.samples;
+    } else if (!m_diverged) {
+        markDiverged(m_updates);
+    }
+    push.samplesSeen = m_samples;
+}
+
 bool Trainer::stopRequestedNow() const
 {
     return m_stopFlag.load(std::memory_order_relaxed) || cancellationRequested();

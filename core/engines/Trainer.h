@@ -151,6 +151,11 @@ protected:
     /// index). A finite loss counts the update and its samples; a non-finite one was not applied and marks
     /// the run diverged. Every engine's sync reports its updates through this.
     UpdateEvent syncUpdateEvent(int batch, double batchLoss, double seconds);
+    /// Completes the event of a push of an async-like mode (async, ssp, dc-asgd) whose own figures it holds
+    /// (worker, versions, samples, loss, whether it was applied, ...) with the mode, its index and the samples seen,
+    /// and counts it: an applied push is an update and its samples; one not applied (its loss was not finite)
+    /// marks the run diverged. Every engine's async-like modes report their pushes, in apply order, through this.
+    void countPush(UpdateEvent& push);
 
     std::shared_ptr<const Problem> m_problem;
     TrainerSettings m_settings;

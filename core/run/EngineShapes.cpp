@@ -1,13 +1,14 @@
 #include "core/run/EngineShapes.h"
 
+#include "core/engines/mpi/MpiJobShape.h"
 #include "core/engines/sim/SimCluster.h"
 #include "core/nn/kernels/Isa.h"
 
 namespace sgdscope {
 
-int mpiWorkersFor(Mode mode, int processes)
+int mpiJobWorkers(Mode mode, int processes)
 {
-    return mode == Mode::Sync || mode == Mode::LocalSgd ? processes : processes - 1;
+    return mpiWorkersFor(mode, processes);
 }
 
 std::string simulatedClustersText()

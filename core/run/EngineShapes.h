@@ -13,7 +13,7 @@ namespace sgdscope {
 
 /// How many workers an MPI job of `processes` has in `mode`: every process in sync and local-sgd, all but rank 0
 /// (the parameter server) in the others.
-int mpiWorkersFor(Mode mode, int processes);
+int mpiJobWorkers(Mode mode, int processes);
 
 /// One line per built-in simulated cluster with its figures, separated by "; " (for --help and the README).
 std::string simulatedClustersText();

@@ -99,7 +99,7 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
     std::string everyProcess;
     std::string served;
     for (const Mode m : config.modes)
-        (mpiWorkersFor(m, size) == size ? everyProcess : served) += std::string(modeName(m)) + ", ";
+        (mpiJobWorkers(m, size) == size ? everyProcess : served) += std::string(modeName(m)) + ", ";
     const auto listed = [](std::string names) {
         names.resize(names.size() - 2);
         return names;
@@ -183,7 +183,7 @@ std::string messageSizeProblem(const PreparedRun& run, int size)
             continue;
         const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
         const ReductionPlan plan = ReductionPlan::build(ChunkLayout(run.settings.batch, chunk),
-            mpiWorkersFor(mode, size), run.settings.accum, passSamplesFor(run.problem->spec));
+            mpiJobWorkers(mode, size), run.settings.accum, passSamplesFor(run.problem->spec));
         for (const WorkerReduction& w : plan.workers)
             roots = std::max(roots, w.roots);
     }
@@ -371,7 +371,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             if (stopped)
                 break;
             PreparedRun modeRun = run;
-            modeRun.settings.workers = mpiWorkersFor(mode, size);
+            modeRun.settings.workers = mpiJobWorkers(mode, size);
             modeRun.config.workers = modeRun.settings.workers;
             if (rank == 0) {
                 runs.push_back(trainMode(modeRun, mode, progress));

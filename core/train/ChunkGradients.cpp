@@ -76,13 +76,18 @@ double SyncReduction::keptLossSum(const std::vector<char>& dropped) const
     return loss;
 }
 
+int SyncReduction::workerSamples(int worker) const
+{
+    const IndexRange c = plan.workers[static_cast<std::size_t>(worker)].chunks;
+    return c.size() > 0 ? chunks.samples(c.end - 1).end - chunks.samples(c.begin).begin : 0;
+}
+
 int SyncReduction::keptSamples(const std::vector<char>& dropped) const
 {
     int samples = 0;
     for (std::size_t w = 0; w < plan.workers.size(); ++w) {
-        const IndexRange c = plan.workers[w].chunks;
-        if (!(w < dropped.size() && dropped[w]) && c.size() > 0)
-            samples += chunks.samples(c.end - 1).end - chunks.samples(c.begin).begin;
+        if (!(w < dropped.size() && dropped[w]))
+            samples += workerSamples(static_cast<int>(w));
     }
     return samples;
 }
@@ -122,6 +127,37 @@ double SyncReduction::applyKept(const std::vector<char>& dropped, const Momentum
         const std::size_t b1 = std::min(size, b0 + blockFloats);
         rule.update(params, velocity, combineKept(dropped, scale, b0, b1), lr, b0, b1);
     }
+    return loss;
+}
+
+bool SliceReduction::prepare(int samples, int chunkSize, int accum, int passSamples)
+{
+    const ChunkLayout layout(samples, std::min(chunkSize, samples));
+    if (!plan.workers.empty() && layout.batch == chunks.batch && layout.chunkSize == chunks.chunkSize
+        && accum == m_accum && passSamples == m_passSamples)
+        return false;
+    chunks = layout;
+    m_accum = accum;
+    m_passSamples = passSamples;
+    plan = ReductionPlan::build(chunks, 1, accum, passSamples);
+    chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
+    return true;
+}
+
+void SliceReduction::ensureBuffers(std::size_t parameterCount)
+{
+    while (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
+        buffers.emplace_back(parameterCount, 0.0f);
+}
+
+double SliceReduction::compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+    const SampleView<float>& data, const std::uint32_t* indices, std::vector<ParamVector>& into)
+{
+    computeWorkerPart(workspace, layout, params, data, indices, plan.workers.front(),
+        static_cast<float>(1.0 / chunks.batch), into, chunkLoss.data());
+    double loss = 0.0;
+    for (const double l : chunkLoss)
+        loss += l;
     return loss;
 }
 

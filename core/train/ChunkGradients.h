@@ -39,6 +39,9 @@ struct SyncReduction
     /// the same as before); returns whether it rebuilt.
     bool prepare(int batch, int chunkSize, int workers, int accum, int passSamples, std::size_t parameterCount);
 
+    /// The samples of worker w's chunks (0 for a worker without chunks).
+    int workerSamples(int worker) const;
+
     /// Backup's update (and sync's, with nothing dropped): which workers' gradients are left out (dropped[w]).
     /// The sum of the kept workers' chunk losses in chunk order, and their samples.
     double keptLossSum(const std::vector<char>& dropped) const;
@@ -47,9 +50,10 @@ struct SyncReduction
     /// scaled by `scale` unless it is 1 (batch / kept samples: the mean over the kept samples). With nothing
     /// dropped it is the plain combine, bit for bit.
     float* combineKept(const std::vector<char>& dropped, float scale, std::size_t first, std::size_t last);
-    /// A server's whole backup update (the simulated cluster's and MPI's): the kept workers' mean loss, and, if it
-    /// is finite, the combine of their gradients (combineKept) applied block by block with `rule` to `params`
-    /// and `velocity`. Returns the loss (not finite: nothing applied).
+    /// A whole update where one node combines and applies (the simulated cluster's and MPI's sync and backup): the
+    /// kept workers' mean loss, and, if it is finite, the combine of their gradients (combineKept) applied block by
+    /// block with `rule` to `params` and `velocity`. With nothing dropped it is sync's update, in sync's order of
+    /// operations. Returns the loss (not finite: nothing applied).
     double applyKept(const std::vector<char>& dropped, const MomentumSgd& rule, float lr, float* params,
         float* velocity, std::size_t size);
     /// The scale of combineKept for these kept samples.
@@ -60,6 +64,40 @@ struct SyncReduction
 
 private:
     int m_workers = 0;
+    int m_accum = 0;
+    int m_passSamples = 0;
+};
+
+/// The gradient of one worker's own samples (an async-like push's slice of a batch, a local SGD step's): the samples
+/// as a fixed chunk tree of their own (one worker, K micro-batches, chunks of the run's chunk size cut to the
+/// samples), scaled to their mean. Every engine's async-like modes and local SGD compute it through this, so a push
+/// is the same bits wherever it is computed.
+struct SliceReduction
+{
+    ChunkLayout chunks;
+    ReductionPlan plan;
+    std::vector<ParamVector> buffers; // its own (ensureBuffers); a caller may lend scratch instead
+    std::vector<double> chunkLoss;
+
+    /// Plans for `samples` samples (nothing to do if that is the plan already); returns whether it rebuilt.
+    bool prepare(int samples, int chunkSize, int accum, int passSamples);
+    /// Gives it its own buffers for the plan, of `parameterCount` floats each.
+    void ensureBuffers(std::size_t parameterCount);
+    int samples() const { return chunks.batch; }
+
+    /// The gradient at `params` of the samples `indices` (as many as prepared for) into `into` (the gradient ends in
+    /// into[plan.rootBuffer]); returns the sum of the samples' losses, in chunk order.
+    double compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+        const SampleView<float>& data, const std::uint32_t* indices, std::vector<ParamVector>& into);
+    /// The same into its own buffers: gradient() then holds it.
+    double compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+        const SampleView<float>& data, const std::uint32_t* indices)
+    {
+        return compute(workspace, layout, params, data, indices, buffers);
+    }
+    float* gradient() { return buffers[static_cast<std::size_t>(plan.rootBuffer)].data(); }
+
+private:
     int m_accum = 0;
     int m_passSamples = 0;
 };

@@ -3,6 +3,7 @@
 #include "core/train/ChunkGradients.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sgdscope {
 
@@ -20,11 +21,8 @@ void LocalSgdModels::prepare(
         m_weights[static_cast<std::size_t>(w)] = static_cast<float>(static_cast<double>(m.slice.size()) / batch);
         if (m.slice.size() == 0 || (computing >= 0 && w != computing))
             continue;
-        m.chunks = ChunkLayout(m.slice.size(), std::min(chunk, m.slice.size()));
-        m.plan = ReductionPlan::build(m.chunks, 1, accum, passSamples);
-        if (m.buffers.size() < static_cast<std::size_t>(m.plan.bufferCount))
-            m.buffers.resize(static_cast<std::size_t>(m.plan.bufferCount), ParamVector(params.size(), 0.0f));
-        m.chunkLoss.assign(static_cast<std::size_t>(m.chunks.chunkCount), 0.0);
+        m.reduction.prepare(m.slice.size(), chunk, accum, passSamples);
+        m.reduction.ensureBuffers(params.size());
     }
 }
 
@@ -34,12 +32,7 @@ double LocalSgdModels::computeGradient(int worker, MlpWorkspace& workspace, cons
     Model& m = m_models[static_cast<std::size_t>(worker)];
     if (m.slice.size() == 0)
         return 0.0;
-    computeWorkerPart(workspace, layout, m.params.data(), data, batchIndices + m.slice.begin, m.plan.workers.front(),
-        static_cast<float>(1.0 / m.slice.size()), m.buffers, m.chunkLoss.data());
-    double loss = 0.0;
-    for (const double l : m.chunkLoss)
-        loss += l;
-    return loss;
+    return m.reduction.compute(workspace, layout, m.params.data(), data, batchIndices + m.slice.begin);
 }
 
 void LocalSgdModels::applyStep(int worker, const MomentumSgd& rule, float lr)
@@ -47,8 +40,7 @@ void LocalSgdModels::applyStep(int worker, const MomentumSgd& rule, float lr)
     Model& m = m_models[static_cast<std::size_t>(worker)];
     if (m.slice.size() == 0)
         return;
-    rule.update(m.params.data(), m.velocity.data(), m.buffers[static_cast<std::size_t>(m.plan.rootBuffer)].data(), lr,
-        0, m.params.size());
+    rule.update(m.params.data(), m.velocity.data(), m.reduction.gradient(), lr, 0, m.params.size());
 }
 
 void LocalSgdModels::average(float* params, std::size_t first, std::size_t last, double* spread)
@@ -65,6 +57,14 @@ void LocalSgdModels::average(float* params, std::size_t first, std::size_t last,
         }
         params[i] = sum;
     }
+}
+
+double LocalSgdModels::meanDistance(const double* squares, int workers)
+{
+    double spread = 0.0;
+    for (int o = 0; o < workers; ++o)
+        spread += std::sqrt(squares[o]);
+    return spread / workers;
 }
 
 } // namespace sgdscope

@@ -2,7 +2,7 @@
 
 #include "core/nn/MlpWorkspace.h"
 #include "core/nn/ParameterLayout.h"
-#include "core/nn/SampleView.h"
+#include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
 #include "core/train/UpdateRule.h"
 
@@ -39,17 +39,17 @@ public:
     /// Elements [first, last): the weighted average into `params` and every model; adds each model's squared
     /// distance from the average to spread[o] (o: the worker).
     void average(float* params, std::size_t first, std::size_t last, double* spread);
+    /// The models' mean distance from their average (UpdateEvent::modelSpread), from each model's squared distance
+    /// as average() adds them up (`squares[o]`, o: the worker; in worker order).
+    static double meanDistance(const double* squares, int workers);
 
 private:
     struct Model
     {
         IndexRange slice;
-        ChunkLayout chunks;
-        ReductionPlan plan;
+        SliceReduction reduction; // of its step
         ParamVector params;
         ParamVector velocity;
-        std::vector<ParamVector> buffers;
-        std::vector<double> chunkLoss;
     };
     std::vector<Model> m_models;
     std::vector<float> m_weights;

@@ -56,6 +56,16 @@ std::int64_t SspGate::lead(int worker) const
     return clock < 0 || m_clocks.empty() ? -1 : clock - slowest();
 }
 
+int SspGate::slowestWorker() const
+{
+    int slowest = -1;
+    for (std::size_t w = 0; w < m_clock.size(); ++w) {
+        if (m_clock[w] >= 0 && (slowest < 0 || m_clock[w] < m_clock[static_cast<std::size_t>(slowest)]))
+            slowest = static_cast<int>(w);
+    }
+    return slowest;
+}
+
 void SspGate::hold(int worker)
 {
     m_held.emplace(m_clock[static_cast<std::size_t>(worker)], worker);

@@ -6,12 +6,14 @@
 
 namespace sgdscope {
 
-/// Stale synchronous parallel's rule as a parameter server keeps it (Ho et al. 2013), the same on every engine
-/// that has a server (the simulated cluster and MPI processes; the threads engine has no server and waits on the
-/// workers' own clocks). A worker's clock is its pushes applied. A worker at clock n may start its next push only
-/// when every worker taking part has at least n - S applied (S: --ssp-bound); so when a push is applied its
-/// worker is at most S + 1 ahead of the slowest, and S = 0 waits as sync does. A worker that may not start is
-/// held, and released, lowest clock first, by the push that lets it go.
+/// Stale synchronous parallel's rule (Ho et al. 2013), the one every engine keeps: a parameter server's (the
+/// simulated cluster's and MPI's) holds and releases workers; the threads engine's workers, which have no server,
+/// share one gate and each waits on it for itself. A worker's clock is its pushes applied. A worker at clock n may
+/// start its next push only when every worker taking part has at least n - S applied (S: --ssp-bound); so when a
+/// push is applied its worker is at most S + 1 ahead of the slowest, and S = 0 waits as sync does. A worker that
+/// may not start is held, and released, lowest clock first, by the push that lets it go.
+///
+/// Not thread-safe: a caller whose workers share a gate serializes every call.
 class SspGate
 {
 public:
@@ -30,6 +32,9 @@ public:
     bool mayStart(int worker) const;
     /// Worker w's clock minus the slowest's (-1 if nobody takes part).
     std::int64_t lead(int worker) const;
+    /// The worker taking part with the lowest clock (the lowest number among equals): whom a held worker waits
+    /// for; -1 if nobody takes part.
+    int slowestWorker() const;
 
     /// Holds worker w back until the slowest has caught up.
     void hold(int worker);

@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiMessage.h"
+#include "core/engines/mpi/RankReport.h"
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/DatasetView.h"
@@ -25,24 +26,10 @@ constexpr std::int64_t pauseControl = 2;
 constexpr std::int64_t maxPushesPerSlice = 65536;
 /// An answer's header: control, version, samples, when sent, since when ssp held it, who released it.
 constexpr std::size_t answerHeaderBytes = 2 * sizeof(std::int64_t) + 2 * sizeof(std::int32_t) + 2 * sizeof(double);
-
-/// A worker rank's spans: measured on its own clock, recorded on rank 0's.
-struct WorkerSpans
-{
-    MpiContext& mpi;
-    int worker;
-    std::vector<Span> spans;
-    void add(SpanKind kind, double localStart, double localEnd, int samples = 0)
-    {
-        if (localEnd > localStart)
-            spans.push_back({worker, kind, mpi.toRoot(localStart), mpi.toRoot(localEnd), samples});
-    }
-};
 } // namespace
 
 MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
-    : Trainer(std::move(problem), std::move(settings), mode)
-    , m_mpi(MpiContext::get())
+    : MpiRootTrainer(std::move(problem), std::move(settings), mode)
     , m_gradient(m_params.size(), 0.0f)
     , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
 {
@@ -69,10 +56,7 @@ MpiAsyncTrainer::~MpiAsyncTrainer() = default;
 
 void MpiAsyncTrainer::settingsChanged()
 {
-    if (m_settings.workers != m_mpi.size() - 1)
-        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " async workers and a parameter server "
-            + "need " + std::to_string(m_settings.workers + 1) + " MPI processes, and the job has "
-            + std::to_string(m_mpi.size()));
+    requireProcesses();
     m_workers = m_settings.workers;
     m_sliceSize.clear();
     for (int w = 0; w < m_workers; ++w)
@@ -173,8 +157,6 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         m_gradients.post(w); // its next push (owed once it is answered)
 
         UpdateEvent event;
-        event.mode = mode();
-        event.index = m_updates;
         event.worker = w;
         event.versionRead = versionRead;
         event.versionApplied = m_updates;
@@ -191,14 +173,10 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
                 = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
             event.learningRate = rate.at(m_updates - versionRead);
             MomentumSgd::apply(m_params.data(), step, static_cast<float>(event.learningRate), 0, m_params.size());
-            ++m_updates;
-            m_samples += count;
             ++m_pushes[static_cast<std::size_t>(w)];
             m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
-        } else if (!diverged()) {
-            markDiverged(m_updates);
         }
-        event.samplesSeen = m_samples;
+        countPush(event);
         event.seconds = MpiContext::now() + shift;
         events.push_back(event);
         const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget)
@@ -232,12 +210,7 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
         MpiMessageReader in(final.data(), final.size());
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
-        RankWork r;
-        r.rank = w + 1;
-        r.pid = in.get<std::int64_t>();
-        r.computedSamples = in.get<std::int64_t>();
-        r.updates = in.get<std::int64_t>();
-        work.push_back(r);
+        work.push_back(takeRankWork(in, w + 1));
     }
     m_mpi.recordWork(mode(), std::move(work));
     reportCut(m_cutter, observer, true);
@@ -259,11 +232,8 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     StragglerModel stragglers(settings);
     stragglers.prepare();
     const std::atomic<bool> never {false};
-    WorkerSpans spans {mpi, worker, {}};
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
-    ChunkLayout chunks;
-    ReductionPlan plan;
+    RankSpans spans {mpi, worker, {}};
+    SliceReduction reduction;
     std::int64_t pushes = 0;
     std::int64_t computedSamples = 0;
     bool paused = false;
@@ -292,19 +262,13 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         const double sent = std::clamp(sentAt, start, end);
         const SpanKind peerWait = paused ? SpanKind::WaitSlice : SpanKind::WaitRead;
         const double held = heldAt < 0 ? sent : std::clamp(heldAt, start, sent);
-        if (held > start)
-            spans.spans.push_back({worker, peerWait, start, held, 0});
-        if (sent > held)
-            spans.spans.push_back({worker, SpanKind::WaitBarrier, held, sent, 0, releasedBy});
-        if (end > sent)
-            spans.spans.push_back({worker, paused ? SpanKind::WaitSlice : SpanKind::WaitNetwork, sent, end, 0});
+        spans.addRoot(peerWait, start, held);
+        spans.addRoot(SpanKind::WaitBarrier, held, sent, 0, releasedBy);
+        spans.addRoot(paused ? SpanKind::WaitSlice : SpanKind::WaitNetwork, sent, end);
         if (control == stopControl) {
             out.clear();
             out.putSpans(spans.spans);
-            // What this worker computed, counted here: rank 0 reports it.
-            out.put(static_cast<std::int64_t>(::getpid()));
-            out.put(computedSamples);
-            out.put(pushes);
+            putRankWork(out, computedSamples, pushes);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }
@@ -314,21 +278,11 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         in.getFloats(params.data(), params.size());
         // Worker w's n-th push: slice w of global batch n (the run's last push may be cut short).
         const std::uint32_t* batch = cursor.next(settings.batch);
-        const ChunkLayout layout(count, std::min(chunk, static_cast<int>(count)));
-        if (layout.batch != chunks.batch || layout.chunkSize != chunks.chunkSize || plan.workers.empty()) {
-            chunks = layout;
-            plan = ReductionPlan::build(chunks, 1, settings.accum, passSamples);
-            while (buffers.size() < static_cast<std::size_t>(plan.bufferCount))
-                buffers.emplace_back(params.size(), 0.0f);
-            chunkLoss.assign(static_cast<std::size_t>(chunks.chunkCount), 0.0);
-        }
+        reduction.prepare(count, chunk, settings.accum, passSamples);
+        reduction.ensureBuffers(params.size());
         const double computeStart = MpiContext::now();
-        computeWorkerPart(workspace, problem->layout, params.data(), view, batch + slice.begin, plan.workers.front(),
-            static_cast<float>(1.0 / count), buffers, chunkLoss.data());
+        const double loss = reduction.compute(workspace, problem->layout, params.data(), view, batch + slice.begin);
         computedSamples += count;
-        double loss = 0.0;
-        for (const double l : chunkLoss)
-            loss += l;
         const double computed = MpiContext::now();
         spans.add(SpanKind::Compute, computeStart, computed, count);
         const double delay = stragglers.delaySeconds(worker, pushes, computed - computeStart);
@@ -346,7 +300,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         out.put(mpi.toRoot(sendStart));
         out.putSpans(spans.spans);
         spans.spans.clear();
-        out.putFloats(buffers[static_cast<std::size_t>(plan.rootBuffer)].data(), params.size());
+        out.putFloats(reduction.gradient(), params.size());
         push = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, pushTag);
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }

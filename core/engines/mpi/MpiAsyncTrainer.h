@@ -1,8 +1,6 @@
 #pragma once
 
-#include "core/engines/Trainer.h"
-#include "core/engines/mpi/MpiContext.h"
-#include "core/metrics/WindowCutter.h"
+#include "core/engines/mpi/MpiRootTrainer.h"
 #include "core/train/SspGate.h"
 #include "core/train/UpdateRule.h"
 
@@ -27,13 +25,12 @@ namespace sgdscope {
 /// push released it (the worker records that stretch as a wait for the slowest, WaitBarrier, naming it).
 ///
 /// This object is rank 0's; the other ranks run serveMpiAsync().
-class MpiAsyncTrainer final : public Trainer
+class MpiAsyncTrainer final : public MpiRootTrainer
 {
 public:
     /// `mode`: Async, Ssp or DcAsgd.
     MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode);
     ~MpiAsyncTrainer() override;
-    const char* engineName() const override { return "mpi"; }
     void endOfRun(TrainingObserver& observer) override;
 
 protected:
@@ -47,7 +44,6 @@ private:
     /// ssp: answers the held workers the bound now lets start (`by`: whose push did).
     void releaseHeld(int by, bool push);
 
-    MpiContext& m_mpi;
     int m_workers = 0;
     std::vector<ParamVector> m_velocity; // per worker, kept by the server
     std::vector<int> m_sliceSize; // per worker
@@ -55,7 +51,6 @@ private:
     std::int64_t m_pushesLeft = 0;
     int m_active = 0; // workers with a push in flight (not those ssp holds)
     MpiContext::PostedReceives m_gradients;
-    WindowCutter m_cutter;
     ParamVector m_gradient;
     std::vector<std::int64_t> m_pushes; // per worker: its pushes applied (its ssp clock)
     std::vector<std::int64_t> m_clockLead; // per worker: ssp's lead of its push in flight (-1: none)

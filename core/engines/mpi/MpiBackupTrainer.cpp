@@ -2,8 +2,10 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiMessage.h"
-#include "core/engines/mpi/MpiSyncTrainer.h"
+#include "core/engines/mpi/MpiWorkerPart.h"
+#include "core/engines/mpi/RankReport.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/train/BackupRule.h"
 #include "core/train/UpdateRule.h"
 
 #include <algorithm>
@@ -32,8 +34,7 @@ std::size_t parametersBytes(int workers, std::size_t floats)
 } // namespace
 
 MpiBackupTrainer::MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : Trainer(std::move(problem), std::move(settings), Mode::Backup)
-    , m_mpi(MpiContext::get())
+    : MpiRootTrainer(std::move(problem), std::move(settings), Mode::Backup)
     , m_velocity(m_params.size(), 0.0f)
 {
     settingsChanged();
@@ -57,20 +58,11 @@ MpiBackupTrainer::~MpiBackupTrainer() = default;
 
 void MpiBackupTrainer::settingsChanged()
 {
-    if (m_settings.workers != m_mpi.size() - 1)
-        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " backup workers and a parameter server "
-            + "need " + std::to_string(m_settings.workers + 1) + " MPI processes, and the job has "
-            + std::to_string(m_mpi.size()));
+    requireProcesses();
     m_workers = m_settings.workers;
     m_arrivals.assign(static_cast<std::size_t>(m_workers), -1.0);
     m_reduction.prepare(
         m_settings.batch, chunkSizeFor(m_settings.batch), m_workers, m_settings.accum, passSamples(), m_params.size());
-}
-
-int MpiBackupTrainer::workerSamples(int w) const
-{
-    const IndexRange c = m_reduction.plan.workers[static_cast<std::size_t>(w)].chunks;
-    return c.size() > 0 ? m_reduction.chunks.samples(c.end - 1).end - m_reduction.chunks.samples(c.begin).begin : 0;
 }
 
 void MpiBackupTrainer::pruneSends()
@@ -116,11 +108,7 @@ int MpiBackupTrainer::takeMessage(std::int64_t update)
     m_cutter.knownUntil(w, sentAt);
     const bool kept = kind == gradientKind && its == update;
     if (kept) {
-        const IndexRange chunks = m_reduction.plan.workers[k].chunks;
-        for (int c = chunks.begin; c < chunks.end; ++c)
-            m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
-        for (const int id : mpiOutgoingBuffers(m_reduction.plan, w))
-            in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), m_params.size());
+        takeWorkerPart(in, m_reduction, w, m_params.size());
     }
     m_messages.post(w); // its next message
     return kept ? w : -1;
@@ -132,12 +120,9 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
     sendParameters(true);
 
-    // The first P - B gradients of this update among the workers with samples (at least one, as every engine);
-    // the others are dropped (those arriving later, with the next). A worker without samples is never waited for.
-    int withSamples = 0;
-    for (int w = 0; w < m_workers; ++w)
-        withSamples += workerSamples(w) > 0 ? 1 : 0;
-    const int needed = std::max(1, withSamples - m_settings.backupWorkers);
+    // The first gradients of this update to arrive (backupGradientsKept); the others are dropped (those arriving
+    // later, with the next). A worker without samples is never waited for.
+    const int needed = backupGradientsKept(m_reduction, m_settings.backupWorkers);
     std::vector<char> dropped(static_cast<std::size_t>(m_workers), 1);
     std::fill(m_arrivals.begin(), m_arrivals.end(), -1.0);
     for (int kept = 0; kept < needed;) {
@@ -145,7 +130,7 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
         if (w < 0)
             continue;
         m_arrivals[static_cast<std::size_t>(w)] = MpiContext::now();
-        if (workerSamples(w) == 0)
+        if (m_reduction.workerSamples(w) == 0)
             continue;
         dropped[static_cast<std::size_t>(w)] = 0;
         m_completedBy = w;
@@ -159,12 +144,9 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     const double windowEnd = MpiContext::now();
 
     UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
-    for (int w = 0; w < m_workers; ++w) {
-        if (dropped[static_cast<std::size_t>(w)] && workerSamples(w) > 0) {
-            ++event.droppedGradients;
-            event.droppedSamples += workerSamples(w);
-        }
-    }
+    const DroppedGradients left = droppedGradients(m_reduction, dropped);
+    event.droppedGradients = left.gradients;
+    event.droppedSamples = left.samples;
     m_seconds += windowEnd - windowStart;
     m_cutter.close({WorkWindow {windowStart, windowEnd, m_workers}, shift, {event}});
     reportCut(m_cutter, observer, false);
@@ -182,13 +164,8 @@ void MpiBackupTrainer::endOfRun(TrainingObserver& observer)
         const std::vector<char> final = m_mpi.receiveWhole(w + 1, finalTag);
         MpiMessageReader in(final.data(), final.size());
         lastSpans[static_cast<std::size_t>(w)] = in.getSpans();
-        RankWork r;
-        r.rank = w + 1;
-        r.pid = in.get<std::int64_t>();
-        r.computedSamples = in.get<std::int64_t>();
-        r.updates = in.get<std::int64_t>();
+        work.push_back(takeRankWork(in, w + 1));
         sent[static_cast<std::size_t>(w)] = in.get<std::int64_t>();
-        work.push_back(r);
     }
     // (A worker's spans go to the cutter in time order: those of the messages taken now come first.)
     for (int w = 0; w < m_workers; ++w) {
@@ -219,13 +196,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
     StragglerModel stragglers(settings);
     stragglers.prepare();
     const std::atomic<bool> never {false};
-    std::vector<Span> spans;
-    auto add = [&](SpanKind kind, double localStart, double localEnd, int samples = 0, int culprit = -1) {
-        const double start = mpi.toRoot(localStart);
-        const double end = mpi.toRoot(localEnd);
-        if (end > start)
-            spans.push_back({worker, kind, start, end, samples, culprit == worker ? -1 : culprit});
-    };
+    RankSpans spans {mpi, worker, {}};
 
     // One receive for the parameters is always posted: a straggler delay ends as soon as they come.
     MpiContext::PostedReceives parameters;
@@ -270,23 +241,16 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         const double sent = std::clamp(sentAt, start, end);
         const double complete = std::clamp(completedAt, start, sent);
         const double taken = mine < 0 ? start : std::clamp(mine, start, complete);
-        if (taken > start)
-            spans.push_back({worker, SpanKind::WaitNetwork, start, taken, 0});
-        if (complete > taken)
-            spans.push_back({worker, mine < 0 ? SpanKind::WaitRead : SpanKind::WaitBarrier, taken, complete, 0,
-                mine < 0 || completedBy == worker ? -1 : completedBy});
-        if (sent > complete)
-            spans.push_back({worker, SpanKind::WaitRead, complete, sent, 0});
-        if (end > sent)
-            spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
+        spans.addRoot(SpanKind::WaitNetwork, start, taken);
+        spans.addRoot(
+            mine < 0 ? SpanKind::WaitRead : SpanKind::WaitBarrier, taken, complete, 0, mine < 0 ? -1 : completedBy);
+        spans.addRoot(SpanKind::WaitRead, complete, sent);
+        spans.addRoot(SpanKind::WaitNetwork, sent, end);
         if (control == 0) {
             MpiMessage out;
-            out.putSpans(spans);
-            // What this worker computed, counted here: rank 0 reports it; and how many messages it sent.
-            out.put(static_cast<std::int64_t>(::getpid()));
-            out.put(computedSamples);
-            out.put(updates);
-            out.put(messages);
+            out.putSpans(spans.spans);
+            putRankWork(out, computedSamples, updates);
+            out.put(messages); // how many it sent: the server takes those it has not taken yet
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             for (auto& s : sends)
                 mpi.complete(s.second);
@@ -308,7 +272,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         computedSamples += samples;
         ++updates;
         const double computed = MpiContext::now();
-        add(SpanKind::Compute, computeStart, computed, samples);
+        spans.add(SpanKind::Compute, computeStart, computed, samples);
         const double delay = samples > 0 ? stragglers.delaySeconds(worker, update, computed - computeStart) : 0.0;
         if (delay > 0) {
             const double delayStart = MpiContext::now();
@@ -316,7 +280,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
                 arrivedEarly = arrivedEarly || mpi.testAny(parameters) >= 0;
                 return arrivedEarly;
             });
-            add(SpanKind::Delay, delayStart, MpiContext::now());
+            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
         }
         // Sending, from here (MPI's progress, which the test below makes, moves messages in and out).
         const double sendStart = MpiContext::now();
@@ -326,14 +290,14 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         out.put(arrivedEarly ? noteKind : gradientKind);
         out.put(update);
         out.put(mpi.toRoot(sendStart));
-        out.putSpans(spans);
-        spans.clear();
+        out.putSpans(spans.spans);
+        spans.spans.clear();
         if (!arrivedEarly)
             part.put(out);
         sends.emplace_back(out.bytes(), MpiContext::PendingSend {});
         sends.back().second = mpi.startSend(sends.back().first.data(), sends.back().first.size(), 0, messageTag);
         ++messages;
-        add(SpanKind::Communicate, sendStart, MpiContext::now());
+        spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }
 }
 

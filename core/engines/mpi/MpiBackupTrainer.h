@@ -1,8 +1,6 @@
 #pragma once
 
-#include "core/engines/Trainer.h"
-#include "core/engines/mpi/MpiContext.h"
-#include "core/metrics/WindowCutter.h"
+#include "core/engines/mpi/MpiRootTrainer.h"
 #include "core/train/ChunkGradients.h"
 
 #include <deque>
@@ -27,12 +25,11 @@ namespace sgdscope {
 /// (WaitRead), for the parameters on the wire (WaitNetwork); compute, straggler delay, sending (Communicate).
 ///
 /// This object is rank 0's; the other ranks run serveMpiBackup().
-class MpiBackupTrainer final : public Trainer
+class MpiBackupTrainer final : public MpiRootTrainer
 {
 public:
     MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings);
     ~MpiBackupTrainer() override;
-    const char* engineName() const override { return "mpi"; }
     void endOfRun(TrainingObserver& observer) override;
 
 protected:
@@ -47,14 +44,10 @@ private:
     int takeMessage(std::int64_t update);
     /// Completes the sends the workers have taken.
     void pruneSends();
-    /// The samples of worker w's slice of a batch.
-    int workerSamples(int w) const;
 
-    MpiContext& m_mpi;
     int m_workers = 0;
     SyncReduction m_reduction;
     ParamVector m_velocity;
-    WindowCutter m_cutter;
     MpiContext::PostedReceives m_messages; // one receive per worker
     std::vector<std::int64_t> m_received; // per worker: messages taken
     struct Outgoing

@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiMessage.h"
+#include "core/engines/mpi/RankReport.h"
 #include "core/engines/threads/StragglerSleep.h"
 #include "core/train/BinomialTree.h"
 #include "core/train/ChunkGradients.h"
@@ -23,7 +24,6 @@ namespace {
 constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr int parametersTag = 13;
-constexpr std::size_t blockFloats = 4096;
 
 /// The parameters go down the binomial tree (BinomialTree.h; so that rank 0 does not send them N - 1 times), each
 /// rank sending to its children the largest subtree first.
@@ -50,60 +50,39 @@ std::size_t parametersMessageBytes(int ranks, std::size_t floats)
         + floats * sizeof(float);
 }
 
-/// Rank r's spans: on its own clock while measured, converted to rank 0's clock when recorded.
-struct RankSpans
+/// A wait for a message the sender started sending at `sentRoot` (rank 0's clock): waiting for the sender until
+/// then (`peerWait`, naming `culprit`: the worker it waited for, -1: nobody in particular), for the network after.
+void addWait(RankSpans& spans, SpanKind peerWait, double localStart, double localEnd, double sentRoot, int culprit)
 {
-    MpiContext& mpi;
-    int worker;
-    std::vector<Span> spans;
-    void add(SpanKind kind, double localStart, double localEnd, int samples = 0)
-    {
-        if (localEnd > localStart)
-            spans.push_back({worker, kind, mpi.toRoot(localStart), mpi.toRoot(localEnd), samples});
-    }
-    /// A wait for a message the sender started sending at `sentRoot` (rank 0's clock): waiting for the sender
-    /// until then, for the network after.
-    /// `culprit`: the worker it waited for (-1: nobody in particular).
-    void addWait(SpanKind peerWait, double localStart, double localEnd, double sentRoot, int culprit)
-    {
-        const double start = mpi.toRoot(localStart);
-        const double end = mpi.toRoot(localEnd);
-        const double sent = std::clamp(sentRoot, start, end);
-        if (sent > start)
-            spans.push_back({worker, peerWait, start, sent, 0, culprit == worker ? -1 : culprit});
-        if (end > sent)
-            spans.push_back({worker, SpanKind::WaitNetwork, sent, end, 0});
-    }
-    /// A wait for the parameters, after this rank sent its gradient (rank 0's clock for the times given):
-    /// for rank 0 to finish its own part (`takingRoot`: rank 0 is a worker too, and a slower one is a barrier),
-    /// for its gradient to reach rank 0 (network) until rank 0 had it (`mineRoot`), for the slowest worker until
-    /// rank 0 had every gradient (`allRoot`), for rank 0 itself (its combine, apply and any evaluation: a read
-    /// from a server) until it sent them (`sentRoot`), for the parameters on the wire after. `last`: the rank
-    /// whose gradient reached rank 0 last (the one the wait for the slowest was for).
-    void addWait(double localStart, double localEnd, double takingRoot, double mineRoot, double allRoot,
-        double sentRoot, int last)
-    {
-        const double start = mpi.toRoot(localStart);
-        const double end = mpi.toRoot(localEnd);
-        const double mine = std::clamp(mineRoot, start, end);
-        const double taking = std::clamp(takingRoot, start, mine);
-        const double all = std::clamp(allRoot, mine, end);
-        const double sent = std::clamp(sentRoot, all, end);
-        struct Part
-        {
-            SpanKind kind;
-            double from, to;
-            int culprit;
-        };
-        const Part parts[] = {{SpanKind::WaitBarrier, start, taking, 0}, {SpanKind::WaitNetwork, taking, mine, -1},
-            {SpanKind::WaitBarrier, mine, all, last}, {SpanKind::WaitRead, all, sent, -1},
-            {SpanKind::WaitNetwork, sent, end, -1}};
-        for (const Part& p : parts) {
-            if (p.to > p.from)
-                spans.push_back({worker, p.kind, p.from, p.to, 0, p.culprit == worker ? -1 : p.culprit});
-        }
-    }
-};
+    const double start = spans.mpi.toRoot(localStart);
+    const double end = spans.mpi.toRoot(localEnd);
+    const double sent = std::clamp(sentRoot, start, end);
+    spans.addRoot(peerWait, start, sent, 0, culprit);
+    spans.addRoot(SpanKind::WaitNetwork, sent, end);
+}
+
+/// A wait for the parameters, after this rank sent its gradient (rank 0's clock for the times given): for rank 0
+/// to finish its own part (`takingRoot`: rank 0 is a worker too, and a slower one is a barrier), for its gradient
+/// to reach rank 0 (network) until rank 0 had it (`mineRoot`), for the slowest worker until rank 0 had every
+/// gradient (`allRoot`), for rank 0 itself (its combine, apply and any evaluation: a read from a server) until it
+/// sent them (`sentRoot`), for the parameters on the wire after. `last`: the rank whose gradient reached rank 0
+/// last (the one the wait for the slowest was for).
+void addParameterWait(RankSpans& spans, double localStart, double localEnd, double takingRoot, double mineRoot,
+    double allRoot, double sentRoot, int last)
+{
+    const double start = spans.mpi.toRoot(localStart);
+    const double end = spans.mpi.toRoot(localEnd);
+    const double mine = std::clamp(mineRoot, start, end);
+    const double taking = std::clamp(takingRoot, start, mine);
+    const double all = std::clamp(allRoot, mine, end);
+    const double sent = std::clamp(sentRoot, all, end);
+    spans.addRoot(SpanKind::WaitBarrier, start, taking, 0, 0);
+    spans.addRoot(SpanKind::WaitNetwork, taking, mine);
+    spans.addRoot(SpanKind::WaitBarrier, mine, all, 0, last);
+    spans.addRoot(SpanKind::WaitRead, all, sent);
+    spans.addRoot(SpanKind::WaitNetwork, sent, end);
+}
+
 /// The rank whose gradient of an update reached rank 0 last (the lowest of those arriving together; 0 if none).
 int lastArrival(const std::vector<double>& arrivals)
 {
@@ -155,54 +134,15 @@ double localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cu
 }
 } // namespace
 
-std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker)
-{
-    const WorkerReduction& mine = plan.workers[static_cast<std::size_t>(worker)];
-    return {mine.stackBuffers.begin(), mine.stackBuffers.begin() + mine.roots};
-}
-
-MpiWorkerPart::MpiWorkerPart(const Problem& problem_, const TrainerSettings& settings, int worker_)
-    : problem(problem_)
-    , order(problem_.train().size(), settings.seed)
-    , cursor(order)
-    , view(viewOf(problem_.train()))
-    , chunks(settings.batch, chunkSizeFor(settings.chunk, settings.batch))
-    , passSamples(passSamplesFor(problem_.spec))
-    , plan(ReductionPlan::build(chunks, settings.workers, settings.accum, passSamples))
-    , worker(worker_)
-    , outgoing(mpiOutgoingBuffers(plan, worker_))
-    , workspace(problem_.spec, std::min(passSamples, settings.batch))
-    , buffers(static_cast<std::size_t>(plan.bufferCount), ParamVector(problem_.layout.paddedSize(), 0.0f))
-    , chunkLoss(static_cast<std::size_t>(chunks.chunkCount), 0.0)
-{
-}
-
-int MpiWorkerPart::compute(const float* params, const std::uint32_t* indices)
-{
-    return computeWorkerPart(workspace, problem.layout, params, view, indices,
-        plan.workers[static_cast<std::size_t>(worker)], static_cast<float>(1.0 / chunks.batch), buffers,
-        chunkLoss.data());
-}
-
-void MpiWorkerPart::put(MpiMessage& out) const
-{
-    const IndexRange mine = plan.workers[static_cast<std::size_t>(worker)].chunks;
-    for (int c = mine.begin; c < mine.end; ++c)
-        out.put(chunkLoss[static_cast<std::size_t>(c)]);
-    for (const int id : outgoing)
-        out.putFloats(buffers[static_cast<std::size_t>(id)].data(), problem.layout.paddedSize());
-}
-
 MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
-    : Trainer(std::move(problem), std::move(settings), mode)
-    , m_mpi(MpiContext::get())
+    : MpiRootTrainer(std::move(problem), std::move(settings), mode)
     , m_cursor(m_order)
     , m_velocity(m_params.size(), 0.0f)
-    , m_cutter(m_mpi.size())
     , m_arrivals(static_cast<std::size_t>(m_mpi.size()), 0.0)
 {
     if (mode != Mode::Sync && mode != Mode::LocalSgd)
         throw SgdError(std::string("MpiSyncTrainer: ") + modeName(mode) + " is not sync or local-sgd");
+    m_cutter.setWorkers(m_mpi.size());
     settingsChanged();
 }
 
@@ -210,9 +150,7 @@ MpiSyncTrainer::~MpiSyncTrainer() = default;
 
 void MpiSyncTrainer::settingsChanged()
 {
-    if (m_settings.workers != m_mpi.size())
-        throw SgdError("--workers: " + std::to_string(m_settings.workers) + " sync workers need as many MPI processes, "
-            + "and the job has " + std::to_string(m_mpi.size()));
+    requireProcesses();
     preparePlan();
 }
 
@@ -316,14 +254,10 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
             in.getFloats(m_local.model(r), floats);
             continue;
         }
-        const IndexRange chunks = m_reduction.plan.workers[static_cast<std::size_t>(r)].chunks;
-        for (int c = chunks.begin; c < chunks.end; ++c)
-            m_reduction.chunkLoss[static_cast<std::size_t>(c)] = in.get<double>();
-        for (const int id : mpiOutgoingBuffers(m_reduction.plan, r))
-            in.getFloats(m_reduction.buffers[static_cast<std::size_t>(id)].data(), floats);
+        takeWorkerPart(in, m_reduction, r, floats);
     }
     m_allGradientsAt = MpiContext::now();
-    mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
+    addWait(mine, SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
     // This update's parameters: every rank below has taken them (and sent its gradient since).
     for (MpiContext::PendingSend& send : m_broadcast)
         m_mpi.complete(send);
@@ -332,27 +266,17 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 
     // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
     const double applyStart = MpiContext::now();
-    double lossSum = 0.0;
-    for (const double l : m_reduction.chunkLoss)
-        lossSum += l;
-    const double batchLoss = local ? (localSamples > 0 ? localLoss / localSamples : 0.0) : lossSum / m_settings.batch;
+    double batchLoss = 0.0;
     double spread = -1.0;
-    if (local && std::isfinite(batchLoss)) {
-        std::fill(m_spread.begin(), m_spread.end(), 0.0);
-        m_local.average(m_params.data(), 0, floats, m_spread.data());
-        spread = 0.0;
-        for (const double squares : m_spread)
-            spread += std::sqrt(squares);
-        spread /= m_settings.workers;
-    } else if (std::isfinite(batchLoss)) {
-        const float* g = m_reduction.buffers[static_cast<std::size_t>(m_reduction.plan.rootBuffer)].data();
-        for (std::size_t b0 = 0; b0 < floats; b0 += blockFloats) {
-            const std::size_t b1 = std::min(floats, b0 + blockFloats);
-            for (const MergeOp& op : m_reduction.plan.combine)
-                addGradient(m_reduction.buffers[static_cast<std::size_t>(op.dst)].data(),
-                    m_reduction.buffers[static_cast<std::size_t>(op.src)].data(), b0, b1);
-            rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
+    if (local) {
+        batchLoss = localSamples > 0 ? localLoss / localSamples : 0.0;
+        if (std::isfinite(batchLoss)) {
+            std::fill(m_spread.begin(), m_spread.end(), 0.0);
+            m_local.average(m_params.data(), 0, floats, m_spread.data());
+            spread = LocalSgdModels::meanDistance(m_spread.data(), m_settings.workers);
         }
+    } else {
+        batchLoss = m_reduction.applyKept({}, rule, lr, m_params.data(), m_velocity.data(), floats);
     }
     const double windowEnd = MpiContext::now();
     mine.add(SpanKind::Apply, applyStart, windowEnd);
@@ -405,12 +329,7 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
         MpiMessageReader in(final.data(), final.size());
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
-        RankWork w;
-        w.rank = r;
-        w.pid = in.get<std::int64_t>();
-        w.computedSamples = in.get<std::int64_t>();
-        w.updates = in.get<std::int64_t>();
-        work.push_back(w);
+        work.push_back(takeRankWork(in, r));
     }
     m_mpi.recordWork(mode(), std::move(work));
     reportCut(m_cutter, observer, true);
@@ -467,64 +386,54 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
             if (r == rank)
                 mine = arrivals.back();
         }
-        spans.addWait(waitStart, arrived, taking, mine, allArrived, sentAt, lastArrival(arrivals));
+        addParameterWait(spans, waitStart, arrived, taking, mine, allArrived, sentAt, lastArrival(arrivals));
         if (control == 0) {
             for (MpiContext::PendingSend& f : forwards)
                 mpi.complete(f);
             out.clear();
             out.putSpans(spans.spans);
-            // What this rank computed, counted here: rank 0 reports it beside its own.
-            out.put(static_cast<std::int64_t>(::getpid()));
-            out.put(computedSamples);
-            out.put(updates);
+            putRankWork(out, computedSamples, updates);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }
         if (batch != settings.batch)
             throw RunFailure("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
                 + std::to_string(settings.batch));
+        double loss = 0.0; // local-sgd: its round's samples' losses, and how many
+        int samples = 0;
         if (local) {
             in.getFloats(models.model(rank), params.size());
-            int samples = 0;
-            const double loss
-                = localRound(models, rank, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
-                    stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans, samples);
-            computedSamples += samples;
-            ++updates;
-            const double sendStart = MpiContext::now();
-            out.clear();
-            out.put(update);
-            out.put(mpi.toRoot(sendStart));
-            out.putSpans(spans.spans);
-            spans.spans.clear();
-            out.put(loss);
-            out.put(static_cast<std::int32_t>(samples));
-            out.putFloats(models.model(rank), params.size());
-            gradient = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, gradientTag);
-            spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
-            continue;
+            loss = localRound(models, rank, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
+                stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans, samples);
+        } else {
+            in.getFloats(params.data(), params.size());
+            const std::uint32_t* indices = part.cursor.next(settings.batch);
+            const double computeStart = MpiContext::now();
+            samples = part.compute(params.data(), indices);
+            const double computed = MpiContext::now();
+            spans.add(SpanKind::Compute, computeStart, computed, samples);
+            const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;
+            if (delay > 0) {
+                const double delayStart = MpiContext::now();
+                sleepForStraggler(delay, never);
+                spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+            }
         }
-        in.getFloats(params.data(), params.size());
-        const std::uint32_t* indices = part.cursor.next(settings.batch);
-        const double computeStart = MpiContext::now();
-        const int samples = part.compute(params.data(), indices);
         computedSamples += samples;
         ++updates;
-        const double computed = MpiContext::now();
-        spans.add(SpanKind::Compute, computeStart, computed, samples);
-        const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;
-        if (delay > 0) {
-            const double delayStart = MpiContext::now();
-            sleepForStraggler(delay, never);
-            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
-        }
         const double sendStart = MpiContext::now();
         out.clear();
         out.put(update);
         out.put(mpi.toRoot(sendStart));
         out.putSpans(spans.spans);
         spans.spans.clear();
-        part.put(out);
+        if (local) { // its model, with its round's losses
+            out.put(loss);
+            out.put(static_cast<std::int32_t>(samples));
+            out.putFloats(models.model(rank), params.size());
+        } else { // its part of the fixed tree
+            part.put(out);
+        }
         gradient = mpi.startSend(out.bytes().data(), out.bytes().size(), 0, gradientTag);
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }

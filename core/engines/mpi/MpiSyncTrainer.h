@@ -1,9 +1,8 @@
 #pragma once
 
-#include "core/engines/Trainer.h"
-#include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiMessage.h"
-#include "core/metrics/WindowCutter.h"
+#include "core/engines/mpi/MpiRootTrainer.h"
+#include "core/engines/mpi/MpiWorkerPart.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/LocalSgd.h"
 #include "core/train/ReductionPlan.h"
@@ -34,13 +33,12 @@ namespace sgdscope {
 /// The same bits as the threads engine's local-sgd for any number of processes.
 ///
 /// This object is rank 0's; the other ranks run serveMpiSync().
-class MpiSyncTrainer final : public Trainer
+class MpiSyncTrainer final : public MpiRootTrainer
 {
 public:
     /// `mode`: Sync or LocalSgd.
     MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode = Mode::Sync);
     ~MpiSyncTrainer() override;
-    const char* engineName() const override { return "mpi"; }
     void endOfRun(TrainingObserver& observer) override;
 
 protected:
@@ -52,11 +50,9 @@ private:
     /// Broadcasts the parameters with the times of the last update's gradients: to go on (`go`) or to stop.
     void broadcastParameters(bool go);
 
-    MpiContext& m_mpi;
     BatchCursor m_cursor;
     SyncReduction m_reduction;
     ParamVector m_velocity;
-    WindowCutter m_cutter;
     MpiContext::PostedReceives m_gradients; // one receive per other rank, posted for every update
     MpiMessage m_go; // the parameters broadcast (its buffer kept from update to update)
     std::vector<MpiContext::PendingSend> m_broadcast; // of m_go, to rank 0's children in the tree
@@ -70,34 +66,6 @@ private:
     std::int64_t m_globalStep = 0;
     int m_roundSteps = 1;
     std::vector<double> m_spread;
-};
-
-/// The buffers worker w sends the rank that combines: the roots of its part of the fixed tree (which the combine
-/// adds up, or the batch gradient itself), in stack order.
-std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker);
-
-/// A worker rank's part of the fixed chunk tree of a sync-like update (sync, backup): its own copy of the data
-/// order, its chunks of each batch, the buffers of its subtrees.
-struct MpiWorkerPart
-{
-    MpiWorkerPart(const Problem& problem, const TrainerSettings& settings, int worker);
-    /// Its chunks' gradients of the batch `indices` at `params`; returns its samples.
-    int compute(const float* params, const std::uint32_t* indices);
-    /// Its chunks' losses and the roots of its subtrees, as the combining rank reads them.
-    void put(MpiMessage& out) const;
-
-    const Problem& problem;
-    DataOrder order;
-    BatchCursor cursor;
-    SampleView<float> view;
-    ChunkLayout chunks;
-    int passSamples;
-    ReductionPlan plan;
-    int worker;
-    std::vector<int> outgoing;
-    MlpWorkspace workspace;
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
 };
 
 /// What ranks other than 0 do in a sync or local-sgd run: serve rank 0's updates until it says stop.

@@ -1,24 +1,17 @@
 #include "core/engines/sim/SimBackupTrainer.h"
 
-#include "core/common/Error.h"
 #include "core/engines/sim/SpanWindows.h"
-#include "core/train/UpdateRule.h"
+#include "core/train/BackupRule.h"
 
 #include <simgrid/s4u.hpp>
 
-#include <omp.h>
-
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <exception>
 
 namespace sgdscope {
 
 namespace sg4 = simgrid::s4u;
-
-namespace {
-} // namespace
 
 struct SimBackupTrainer::Slice
 {
@@ -54,64 +47,15 @@ struct SimBackupTrainer::Slice
 
 SimBackupTrainer::SimBackupTrainer(
     std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
-    : Trainer(std::move(problem), std::move(settings), Mode::Backup)
-    , m_platform(std::move(platform))
-    , m_cost(m_problem->spec, m_problem->layout)
-    , m_cursor(m_order)
-    , m_velocity(m_params.size(), 0.0f)
+    : SimSyncLikeTrainer(std::move(problem), std::move(settings), Mode::Backup, std::move(platform), hosts, true)
 {
-    SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers + 1));
-    SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
-    m_mathThreads = std::max(1, omp_get_max_threads());
-    preparePlan();
 }
 
 SimBackupTrainer::~SimBackupTrainer() = default;
 
-void SimBackupTrainer::settingsChanged()
-{
-    SimWorld::get().place(m_settings.workers, true);
-    preparePlan();
-}
-
-void SimBackupTrainer::preparePlan()
-{
-    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
-            passSamples(), m_params.size()))
-        return;
-    for (int t = 0; t < m_mathThreads; ++t)
-        workspace(t);
-}
-
-double SimBackupTrainer::computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped)
-{
-    const int workers = m_settings.workers;
-    const int threads = std::min(m_mathThreads, workers);
-    const auto scale = static_cast<float>(1.0 / m_reduction.chunks.batch);
-    std::exception_ptr failure;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
-    for (int w = 0; w < workers; ++w) {
-        if (dropped[static_cast<std::size_t>(w)])
-            continue; // left out: its subtrees are zero in the combine
-        try {
-            computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
-                m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers,
-                m_reduction.chunkLoss.data());
-        } catch (...) {
-#pragma omp critical(sgdscope_sim_failure)
-            failure = std::current_exception();
-        }
-    }
-    if (failure)
-        std::rethrow_exception(failure);
-    // (Diverged: the parameters stay as they were.)
-    return m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum), static_cast<float>(m_settings.learningRate),
-        m_params.data(), m_velocity.data(), m_params.size());
-}
-
 void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
 {
-    preparePlan();
+    prepareReduction();
     const int workers = m_settings.workers;
     const int batch = m_settings.batch;
     const std::int64_t updates = updatesWithinLimits(limits, simSyncUpdatesPerSlice(workers, batch), batch);
@@ -120,18 +64,8 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
     slice.workers = workers;
     slice.updates = static_cast<int>(updates);
     slice.sliceStart = SimWorld::clock();
-    int withSamples = 0;
-    for (int w = 0; w < workers; ++w) {
-        const WorkerReduction& part = m_reduction.plan.workers[static_cast<std::size_t>(w)];
-        int samples = 0;
-        for (int c = part.chunks.begin; c < part.chunks.end; ++c)
-            samples += m_reduction.chunks.samples(c).size();
-        const double mergeFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops;
-        slice.flops.push_back(samples * m_cost.flopsPerSample + part.treeAdditions() * mergeFlops);
-        slice.samples.push_back(samples);
-        withSamples += samples > 0 ? 1 : 0;
-    }
-    slice.keep = std::max(1, withSamples - m_settings.backupWorkers);
+    workerWork(slice.flops, slice.samples);
+    slice.keep = backupGradientsKept(m_reduction, m_settings.backupWorkers);
     for (int u = 0; u < slice.updates; ++u) {
         std::vector<double> factors;
         for (int w = 0; w < workers; ++w)
@@ -148,32 +82,21 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
     if (slice.failure)
         std::rethrow_exception(slice.failure);
 
-    // The math, in update order, with each update's gradients as the timing kept them; then the report: one
-    // window per update, from the server's previous apply to this one (the last to the slice's end).
-    const double base = m_seconds - slice.sliceStart;
-    std::vector<std::size_t> next(static_cast<std::size_t>(workers), 0);
-    std::vector<Span> spans;
-    double windowStart = slice.sliceStart;
-    for (int u = 0; u < slice.updates; ++u) {
-        const std::vector<char>& dropped = slice.dropped[static_cast<std::size_t>(u)];
-        const double loss = computeUpdate(m_cursor.next(batch), dropped);
-        const double windowEnd = u + 1 == slice.updates ? slice.end : slice.applied[static_cast<std::size_t>(u)];
-        spans.clear();
-        takeSpansOfWindow(slice.spans, next, windowStart, windowEnd, base, spans);
-        reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
-        m_seconds = windowEnd + base;
-        UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
-        for (int w = 0; w < workers; ++w) {
-            if (dropped[static_cast<std::size_t>(w)]) {
-                ++event.droppedGradients;
-                event.droppedSamples += slice.samples[static_cast<std::size_t>(w)];
-            }
-        }
-        reportUpdate(event, observer);
-        if (!event.applied)
-            return; // diverged: the run stops here with everything recorded so far
-        windowStart = windowEnd;
-    }
+    // The math, in update order, with each update's gradients as the timing kept them; and the report: one window
+    // per update, from the server's previous apply to this one (the last to the slice's end).
+    reportUpdates(
+        slice.spans, slice.updates, slice.sliceStart,
+        [&](int u) { return u + 1 == slice.updates ? slice.end : slice.applied[static_cast<std::size_t>(u)]; },
+        [&](int u, double base) {
+            const std::vector<char>& dropped = slice.dropped[static_cast<std::size_t>(u)];
+            const double loss = computeUpdate(m_cursor.next(batch), dropped);
+            UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
+            const DroppedGradients left = droppedGradients(m_reduction, dropped);
+            event.droppedGradients = left.gradients;
+            event.droppedSamples = left.samples;
+            return event;
+        },
+        observer);
 }
 
 void SimBackupTrainer::simulate(Slice& slice)
@@ -285,14 +208,8 @@ void SimBackupTrainer::simulate(Slice& slice)
     }
     SimWorld::get().run();
     slice.end = std::max(slice.end, slice.applied.empty() ? slice.sliceStart : slice.applied.back());
-    // A worker that got the last parameters early waited for the others to get theirs (the next slice starts
-    // with everybody).
-    for (int w = 0; w < workers; ++w) {
-        auto& mine = slice.spans[static_cast<std::size_t>(w)];
-        const double last = mine.empty() ? slice.sliceStart : mine.back().end;
-        if (slice.end > last)
-            mine.push_back({w, SpanKind::WaitBarrier, last, slice.end, 0, -1});
-    }
+    // A worker that got the last parameters early waited for the others to get theirs.
+    waitForTheEnd(slice.spans, slice.sliceStart, slice.end);
 }
 
 } // namespace sgdscope

@@ -1,10 +1,6 @@
 #pragma once
 
-#include "core/engines/Trainer.h"
-#include "core/engines/sim/SimCost.h"
-#include "core/engines/sim/SimWorld.h"
-#include "core/train/ChunkGradients.h"
-#include "core/train/ReductionPlan.h"
+#include "core/engines/sim/SimSyncLikeTrainer.h"
 
 namespace sgdscope {
 
@@ -30,32 +26,19 @@ namespace sgdscope {
 /// arrival completed it) and for the server's apply (WaitBarrier), downloading (WaitNetwork). Each update is a
 /// window from the server's previous apply to this one's (the slice's last ends when every worker has the
 /// parameters).
-class SimBackupTrainer final : public Trainer
+class SimBackupTrainer final : public SimSyncLikeTrainer
 {
 public:
     SimBackupTrainer(
         std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
     ~SimBackupTrainer() override;
-    const char* engineName() const override { return "sim"; }
 
 protected:
     void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
-    void settingsChanged() override;
 
 private:
     struct Slice;
-    void preparePlan();
-    /// The update's math: the kept workers' parts in parallel, the combine without the dropped ones, the apply;
-    /// returns its batch loss over the kept samples (not applied if it is not finite).
-    double computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped);
     void simulate(Slice& slice);
-
-    SimPlatformChoice m_platform;
-    SimCost m_cost;
-    BatchCursor m_cursor;
-    SyncReduction m_reduction;
-    ParamVector m_velocity;
-    int m_mathThreads = 1;
 };
 
 } // namespace sgdscope

@@ -21,10 +21,6 @@ namespace sgdscope {
 
 namespace sg4 = simgrid::s4u;
 
-namespace {
-constexpr std::size_t blockFloats = 4096;
-} // namespace
-
 struct SimSyncTrainer::Slice
 {
     int workers = 0;
@@ -58,17 +54,10 @@ struct SimSyncTrainer::Slice
 
 SimSyncTrainer::SimSyncTrainer(
     std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts, Mode mode)
-    : Trainer(std::move(problem), std::move(settings), mode)
-    , m_platform(std::move(platform))
-    , m_cost(m_problem->spec, m_problem->layout)
-    , m_cursor(m_order)
-    , m_velocity(m_params.size(), 0.0f)
+    : SimSyncLikeTrainer(std::move(problem), std::move(settings), mode, std::move(platform), hosts, false)
 {
     if (mode != Mode::Sync && mode != Mode::LocalSgd)
         throw SgdError(std::string("the simulated cluster's sync trainer cannot run mode ") + modeName(mode));
-    SimWorld::get().ensurePlatform(m_platform, std::max(hosts, m_settings.workers));
-    SimWorld::get().place(m_settings.workers, false); // throws if they do not fit
-    m_mathThreads = std::max(1, omp_get_max_threads()); // this machine's cores for the math (OMP_NUM_THREADS)
     preparePlan();
 }
 
@@ -76,8 +65,7 @@ SimSyncTrainer::~SimSyncTrainer() = default;
 
 void SimSyncTrainer::settingsChanged()
 {
-    SimWorld::get().place(m_settings.workers, false); // throws if they do not fit
-    preparePlan();
+    SimSyncLikeTrainer::settingsChanged();
     if (mode() == Mode::LocalSgd) // every worker goes on from the shared model (settings change between rounds)
         m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
             passSamples(), m_params);
@@ -124,60 +112,16 @@ double SimSyncTrainer::computeRound(int steps, double& spread)
         return loss; // diverged: no averaging
     std::vector<double> squares(static_cast<std::size_t>(workers), 0.0);
     m_models.average(m_params.data(), 0, m_params.size(), squares.data());
-    spread = 0.0;
-    for (const double s : squares)
-        spread += std::sqrt(s);
-    spread /= workers;
+    spread = LocalSgdModels::meanDistance(squares.data(), workers);
     return loss;
 }
 
 void SimSyncTrainer::preparePlan()
 {
-    if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
-            passSamples(), m_params.size()))
-        return;
-    for (int t = 0; t < m_mathThreads; ++t)
-        workspace(t); // one per thread of the math, allocated outside the parallel region
+    prepareReduction();
     if (mode() == Mode::LocalSgd && m_models.workers() != m_settings.workers)
         m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
             passSamples(), m_params);
-}
-
-double SimSyncTrainer::computeUpdate(const std::uint32_t* indices)
-{
-    // The workers' parts are independent: compute them on this machine's cores. Each part is the same
-    // computeWorkerPart on the same plan as the threads engine, whichever thread computes it.
-    const int workers = m_settings.workers;
-    const int threads = std::min(m_mathThreads, workers);
-    const auto scale = static_cast<float>(1.0 / m_reduction.chunks.batch);
-    std::exception_ptr failure;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
-    for (int w = 0; w < workers; ++w) {
-        try {
-            computeWorkerPart(workspaceAt(omp_get_thread_num()), m_problem->layout, m_params.data(), m_view, indices,
-                m_reduction.plan.workers[static_cast<std::size_t>(w)], scale, m_reduction.buffers,
-                m_reduction.chunkLoss.data());
-        } catch (...) {
-#pragma omp critical(sgdscope_sim_failure)
-            failure = std::current_exception();
-        }
-    }
-    if (failure)
-        std::rethrow_exception(failure);
-    double loss = 0.0;
-    for (const double l : m_reduction.chunkLoss)
-        loss += l;
-    loss /= m_reduction.chunks.batch;
-    if (!std::isfinite(loss))
-        return loss; // diverged: the parameters stay as they were
-    const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
-    for (std::size_t b0 = 0; b0 < m_params.size(); b0 += blockFloats) {
-        const std::size_t b1 = std::min(m_params.size(), b0 + blockFloats);
-        const float* g = m_reduction.combineKept({}, 1.0f, b0, b1); // nothing dropped: the plain combine
-        rule.update(m_params.data(), m_velocity.data(), g, lr, b0, b1);
-    }
-    return loss;
 }
 
 void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
@@ -209,7 +153,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         }
     } else {
         for (std::int64_t u = 0; u < updates; ++u) {
-            losses.push_back(computeUpdate(m_cursor.next(batch)));
+            losses.push_back(computeUpdate(m_cursor.next(batch), {}));
             slice.steps.push_back(1);
             if (!std::isfinite(losses.back()))
                 break;
@@ -219,16 +163,7 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     slice.workers = workers;
     slice.updates = static_cast<int>(losses.size());
     slice.sliceStart = SimWorld::clock();
-    for (int w = 0; w < workers; ++w) {
-        const WorkerReduction& part = m_reduction.plan.workers[static_cast<std::size_t>(w)];
-        int samples = 0;
-        for (int c = part.chunks.begin; c < part.chunks.end; ++c)
-            samples += m_reduction.chunks.samples(c).size();
-        const auto merges = static_cast<std::size_t>(part.treeAdditions());
-        const double mergeFlops = SimWorld::get().stepsMeasured() ? 0.0 : m_cost.addFlops;
-        slice.flops.push_back(samples * m_cost.flopsPerSample + static_cast<double>(merges) * mergeFlops);
-        slice.samples.push_back(samples);
-    }
+    workerWork(slice.flops, slice.samples);
     for (int u = 0; u < slice.updates; ++u) {
         std::vector<double> factors;
         const int steps = slice.steps[static_cast<std::size_t>(u)];
@@ -256,25 +191,16 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
 
     // Report: one window per update, from the previous update's end to this one's, with each worker's spans
     // cut at the windows' edges; on the mode's clock.
-    const double base = m_seconds - slice.sliceStart;
-    std::vector<std::size_t> next(static_cast<std::size_t>(workers), 0);
-    std::vector<Span> spans;
-    double windowStart = slice.sliceStart;
-    for (int u = 0; u < slice.updates; ++u) {
-        const double windowEnd = slice.done[static_cast<std::size_t>(u)];
-        spans.clear();
-        takeSpansOfWindow(slice.spans, next, windowStart, windowEnd, base, spans);
-        reportWorkerTime(WorkWindow {windowStart + base, windowEnd + base, workers}, spans, observer);
-        m_seconds = windowEnd + base;
-        UpdateEvent event = syncUpdateEvent(batch * slice.steps[static_cast<std::size_t>(u)],
-            losses[static_cast<std::size_t>(u)], slice.applied[static_cast<std::size_t>(u)] + base);
-        if (mode() == Mode::LocalSgd && event.applied)
-            event.modelSpread = spreads[static_cast<std::size_t>(u)];
-        reportUpdate(event, observer);
-        if (!event.applied)
-            return; // diverged: the run stops here with everything recorded so far
-        windowStart = windowEnd;
-    }
+    reportUpdates(
+        slice.spans, slice.updates, slice.sliceStart, [&](int u) { return slice.done[static_cast<std::size_t>(u)]; },
+        [&](int u, double base) {
+            const auto at = static_cast<std::size_t>(u);
+            UpdateEvent event = syncUpdateEvent(batch * slice.steps[at], losses[at], slice.applied[at] + base);
+            if (mode() == Mode::LocalSgd && event.applied)
+                event.modelSpread = spreads[at];
+            return event;
+        },
+        observer);
 }
 
 void SimSyncTrainer::simulate(Slice& slice)
@@ -402,13 +328,8 @@ void SimSyncTrainer::simulate(Slice& slice)
     SimWorld::get().run();
     // A worker that got the last parameters early waited for the slowest to get them: that is its wait at the
     // end of the slice (the next slice starts when everybody has them).
-    const double end = slice.done.empty() ? slice.sliceStart : slice.done.back();
-    for (int w = 0; w < workers; ++w) {
-        auto& spans = slice.spans[static_cast<std::size_t>(w)];
-        const double last = spans.empty() ? slice.sliceStart : spans.back().end;
-        if (end > last)
-            spans.push_back({w, SpanKind::WaitBarrier, last, end, 0, -1}); // for the tree's last messages
-    }
+    // (For the tree's last messages.)
+    waitForTheEnd(slice.spans, slice.sliceStart, slice.done.empty() ? slice.sliceStart : slice.done.back());
 }
 
 } // namespace sgdscope

@@ -1,11 +1,7 @@
 #pragma once
 
-#include "core/engines/Trainer.h"
-#include "core/engines/sim/SimCost.h"
-#include "core/engines/sim/SimWorld.h"
-#include "core/train/ChunkGradients.h"
+#include "core/engines/sim/SimSyncLikeTrainer.h"
 #include "core/train/LocalSgd.h"
-#include "core/train/ReductionPlan.h"
 
 namespace sgdscope {
 
@@ -25,7 +21,7 @@ namespace sgdscope {
 ///
 /// Runs in slices of up to 1024 updates (fewer for many workers or large batches, and ending at the next
 /// whole-set evaluation), a deterministic function of the settings, so results do not depend on wall time.
-class SimSyncTrainer final : public Trainer
+class SimSyncTrainer final : public SimSyncLikeTrainer
 {
 public:
     /// `mode`: Sync, or LocalSgd (an update is a round: every worker's H local steps on its own model, LocalSgdModels,
@@ -34,7 +30,6 @@ public:
     SimSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform,
         int hosts, Mode mode = Mode::Sync);
     ~SimSyncTrainer() override;
-    const char* engineName() const override { return "sim"; }
 
 protected:
     void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
@@ -43,20 +38,11 @@ protected:
 private:
     struct Slice;
     void preparePlan();
-    /// Computes the next update's math (all workers' parts in parallel, combine, apply); returns its batch loss
-    /// (not applied if it is not finite).
-    double computeUpdate(const std::uint32_t* indices);
     /// Local SGD: a round of `steps` local steps and the average; returns its mean sample loss and the models'
     /// spread before the average.
     double computeRound(int steps, double& spread);
     void simulate(Slice& slice);
 
-    SimPlatformChoice m_platform;
-    SimCost m_cost;
-    BatchCursor m_cursor;
-    SyncReduction m_reduction;
-    ParamVector m_velocity;
-    int m_mathThreads = 1;
     LocalSgdModels m_models; // local-sgd
     std::vector<std::uint32_t> m_roundIndices;
     std::int64_t m_step = 0; // steps simulated (straggler draws: local-sgd's local steps, sync's updates)

@@ -34,4 +34,16 @@ inline void takeSpansOfWindow(std::vector<std::vector<Span>>& perWorker, std::ve
     }
 }
 
+/// The end of a slice, which every worker reaches before the next slice starts: a worker whose spans end earlier
+/// waited for the others until `end` (WaitBarrier, nobody named); one without spans waited from `from`.
+inline void waitForTheEnd(std::vector<std::vector<Span>>& perWorker, double from, double end)
+{
+    for (std::size_t w = 0; w < perWorker.size(); ++w) {
+        std::vector<Span>& mine = perWorker[w];
+        const double last = mine.empty() ? from : mine.back().end;
+        if (end > last)
+            mine.push_back({static_cast<int>(w), SpanKind::WaitBarrier, last, end, 0, -1});
+    }
+}
+
 } // namespace sgdscope

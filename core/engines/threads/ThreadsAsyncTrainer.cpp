@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/engines/threads/WorkerTeam.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/UpdateRule.h"
 
@@ -12,13 +13,6 @@
 #include <cmath>
 
 namespace sgdscope {
-
-namespace {
-double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
-} // namespace
 
 /// One worker's own state, on its own cache lines (each is a separate, 64-byte aligned allocation).
 struct alignas(64) ThreadsAsyncTrainer::WorkerState
@@ -39,18 +33,15 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
     BatchCursor cursor;
     std::int64_t nextBatch = 0; // global batch of its next push
     IndexRange slice; // its slice of every batch
-    ChunkLayout chunks;
-    ReductionPlan plan; // the slice's chunks, one worker, K micro-batches
+    SliceReduction reduction; // of its push
     ParamVector snapshot;
     ParamVector velocity;
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
     std::vector<PushRecord> records; // this slice's pushes
     std::vector<TimedSpan> spans; // this slice's spans
     Clock::time_point loopStart, loopEnd;
     std::exception_ptr failure;
     std::int64_t pushes = 0; // all pushes so far
-    std::atomic<std::int64_t> clock {0}; // ssp: its pushes applied (read by the others)
+    std::int64_t clock = 0; // ssp: its pushes applied (it joins each slice's gate with it)
     std::int64_t clockLead = -1; // ssp: of the push it is making
     double boundWait = -1.0; // ssp: how long the bound held it before the push it is making
 };
@@ -102,18 +93,15 @@ void ThreadsAsyncTrainer::prepareWorkers()
         if (resync) {
             s.cursor = leaderCursor;
             s.nextBatch = furthest;
-            s.clock.store(furthest, std::memory_order_relaxed);
+            s.clock = furthest;
         }
         if (s.snapshot.size() != m_params.size()) {
             s.snapshot.assign(m_params.size(), 0.0f);
             s.velocity.assign(m_params.size(), 0.0f);
         }
         if (s.slice.size() > 0) {
-            s.chunks = ChunkLayout(s.slice.size(), std::min(chunk, s.slice.size()));
-            s.plan = ReductionPlan::build(s.chunks, 1, m_settings.accum, passSamples());
-            if (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
-                s.buffers.resize(static_cast<std::size_t>(s.plan.bufferCount), ParamVector(m_params.size(), 0.0f));
-            s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
+            s.reduction.prepare(s.slice.size(), chunk, m_settings.accum, passSamples());
+            s.reduction.ensureBuffers(m_params.size());
         }
         s.records.reserve(64);
         s.spans.reserve(64 * 8);
@@ -124,10 +112,11 @@ void ThreadsAsyncTrainer::prepareWorkers()
 void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
 {
     PushRecord r;
-    r.worker = worker;
-    r.samples = count;
-    r.clockLead = s.clockLead;
-    r.boundWait = s.boundWait;
+    UpdateEvent& e = r.event;
+    e.worker = worker;
+    e.samples = count;
+    e.clockLead = s.clockLead;
+    e.boundWait = s.boundWait;
     // The batch's indices are part of the read (a new epoch's order is made once, under the data order's
     // lock, which another worker may wait for).
     const Clock::time_point fetchStart = Clock::now();
@@ -142,7 +131,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     // Read a snapshot of the parameters with its version.
     const Clock::time_point readStart = Clock::now();
     if (lockFree) {
-        r.versionRead = m_version.load(std::memory_order_acquire);
+        e.versionRead = m_version.load(std::memory_order_acquire);
         for (std::size_t i = 0; i < size; ++i)
             s.snapshot[i] = std::atomic_ref<float>(m_params[i]).load(std::memory_order_relaxed);
         span(SpanKind::Communicate, fetchStart, Clock::now());
@@ -157,7 +146,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             span(SpanKind::WaitLock, readStart, locked, 0, holder);
         }
         m_lockHolder.store(worker, std::memory_order_relaxed);
-        r.versionRead = m_version.load(std::memory_order_relaxed);
+        e.versionRead = m_version.load(std::memory_order_relaxed);
         std::copy(m_params.begin(), m_params.end(), s.snapshot.begin());
         guard.unlock();
         span(SpanKind::Communicate, locked, Clock::now());
@@ -165,20 +154,14 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
 
     // The slice's gradient: chunks and K micro-batches as in sync, weighted by samples (mean over the slice).
     const Clock::time_point computeStart = Clock::now();
-    if (count != s.chunks.batch) {
+    if (count != s.reduction.samples()) {
         // The run's last push, cut to the samples left in the budget: chunks and tree for that size.
-        s.chunks = ChunkLayout(count, std::min(s.chunks.chunkSize, count));
-        s.plan = ReductionPlan::build(s.chunks, 1, m_settings.accum, passSamples());
-        while (s.buffers.size() < static_cast<std::size_t>(s.plan.bufferCount))
-            s.buffers.emplace_back(m_params.size(), 0.0f);
-        s.chunkLoss.assign(static_cast<std::size_t>(s.chunks.chunkCount), 0.0);
+        s.reduction.prepare(count, chunkSizeFor(m_settings.batch), m_settings.accum, passSamples());
+        s.reduction.ensureBuffers(m_params.size());
     }
-    computeWorkerPart(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices,
-        s.plan.workers.front(), static_cast<float>(1.0 / r.samples), s.buffers, s.chunkLoss.data());
-    double lossSum = 0.0;
-    for (int c = 0; c < s.chunks.chunkCount; ++c)
-        lossSum += s.chunkLoss[static_cast<std::size_t>(c)];
-    r.loss = lossSum / r.samples;
+    const double lossSum
+        = s.reduction.compute(workspaceAt(worker), m_problem->layout, s.snapshot.data(), m_view, indices);
+    e.batchLoss = lossSum / e.samples;
     const Clock::time_point computeEnd = Clock::now();
     span(SpanKind::Compute, computeStart, computeEnd, count);
     const double delay = m_stragglers.delaySeconds(worker, s.pushes, secondsBetween(computeStart, computeEnd));
@@ -192,9 +175,10 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     ++s.pushes;
     ++s.nextBatch;
 
-    if (!std::isfinite(r.loss)) {
+    if (!std::isfinite(e.batchLoss)) {
         // Diverged: this push is not applied; everybody stops at the next push boundary.
-        r.versionApplied = m_version.load(std::memory_order_relaxed);
+        e.applied = false;
+        e.versionApplied = m_version.load(std::memory_order_relaxed);
         r.applied = Clock::now();
         m_divergedFlag.store(true, std::memory_order_relaxed);
         s.records.push_back(r);
@@ -205,15 +189,15 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     // apply time.
     const Clock::time_point stepStart = Clock::now();
     const MomentumSgd rule(m_settings.momentum);
-    float* gradient = s.buffers[static_cast<std::size_t>(s.plan.rootBuffer)].data();
+    float* gradient = s.reduction.gradient();
     const bool compensated = m_compensation.active();
     const float* step = compensated ? nullptr : rule.direction(gradient, s.velocity.data(), 0, size);
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
     if (lockFree) {
-        const float lr = rate.at(m_version.load(std::memory_order_acquire) - r.versionRead);
-        r.learningRate = lr;
+        const float lr = rate.at(m_version.load(std::memory_order_acquire) - e.versionRead);
+        e.learningRate = lr;
         MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
-        r.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
+        e.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
         r.applied = Clock::now();
         span(SpanKind::Apply, stepStart, r.applied);
     } else {
@@ -230,14 +214,14 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             locked = Clock::now();
         }
         m_lockHolder.store(worker, std::memory_order_relaxed);
-        r.versionApplied = m_version.load(std::memory_order_relaxed);
+        e.versionApplied = m_version.load(std::memory_order_relaxed);
         if (compensated) {
-            r.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
+            e.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
             step = rule.direction(gradient, s.velocity.data(), 0, size);
         }
-        r.learningRate = rate.at(r.versionApplied - r.versionRead);
-        MomentumSgd::apply(m_params.data(), step, static_cast<float>(r.learningRate), 0, size);
-        m_version.store(r.versionApplied + 1, std::memory_order_relaxed);
+        e.learningRate = rate.at(e.versionApplied - e.versionRead);
+        MomentumSgd::apply(m_params.data(), step, static_cast<float>(e.learningRate), 0, size);
+        m_version.store(e.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();
         r.applied = Clock::now();
         if (locked == Clock::time_point {}) {
@@ -248,7 +232,6 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             span(SpanKind::Apply, locked, r.applied);
         }
     }
-    r.wasApplied = true;
     s.records.push_back(r);
 }
 
@@ -290,8 +273,8 @@ void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
             if (beforeDeadline)
                 m_preDeadlineActive.fetch_sub(1, std::memory_order_acq_rel);
             if (bounded) {
-                s.clock.fetch_add(1, std::memory_order_acq_rel);
-                clockEvent();
+                ++s.clock;
+                clockMoved(worker, true);
             }
         }
     } catch (...) {
@@ -299,40 +282,39 @@ void ThreadsAsyncTrainer::workerLoop(int worker, Clock::time_point deadline)
         m_divergedFlag.store(true, std::memory_order_relaxed); // stops the others; cleared below
     }
     if (bounded)
-        clockEvent(); // who waits for it sees it has left
+        clockMoved(worker, false); // who waits for it no longer does
     s.loopEnd = Clock::now();
 }
 
-void ThreadsAsyncTrainer::clockEvent()
+void ThreadsAsyncTrainer::clockMoved(int worker, bool advance)
 {
+    {
+        const std::lock_guard guard(m_sspLock);
+        if (advance)
+            m_ssp.advance(worker);
+        else
+            m_ssp.leave(worker);
+    }
     m_clockEvents.fetch_add(1, std::memory_order_acq_rel);
     m_clockEvents.notify_all();
 }
 
 bool ThreadsAsyncTrainer::waitWithinBound(int worker, WorkerState& s, Clock::time_point deadline)
 {
-    const std::int64_t mine = s.clock.load(std::memory_order_relaxed);
     Clock::time_point waitStart {};
     int waitedFor = -1;
     while (true) {
         const std::int64_t events = m_clockEvents.load(std::memory_order_acquire);
-        int slowest = worker;
-        std::int64_t least = mine;
-        for (std::size_t o = 0; o < m_workers.size(); ++o) {
-            const WorkerState& other = *m_workers[o];
-            if (other.slice.size() == 0)
-                continue; // pushes nothing: holds nobody back
-            const std::int64_t c = other.clock.load(std::memory_order_acquire);
-            if (c < least) {
-                least = c;
-                slowest = static_cast<int>(o);
+        int slowest = -1;
+        {
+            const std::lock_guard guard(m_sspLock);
+            if (m_ssp.mayStart(worker)) {
+                s.clockLead = m_ssp.lead(worker);
+                break;
             }
+            slowest = m_ssp.slowestWorker();
         }
-        if (mine - least <= m_settings.sspBound) {
-            s.clockLead = mine - least;
-            break;
-        }
-        // Whatever would end the loop ends the wait (the slowest has left the slice, or will not push again).
+        // Whatever would end the loop ends the wait (nobody pushes again in this slice).
         if (m_divergedFlag.load(std::memory_order_relaxed) || stopRequestedNow()
             || m_claimedSamples.load(std::memory_order_acquire) >= m_settings.sampleBudget
             || m_pushesLeft.load(std::memory_order_acquire) <= 0
@@ -372,6 +354,15 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     const Clock::time_point deadline
         = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(sliceSeconds));
     m_preDeadlineActive.store(0);
+    if (mode() == Mode::Ssp) {
+        // The workers taking part in the slice, at their clocks (one without samples holds nobody back).
+        m_ssp.reset(m_settings.sspBound, team);
+        for (int w = 0; w < team; ++w) {
+            const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
+            if (s.slice.size() > 0)
+                m_ssp.join(w, s.clock);
+        }
+    }
     std::exception_ptr teamFailure;
     if (team == 1) {
         workerLoop(0, deadline);
@@ -380,8 +371,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
         {
             if (omp_get_num_threads() != team) {
 #pragma omp single
-                teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
-                    + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
+                teamFailure = teamSizeFailure(team, omp_get_num_threads());
             } else {
                 // The whole team starts together (a thread that woke first would otherwise take a short
                 // slice's every push); the wait for the others is WaitSlice.
@@ -393,13 +383,10 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     const Clock::time_point t1 = Clock::now();
     if (teamFailure)
         std::rethrow_exception(teamFailure);
-    for (auto& w : m_workers) {
-        if (w->failure) {
-            const std::exception_ptr failure = w->failure;
-            w->failure = nullptr;
-            m_divergedFlag.store(false);
-            std::rethrow_exception(failure);
-        }
+    if (const std::exception_ptr failure = takeFirstFailure(
+            m_workers, [](std::unique_ptr<WorkerState>& w) -> std::exception_ptr& { return w->failure; })) {
+        m_divergedFlag.store(false); // it stopped the others, and was no divergence
+        std::rethrow_exception(failure);
     }
 
     // The slice's spans on the mode's clock, every piece measured by its worker; waiting to start with the
@@ -422,35 +409,14 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
     m_seconds += wall;
 
     std::sort(order.begin(), order.end(), [](const PushRecord* a, const PushRecord* b) {
-        if (a->wasApplied != b->wasApplied)
-            return a->wasApplied; // a diverged push (not applied) comes last
-        return a->versionApplied < b->versionApplied;
+        if (a->event.applied != b->event.applied)
+            return a->event.applied; // a diverged push (not applied) comes last
+        return a->event.versionApplied < b->event.versionApplied;
     });
     for (const PushRecord* r : order) {
-        UpdateEvent event;
-        event.mode = mode();
-        event.worker = r->worker;
-        event.learningRate = r->learningRate;
-        event.compensation = r->compensation;
-        event.clockLead = r->clockLead;
-        event.boundWait = r->boundWait;
-        event.versionRead = r->versionRead;
-        event.versionApplied = r->versionApplied;
-        event.samples = r->samples;
-        event.batchLoss = r->loss;
+        UpdateEvent event = r->event;
         event.seconds = at(r->applied);
-        event.applied = r->wasApplied;
-        event.index = m_updates;
-        if (!r->wasApplied) {
-            event.samplesSeen = m_samples;
-            if (!diverged())
-                markDiverged(m_updates);
-            reportUpdate(event, observer);
-            continue;
-        }
-        ++m_updates;
-        m_samples += r->samples;
-        event.samplesSeen = m_samples;
+        countPush(event);
         reportUpdate(event, observer);
     }
 }

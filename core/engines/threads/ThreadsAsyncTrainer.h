@@ -3,6 +3,7 @@
 #include "core/common/FairLock.h"
 #include "core/engines/Trainer.h"
 #include "core/train/ReductionPlan.h"
+#include "core/train/SspGate.h"
 #include "core/train/UpdateRule.h"
 
 #include <chrono>
@@ -24,8 +25,8 @@ namespace sgdscope {
 ///    read and the completion of this push's write; pushes are in the order their writes completed.
 ///  - Mode::Ssp (stale synchronous parallel: Ho, Cipar, Cui et al. 2013, "More Effective Distributed ML via a
 ///    Stale Synchronous Parallel Parameter Server"): a worker whose clock (pushes applied) is more than the bound S
-///    ahead of the slowest worker's waits (WaitBarrier, named after the slowest) before its next push. S = 0
-///    waits like sync; a large S is async.
+///    ahead of the slowest worker's waits (WaitBarrier, named after the slowest) before its next push. The rule is
+///    every engine's SspGate, which the workers share under a lock. S = 0 waits like sync; a large S is async.
 ///  - Mode::DcAsgd compensates each push's gradient for its delay (DelayCompensation) under the lock, against
 ///    the parameters it is applied to, before the worker's momentum; with lambda 0 the push is async's.
 ///  - AsyncLearningRate::Staleness divides a push's learning rate by max(1, staleness) (Zhang et al. 2016);
@@ -64,17 +65,8 @@ private:
     using Clock = std::chrono::steady_clock;
     struct PushRecord
     {
-        std::int64_t versionRead = 0;
-        std::int64_t versionApplied = 0;
-        double loss = 0.0; // slice loss at the snapshot
-        double learningRate = 0.0; // applied with
-        double compensation = -1.0; // dc-asgd: |term| / |gradient|
-        std::int64_t clockLead = -1; // ssp: its worker's clock minus the slowest's when it started
-        double boundWait = -1.0; // ssp: how long the bound held its worker before it started it
-        int samples = 0;
-        int worker = 0;
+        UpdateEvent event; // its own figures (Trainer::countPush completes them)
         Clock::time_point applied; // its write completed
-        bool wasApplied = false;
     };
     struct WorkerState;
 
@@ -84,8 +76,8 @@ private:
     /// ssp: waits until the worker is at most the bound ahead of the slowest worker (its clock: pushes applied);
     /// false if the slice or the run ends meanwhile.
     bool waitWithinBound(int worker, WorkerState& state, Clock::time_point deadline);
-    /// ssp: a clock moved, or a worker left the slice: the waiting workers look again.
-    void clockEvent();
+    /// ssp: worker w's push was applied (`advance`) or it leaves the slice; the waiting workers look again.
+    void clockMoved(int worker, bool advance);
 
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     std::atomic<std::int64_t> m_claimedSamples {0}; // samples of pushes begun (the budget is shared)
@@ -96,6 +88,8 @@ private:
     std::atomic<std::int64_t> m_version {0}; // updates applied (lock-free: writes completed)
     std::atomic<int> m_preDeadlineActive {0};
     std::atomic<bool> m_divergedFlag {false};
+    std::mutex m_sspLock; // ssp: serializes the workers' calls to the gate
+    SspGate m_ssp; // ssp: the clocks of the workers taking part in the slice (under m_sspLock)
     std::atomic<std::int64_t> m_clockEvents {0}; // ssp: clocks moved or workers left (waited on)
     double m_sliceSeconds = 0.25;
 };

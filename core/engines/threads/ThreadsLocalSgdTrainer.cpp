@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/engines/threads/WorkerTeam.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/UpdateRule.h"
 
@@ -11,15 +12,6 @@
 #include <cmath>
 
 namespace sgdscope {
-
-namespace {
-constexpr std::size_t alignFloats = 16;
-
-double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
-} // namespace
 
 /// One worker's round: its timed spans and losses, on its own cache lines (its model is in m_models).
 struct alignas(64) ThreadsLocalSgdTrainer::WorkerState
@@ -66,6 +58,7 @@ void ThreadsLocalSgdTrainer::prepareWorkers()
         workspace(w);
     }
     m_spread.assign(static_cast<std::size_t>(team) * static_cast<std::size_t>(team), 0.0);
+    m_modelSquares.assign(static_cast<std::size_t>(team), 0.0);
     m_spans.reserve(static_cast<std::size_t>(team) * static_cast<std::size_t>(3 * m_settings.localSteps + 4));
 }
 
@@ -107,10 +100,7 @@ void ThreadsLocalSgdTrainer::localSteps(int worker, int steps, Clock::time_point
 
 void ThreadsLocalSgdTrainer::average(int worker, int team)
 {
-    const std::size_t blocks = (m_params.size() + alignFloats - 1) / alignFloats;
-    const IndexRange mine = balancedPart(static_cast<int>(blocks), team, worker);
-    const std::size_t first = static_cast<std::size_t>(mine.begin) * alignFloats;
-    const std::size_t last = std::min(m_params.size(), static_cast<std::size_t>(mine.end) * alignFloats);
+    const auto [first, last] = elementShare(m_params.size(), team, worker);
     double* spread = m_spread.data() + static_cast<std::size_t>(worker) * static_cast<std::size_t>(team);
     std::fill(spread, spread + team, 0.0);
     m_models.average(m_params.data(), first, last, spread);
@@ -137,8 +127,7 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
         const int w = omp_get_thread_num();
         if (omp_get_num_threads() != team) {
 #pragma omp single
-            teamFailure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
-                + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
+            teamFailure = teamSizeFailure(team, omp_get_num_threads());
         } else {
             WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
             try {
@@ -164,14 +153,9 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
     const Clock::time_point t1 = Clock::now();
     if (teamFailure)
         std::rethrow_exception(teamFailure);
-    for (auto& w : m_workers) {
-        if (w->failure) {
-            const std::exception_ptr failure = w->failure;
-            for (auto& other : m_workers)
-                other->failure = nullptr;
-            std::rethrow_exception(failure);
-        }
-    }
+    if (const std::exception_ptr failure = takeFirstFailure(
+            m_workers, [](std::unique_ptr<WorkerState>& w) -> std::exception_ptr& { return w->failure; }))
+        std::rethrow_exception(failure);
 
     // Whom the waits were for: at the meeting, the last worker to finish its round; at the end, the last to finish
     // its share of the averaging.
@@ -210,18 +194,17 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
     m_seconds += wall;
     m_globalStep += steps;
 
-    // The models' mean distance from their average, each model's squared distance summed over the shares.
-    double spread = 0.0;
+    // Each model's squared distance from the average, summed over the shares.
     for (int o = 0; o < team; ++o) {
         double squares = 0.0;
         for (int share = 0; share < team; ++share)
             squares += m_spread[static_cast<std::size_t>(share) * static_cast<std::size_t>(team)
                 + static_cast<std::size_t>(o)];
-        spread += std::sqrt(squares);
+        m_modelSquares[static_cast<std::size_t>(o)] = squares;
     }
     UpdateEvent event = syncUpdateEvent(steps * batch,
         diverged ? std::numeric_limits<double>::quiet_NaN() : (samples > 0 ? lossSum / samples : 0.0), m_seconds);
-    event.modelSpread = diverged ? -1.0 : spread / team;
+    event.modelSpread = diverged ? -1.0 : LocalSgdModels::meanDistance(m_modelSquares.data(), team);
     reportUpdate(event, observer);
 }
 

@@ -47,6 +47,7 @@ private:
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     LocalSgdModels m_models;
     std::vector<double> m_spread; // [team x workers]: each averaging share's squared distances, per model
+    std::vector<double> m_modelSquares; // per model: its squared distance, summed over the shares
     std::vector<Span> m_spans;
     std::int64_t m_globalStep = 0; // local steps of each worker so far (straggler draws)
 };

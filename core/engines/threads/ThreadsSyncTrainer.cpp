@@ -2,6 +2,8 @@
 
 #include "core/common/Error.h"
 #include "core/engines/threads/StragglerSleep.h"
+#include "core/engines/threads/WorkerTeam.h"
+#include "core/train/BackupRule.h"
 #include "core/train/ChunkGradients.h"
 
 #include <omp.h>
@@ -13,12 +15,6 @@ namespace sgdscope {
 
 namespace {
 constexpr std::size_t blockFloats = 4096; // combine/apply in cache-sized blocks
-constexpr std::size_t alignFloats = 16;
-
-double secondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
 } // namespace
 
 ThreadsSyncTrainer::ThreadsSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
@@ -52,12 +48,7 @@ void ThreadsSyncTrainer::preparePlan()
 
 int ThreadsSyncTrainer::gradientsKept() const
 {
-    if (mode() != Mode::Backup)
-        return m_settings.workers;
-    int withSamples = 0;
-    for (const WorkerReduction& part : m_reduction.plan.workers)
-        withSamples += part.chunks.size() > 0 ? 1 : 0;
-    return std::max(1, withSamples - m_settings.backupWorkers);
+    return mode() == Mode::Backup ? backupGradientsKept(m_reduction, m_settings.backupWorkers) : m_settings.workers;
 }
 
 void ThreadsSyncTrainer::computePart(int worker, const std::uint32_t* indices, Clock::time_point start)
@@ -103,10 +94,7 @@ void ThreadsSyncTrainer::combineAndApply(int worker, int team)
     const double loss = m_reduction.keptLossSum(m_dropped);
     if (!std::isfinite(loss))
         return; // diverged: leave the parameters as they were
-    const std::size_t blocks = (m_params.size() + alignFloats - 1) / alignFloats;
-    const IndexRange mine = balancedPart(static_cast<int>(blocks), team, worker);
-    const std::size_t first = static_cast<std::size_t>(mine.begin) * alignFloats;
-    const std::size_t last = std::min(m_params.size(), static_cast<std::size_t>(mine.end) * alignFloats);
+    const auto [first, last] = elementShare(m_params.size(), team, worker);
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
     const float scale = m_reduction.keptScale(m_reduction.keptSamples(m_dropped));
@@ -149,8 +137,7 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
             const int w = omp_get_thread_num();
             if (omp_get_num_threads() != team) {
 #pragma omp single
-                m_slots[0].failure = std::make_exception_ptr(SgdError("could not start " + std::to_string(team)
-                    + " worker threads (OpenMP gave " + std::to_string(omp_get_num_threads()) + ")"));
+                m_slots[0].failure = teamSizeFailure(team, omp_get_num_threads());
             } else {
                 WorkerSlot& slot = m_slots[static_cast<std::size_t>(w)];
                 try {
@@ -173,14 +160,9 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
         }
     }
     const Clock::time_point t1 = team == 1 ? m_slots[0].joinStart : Clock::now();
-    for (auto& slot : m_slots) {
-        if (slot.failure) {
-            const std::exception_ptr failure = slot.failure;
-            for (auto& s : m_slots)
-                s.failure = nullptr;
-            std::rethrow_exception(failure);
-        }
-    }
+    if (const std::exception_ptr failure
+        = takeFirstFailure(m_slots, [](WorkerSlot& slot) -> std::exception_ptr& { return slot.failure; }))
+        std::rethrow_exception(failure);
 
     // Each worker's spans on the mode's clock, every one timed on its own, between the update's start (t0,
     // read before the team starts) and its end (t1, after the team has joined): waiting to be started,
@@ -231,12 +213,9 @@ void ThreadsSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& o
     const int kept = m_reduction.keptSamples(m_dropped);
     // A non-finite loss: the update was not applied and the run stops here with everything recorded so far.
     UpdateEvent event = syncUpdateEvent(batch, m_reduction.keptLossSum(m_dropped) / kept, m_seconds);
-    for (const WorkerSlot& slot : m_slots) {
-        if (slot.dropped) {
-            ++event.droppedGradients;
-            event.droppedSamples += slot.samples;
-        }
-    }
+    const DroppedGradients left = droppedGradients(m_reduction, m_dropped);
+    event.droppedGradients = left.gradients;
+    event.droppedSamples = left.samples;
     reportUpdate(event, observer);
 }
 

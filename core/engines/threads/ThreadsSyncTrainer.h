@@ -61,7 +61,7 @@ private:
     /// the update's start: one clock read fewer on the tiny models, where each costs a few percent).
     void computePart(int worker, const std::uint32_t* indices, Clock::time_point start);
     void combineAndApply(int worker, int team);
-    /// Backup: how many gradients this update applies (the first to arrive), of the workers with samples.
+    /// How many gradients this update applies (backup: the first to arrive, backupGradientsKept; sync: all).
     int gradientsKept() const;
 
     BatchCursor m_cursor;

@@ -1,0 +1,58 @@
+#pragma once
+
+#include "core/engines/mpi/MpiContext.h"
+#include "core/engines/mpi/MpiMessage.h"
+#include "core/metrics/Events.h"
+
+#include <cstdint>
+#include <vector>
+
+#include <unistd.h>
+
+namespace sgdscope {
+
+/// A rank's spans as worker `worker`: measured on its own clock, recorded on rank 0's (MpiContext::toRoot), so that
+/// rank 0 can put every rank's spans in one order. The same for every MPI mode; each mode splits its waits its way.
+struct RankSpans
+{
+    MpiContext& mpi;
+    int worker;
+    std::vector<Span> spans;
+
+    /// A span from `localStart` to `localEnd` of this rank's clock (nothing if it is empty); `culprit`: the worker
+    /// it waited for (-1: nobody in particular; never itself).
+    void add(SpanKind kind, double localStart, double localEnd, int samples = 0, int culprit = -1)
+    {
+        if (localEnd > localStart)
+            spans.push_back({worker, kind, mpi.toRoot(localStart), mpi.toRoot(localEnd), samples,
+                culprit == worker ? -1 : culprit});
+    }
+    /// The same for times already on rank 0's clock.
+    void addRoot(SpanKind kind, double start, double end, int samples = 0, int culprit = -1)
+    {
+        if (end > start)
+            spans.push_back({worker, kind, start, end, samples, culprit == worker ? -1 : culprit});
+    }
+};
+
+/// A worker rank's last message ends with what it computed, counted there (rank 0 reports it beside its own):
+/// its process id, the samples whose gradient it computed and the updates (sync) or pushes it took part in.
+inline void putRankWork(MpiMessage& out, std::int64_t computedSamples, std::int64_t updates)
+{
+    out.put(static_cast<std::int64_t>(::getpid()));
+    out.put(computedSamples);
+    out.put(updates);
+}
+
+/// Rank 0 reads what putRankWork wrote, for rank `rank`.
+inline RankWork takeRankWork(MpiMessageReader& in, int rank)
+{
+    RankWork work;
+    work.rank = rank;
+    work.pid = in.get<std::int64_t>();
+    work.computedSamples = in.get<std::int64_t>();
+    work.updates = in.get<std::int64_t>();
+    return work;
+}
+
+} // namespace sgdscope

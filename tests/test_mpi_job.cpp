@@ -1,0 +1,372 @@
+// How an MPI job ends, as DESIGN.md says: bad input, mismatched processes and a rank with other options each end it
+// with one message; a killed or hung rank ends it naming that rank, while a rank that is only busy does not; SIGTERM
+// leaves a summary within 2 s and SIGUSR1 ends it with exit code 0.
+#include "MpiRuns.h"
+#include "core/common/Json.h"
+#include "core/nn/kernels/Isa.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <signal.h>
+
+using namespace sgdscope;
+using namespace sgdscope::testing;
+
+namespace {
+/// The process id of rank `rank` among mpirun's children (the ranks read their rank from the environment).
+qint64 pidOfRank(qint64 mpirunPid, int rank)
+{
+    const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t close = line.rfind(')');
+        if (close == std::string::npos)
+            continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state = 0;
+        long long parent = 0;
+        rest >> state >> parent;
+        if (parent != mpirunPid)
+            continue;
+        std::ifstream environ(entry.path() / "environ", std::ios::binary);
+        std::string variable;
+        while (std::getline(environ, variable, '\0')) {
+            if (variable == wanted)
+                return std::stoll(name);
+        }
+    }
+    return -1;
+}
+
+int countOf(const QString& text, const QString& needle)
+{
+    return static_cast<int>(text.count(needle));
+}
+
+/// How much slower this build's kernel path computes than AVX-512 here (rough: 1, 2, 10; 5 times that in a
+/// sanitized build), for the tests whose premise is work that lasts seconds: they size their data and
+/// straggler by it and measure the premise.
+double pathSlowness()
+{
+    const std::string path = isaName(activeIsa());
+    const double slowness = path == "avx512" ? 1.0 : path == "avx2" ? 2.0 : 10.0;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return 5 * slowness; // instrumented kernels
+#else
+    return slowness;
+#endif
+}
+/// Samples whose whole-set evaluation through 64-1024-1024-10 takes about 2.5 s on this path.
+QString longEvaluationSamples()
+{
+    return QString::number(static_cast<int>(300000 / pathSlowness()));
+}
+} // namespace
+
+class TestMpiJob : public RunFolderTest
+{
+    Q_OBJECT
+private:
+    /// A run long enough to be interrupted (blobs with a BLAS-sized model, many steps).
+    QStringList longRun(const QString& out) const
+    {
+        // Evaluations (and so progress lines) every 100 updates: the automatic rate spreads 200 of them over
+        // the million steps, the first after 5,000 updates (18 s here, two minutes on the scalar path).
+        return blasModel
+            + QStringList {QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--eval-every"),
+                QStringLiteral("100"), QStringLiteral("--out"), out};
+    }
+    /// Starts a long MPI run and waits until its processes train (rank 0 printed progress).
+    bool startLong(QProcess& p, int processes, const QString& out, QElapsedTimer& clock, const QStringList& extra = {})
+    {
+        prepare(p);
+        clock.start();
+        p.start(QStringLiteral(SGDSCOPE_MPIEXEC),
+            mpirunArgs(processes)
+                + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
+                    QStringLiteral("--mode"), QStringLiteral("sync")}
+                + longRun(out) + extra);
+        QByteArray seen;
+        while (clock.elapsed() < 60000) {
+            p.waitForReadyRead(200);
+            seen += p.readAll();
+            if (seen.contains("samples") && seen.contains("training loss"))
+                return true;
+            if (p.state() == QProcess::NotRunning)
+                break;
+        }
+        qWarning("%s", seen.constData());
+        return false;
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void workersMustMatchTheProcesses()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(2,
+            parabola
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
+                    QStringLiteral("3"), QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("--workers: 3 does not match this MPI job of 2 processes")),
+            qPrintable(r.output));
+        QVERIFY(!QDir(out).exists());
+        // Async: a server and N - 1 workers.
+        const Result a = runMpi(3,
+            parabola
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("async"), QStringLiteral("--workers"),
+                    QStringLiteral("3"), QStringLiteral("--out"), out});
+        QCOMPARE(a.exitCode, 2);
+        QVERIFY2(a.output.contains(QStringLiteral("mpirun -np 4")), qPrintable(a.output));
+    }
+
+    void badOptionFailsEveryRankWithOneMessage()
+    {
+        const QString out = nextOut();
+        const Result r = runMpi(
+            3, parabola + QStringList {QStringLiteral("--lr"), QStringLiteral("-1"), QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("--lr")), qPrintable(r.output));
+        QVERIFY(!QDir(out).exists());
+        // A problem found while loading (an output folder that is a file) is said once, by rank 0.
+        const QString file = m_dir.filePath(QStringLiteral("a-file"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        const Result o = runMpi(3, parabola + QStringList {QStringLiteral("--out"), file});
+        QCOMPARE(o.exitCode, 2);
+        QCOMPARE(countOf(o.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(o.output.contains(QStringLiteral("--out")), qPrintable(o.output));
+    }
+
+    void aRankWithOtherOptionsIsRefused()
+    {
+        const QString out = nextOut();
+        QStringList args = mpirunArgs(1)
+            + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {
+                QStringLiteral("--lr"), QStringLiteral("0.1"), QStringLiteral("--out"), out, QStringLiteral(":")};
+        args += mpirunArgs(1).mid(3)
+            + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {QStringLiteral("--lr"), QStringLiteral("0.2"), QStringLiteral("--out"), out};
+        const Result r = mpirun(args);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("rank 1 was given other options than rank 0")), qPrintable(r.output));
+        QVERIFY(!QFile::exists(out + QStringLiteral("/summary.json")));
+    }
+
+    void aKilledRankEndsTheJobNamingItWithAFailedSummary()
+    {
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 3, out, clock));
+        const qint64 victim = pidOfRank(p.processId(), 2);
+        QVERIFY(victim > 0);
+        QElapsedTimer sinceKill;
+        sinceKill.start();
+        ::kill(static_cast<pid_t>(victim), SIGKILL);
+        // The summary comes within a second or two of the death (0.1 s here), before mpirun ends the job.
+        const QString summaryPath = out + QStringLiteral("/summary.json");
+        while (!QFile::exists(summaryPath) && sinceKill.elapsed() < 10000)
+            QTest::qWait(10);
+        const qint64 summaryMs = sinceKill.elapsed();
+        const Result r = finish(p, clock, 30000);
+        const qint64 ms = sinceKill.elapsed();
+        QVERIFY2(summaryMs < 2000, qPrintable(QString::number(summaryMs) + QStringLiteral(" ms\n") + r.output));
+        QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
+        // Our message, not only mpirun's, names the rank.
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 2 is gone: its process ended (dead since")),
+            qPrintable(r.output));
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: rank 2 is gone")), 1);
+        // What was done is kept: a summary marked failed, with the updates done, and the metrics.
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["failed"].get<bool>(), true);
+        QVERIFY(summary["failure"].get<std::string>().find("rank 2 is gone") == 0);
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        QCOMPARE((*run)["failed"].get<bool>(), true);
+        QVERIFY((*run)["updates"].get<long long>() > 0);
+        QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
+    }
+
+    void aHungRankEndsTheJobNamingIt()
+    {
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")}));
+        const qint64 victim = pidOfRank(p.processId(), 1);
+        QVERIFY(victim > 0);
+        QElapsedTimer sinceStop;
+        sinceStop.start();
+        ::kill(static_cast<pid_t>(victim), SIGSTOP);
+        const Result r = finish(p, clock, 30000);
+        const qint64 ms = sinceStop.elapsed();
+        ::kill(static_cast<pid_t>(victim), SIGKILL); // in case it outlived the job
+        QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
+        QVERIFY2(ms >= 3000 && ms < 10000, qPrintable(QString::number(ms))); // silence, after --peer-timeout
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 1 sent nothing for 3")), qPrintable(r.output));
+        QVERIFY2(r.output.contains(QStringLiteral("--peer-timeout 3; dead or hung since")), qPrintable(r.output));
+        QCOMPARE(countOf(r.output, QStringLiteral("sent nothing")), 1);
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["failed"].get<bool>(), true);
+    }
+
+    // A rank that is busy is not silent: a straggler's step and rank 0's whole-set evaluation each last longer
+    // than --peer-timeout 1, and the job completes (its watch thread beats meanwhile).
+    void workLongerThanThePeerTimeoutCompletes()
+    {
+        const QString out = nextOut();
+        const QString trace = m_dir.filePath(QStringLiteral("long-work-trace.json"));
+        const Result r = runMpi(2,
+            {QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--layers"),
+                QStringLiteral("64,1024,1024,10"), QStringLiteral("--samples"), longEvaluationSamples(),
+                QStringLiteral("--batch"), QStringLiteral("256"), QStringLiteral("--mode"), QStringLiteral("sync"),
+                QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--eval-every"), QStringLiteral("1"),
+                QStringLiteral("--slow"), QStringLiteral("1:%1").arg(static_cast<int>(400 / pathSlowness())),
+                QStringLiteral("--peer-timeout"), QStringLiteral("1"), QStringLiteral("--out"), out,
+                QStringLiteral("--trace"), trace},
+            300000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        QCOMPARE((*run)["updates"].get<long long>(), 3LL);
+        // The premise, measured: rank 1's straggler delay lasted longer than the timeout in single spans, and so
+        // did rank 0's evaluations (the time outside the mode's clock is its four evaluations: of the initial
+        // parameters and after each update), while rank 1 waited for its next parameters.
+        double longestDelay = 0;
+        const Json events = readJson(trace)["traceEvents"];
+        for (const Json& e : events) {
+            if (e["ph"] == "X" && e["tid"].get<int>() == 1 && e["name"] == "delay")
+                longestDelay = std::max(longestDelay, e["dur"].get<double>() / 1e6);
+        }
+        QVERIFY2(longestDelay > 1.2, qPrintable(QString::number(longestDelay)));
+        const double evaluating = (*run)["wall_clock_seconds"].get<double>() - (*run)["seconds"].get<double>();
+        QVERIFY2(evaluating / 4 > 1.2, qPrintable(QString::number(evaluating)));
+    }
+
+    // SIGTERM with a model whose whole-set evaluation takes seconds (300,000 samples through 64-1024-1024-10 on
+    // AVX-512, fewer on slower kernel paths: 2.5 s here): the summary is there within 2 s, with the last evaluation's
+    // figures (the final parameters are not evaluated, and an evaluation under way when the signal comes gives way).
+    void sigtermLeavesASummaryWithinTwoSeconds()
+    {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        // Instrumented kernels take over five minutes to reach the first evaluation here (QTest's limit); the
+        // signal paths run under the sanitizer in the killed-rank, hung-rank and SIGUSR1 tests.
+        QSKIP("a sanitized build is too slow to train to this test's first evaluation");
+#endif
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        const QString trace = m_dir.filePath(QStringLiteral("interrupted-trace.json"));
+        prepare(p);
+        clock.start();
+        p.start(QStringLiteral(SGDSCOPE_MPIEXEC),
+            mpirunArgs(3)
+                + QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
+                    QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--preset"),
+                    QStringLiteral("blobs"), QStringLiteral("--layers"), QStringLiteral("64,1024,1024,10"),
+                    QStringLiteral("--samples"), longEvaluationSamples(), QStringLiteral("--batch"),
+                    QStringLiteral("64"), QStringLiteral("--steps"), QStringLiteral("1000000"),
+                    QStringLiteral("--eval-every"), QStringLiteral("300"), QStringLiteral("--progress"),
+                    QStringLiteral("-"), QStringLiteral("--out"), out, QStringLiteral("--trace"), trace});
+        // Training after its first evaluation (at update 300: a progress line with an evaluation in it).
+        QByteArray seen;
+        while (clock.elapsed() < 300000 && !seen.contains("\"evals\":[[[")) {
+            p.waitForReadyRead(200);
+            seen += p.readAll();
+            QVERIFY2(p.state() != QProcess::NotRunning, seen.constData());
+        }
+        QTest::qWait(1000);
+        QElapsedTimer sinceTerm;
+        sinceTerm.start();
+        ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+        const QString summaryPath = out + QStringLiteral("/summary.json");
+        while (!QFile::exists(summaryPath) && sinceTerm.elapsed() < 10000)
+            QTest::qWait(20);
+        const qint64 ms = sinceTerm.elapsed();
+        const Result r = finish(p, clock, 30000);
+        QVERIFY2(ms < 2000, qPrintable(QString::number(ms) + QStringLiteral(" ms\n") + r.output));
+        const Json summary = readJson(summaryPath);
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["interrupted"].get<bool>(), true);
+        QCOMPARE(QString::fromStdString(summary["stopped_by"].get<std::string>()), QStringLiteral("SIGTERM"));
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        QCOMPARE((*run)["interrupted"].get<bool>(), true);
+        QVERIFY((*run)["updates"].get<long long>() > 0);
+        QVERIFY((*run)["updates"].get<long long>() > 300);
+        QCOMPARE((*run)["final_evaluation"]["updates"].get<long long>(), 300LL);
+        // The premise, measured: an evaluation takes longer than the 2 s. The time outside the mode's clock is the
+        // evaluation at update 300, and only that one unless the signal came during the next, due at update 600
+        // (3 s of training here).
+        const double evaluating = (*run)["wall_clock_seconds"].get<double>() - (*run)["seconds"].get<double>();
+        QVERIFY2(evaluating > 2.0, qPrintable(QString::number(evaluating)));
+        // Written first, it says which files were still to come (the trace among them).
+        QVERIFY(summary["written_after_this_file"].dump().find("interrupted-trace.json") != std::string::npos);
+        QVERIFY(QFile::exists(out + QStringLiteral("/metrics.csv")));
+    }
+
+    void sigusr1EndsTheJobWithExitCodeZero()
+    {
+        // What the window sends: mpirun passes SIGUSR1 on at once, and every process finishes normally.
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 3, out, clock));
+        ::kill(static_cast<pid_t>(p.processId()), SIGUSR1);
+        const Result r = finish(p, clock, 30000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        QVERIFY2(!r.output.contains(QStringLiteral("abort"), Qt::CaseInsensitive), qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["interrupted"].get<bool>(), true);
+        QCOMPARE(summary["failed"].get<bool>(), false);
+        QVERIFY(summary["stopped_by"].get<std::string>().find("SIGUSR1") == 0);
+        QVERIFY(QFile::exists(out + QStringLiteral("/loss.png")));
+    }
+
+    // A problem that only rank 1 has (its own command line) reaches the user once, from us, with its rank.
+    void aBadOptionOnRankOneOnlyIsSaidOnce()
+    {
+        const QString out = nextOut();
+        const QStringList good
+            = QStringList {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi")} + parabola
+            + QStringList {QStringLiteral("--out"), out};
+        QStringList args = mpirunArgs(1) + good + QStringList {QStringLiteral(":")};
+        args += mpirunArgs(1).mid(3) + good + QStringList {QStringLiteral("--lr"), QStringLiteral("-1")};
+        const Result r = mpirun(args);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: ")), 1);
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 1: --lr")), qPrintable(r.output));
+        QVERIFY(!QFile::exists(out + QStringLiteral("/summary.json")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMpiJob)
+#include "test_mpi_job.moc"
