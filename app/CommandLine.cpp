@@ -54,6 +54,10 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
             flag(cl.sessionChild);
             continue;
         }
+        if (name == "mode-child") {
+            flag(cl.modeChild);
+            continue;
+        }
         const OptionSpec* spec = findOption(name);
         if (!spec && name != "config")
             throw SgdError("--" + name.substr(0, 60) + ": unknown option; see --help for the list");
@@ -155,6 +159,7 @@ std::string helpText()
         line("--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName), o.help);
     line("--list-presets", "print the presets and exit");
     line("--session-child", "(used by the window) a training session driven by JSON lines on standard input");
+    line("--mode-child", "(used by headless runs) one simulated mode of a list, in a fresh simulation of its own");
     line("--version", "print the version and the kernel path (SGDSCOPE_ISA=scalar|avx2|avx512 forces one) and exit");
     line("--help", "this text");
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"

@@ -72,7 +72,7 @@ void LiveModes::reconfigure(const TrainerSettings& settings)
         // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
         // on a missing route).
         const std::string why
-            = platformFileProblem(sim.platformFile, settings.workers, true, sim.placement, true, true);
+            = platformFileProblem(sim.platformFile, settings.workers, sim.placement, m_run.config);
         if (!why.empty())
             throw SgdError("the platform file cannot take " + std::to_string(settings.workers) + " workers: " + why);
     }
