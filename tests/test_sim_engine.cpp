@@ -160,12 +160,14 @@ private slots:
             QStringLiteral("--platform"), data + QStringLiteral("/broken-platform.xml")}
                                             << QStringLiteral("cannot parse number:fast");
         QTest::addRow("platform without a route") << QStringList {QStringLiteral("--engine"), QStringLiteral("sim"),
-            QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"), QStringLiteral("2"),
-            QStringLiteral("--platform"), data + QStringLiteral("/no-route-platform.xml")}
+            QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--topology"), QStringLiteral("tree"),
+            QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--platform"),
+            data + QStringLiteral("/no-route-platform.xml")}
                                                   << QStringLiteral("there is no route from host");
         QTest::addRow("platform with a one-way route") << QStringList {QStringLiteral("--engine"),
-            QStringLiteral("sim"), QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--workers"),
-            QStringLiteral("2"), QStringLiteral("--platform"), data + QStringLiteral("/one-way-route-platform.xml")}
+            QStringLiteral("sim"), QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--topology"),
+            QStringLiteral("tree"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--platform"),
+            data + QStringLiteral("/one-way-route-platform.xml")}
                                                        << QStringLiteral("there is no route from host b to host a");
         // By default workers do not share hosts: more workers than the platform's hosts is refused.
         QTest::addRow("more workers than hosts")

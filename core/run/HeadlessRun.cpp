@@ -286,7 +286,8 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
         {"note",
             "estimate = this process's resident memory when the run was prepared (libraries, the data) + what "
             "training was estimated to need (parameters, momenta, reduction buffers, snapshots, workspaces, "
-            "simulated workers); peak_resident_bytes: this process's peak (VmHWM) when the summary was written, or the largest "
+            "simulated workers); peak_resident_bytes: this process's peak (VmHWM) when the summary was written, or the "
+            "largest "
             "peak of a simulated mode's own process if larger"}};
     const int signal = interruptSignal();
     summary["interrupted"] = signal != 0 && firstFailure.empty();

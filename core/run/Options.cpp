@@ -349,8 +349,9 @@ std::vector<OptionSpec> makeTable()
     };
     t.push_back(apply);
     OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
-        "modes with stale gradients (async, ssp, dc-asgd): constant | staleness (lr / max(1, staleness), Zhang et al. "
-        "2016)");
+        "modes that push one by one (async, ssp, dc-asgd), for a push of b samples: scaled (lr x b / B: sync's step "
+        "per sample; default) | constant (lr: P times sync's step per sample) | staleness (lr x b / B / max(1, "
+        "staleness), Zhang et al. 2016)");
     asyncLr.whyInapplicable = onlyForAsync;
     t.push_back(asyncLr);
     OptionSpec topology = choice("topology", "T", topologyNames, &RunConfig::topology,
@@ -361,8 +362,9 @@ std::vector<OptionSpec> makeTable()
         if (c.engine == EngineKind::Threads)
             return std::string("applies to the simulated cluster and MPI processes (--engine sim or mpi): the threads "
                                "engine's workers share memory");
-        return c.runsSync() ? std::string()
-                            : "applies to the team-wide modes (sync, backup, local-sgd), but --mode is " + c.modesText();
+        return c.runsSync()
+            ? std::string()
+            : "applies to the team-wide modes (sync, backup, local-sgd), but --mode is " + c.modesText();
     };
     t.push_back(topology);
     OptionSpec ssp = integer("ssp-bound", "S", 0, 1e9, &RunConfig::sspBound,

@@ -147,9 +147,8 @@ std::string unusableProfile(const std::string& platformPath)
 }
 
 /// In the checking child: the first thing of the loaded platform that would stop a simulation, or "".
-std::string unusablePart(
-    const simgrid::s4u::Engine& engine, int workers, bool server, Placement placement, bool sync, bool async,
-    bool allPairs)
+std::string unusablePart(const simgrid::s4u::Engine& engine, int workers, bool server, Placement placement, bool sync,
+    bool async, bool allPairs)
 {
     const std::vector<simgrid::s4u::Host*> hosts = engine.get_all_hosts();
     std::vector<int> cores;
