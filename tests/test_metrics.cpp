@@ -1,6 +1,7 @@
 // The one derivation of every figure (RunMetrics) on hand-made event streams: known spans and versions in,
 // known busy, idle, apply, unaccounted time, staleness and waits out.
 #include "core/metrics/RunMetrics.h"
+#include "core/metrics/WaitReading.h"
 
 #include <QTest>
 
@@ -100,6 +101,32 @@ private slots:
         QVERIFY(near(m.workers()[3].idle(), 2.0));
         QVERIFY(near(m.workers()[3].busy(), 0.0)); // a span of a worker outside the team is not counted
         QVERIFY(near(m.idleFraction(), 2.0 / 10.0));
+    }
+
+    // A wait is a straggler's when one worker is over 1.5x the median busy per update, synchronisation overhead
+    // when nobody stands out and the median compute is under a quarter of the wait; neither with one worker.
+    void waitsReadAsStragglerOrOverhead()
+    {
+        // The parabola's first screen: 0.4 us of compute per update, 23.7 us waited: overhead.
+        WaitReading r = readWaits({{0.4, 1'000'000}, {0.5, 1'000'000}}, 23.7e-6);
+        QVERIFY(r.overhead && !r.straggler);
+        QVERIFY(near(r.computePerUpdate, 0.45e-6) && near(r.busiestPerUpdate, 0.5e-6));
+        // A 4x straggler: its wait is the straggler's, however small the compute.
+        r = readWaits({{0.4, 1'000'000}, {0.4, 1'000'000}, {1.6, 1'000'000}}, 23.7e-6);
+        QVERIFY(r.straggler && !r.overhead);
+        QVERIFY(near(r.computePerUpdate, 0.4e-6) && near(r.busiestPerUpdate, 1.6e-6));
+        // Just inside the straggler ratio, and compute at a quarter of the wait: neither.
+        r = readWaits({{1.0, 100}, {1.49, 100}}, 0.04);
+        QVERIFY(!r.straggler && !r.overhead); // median 12.45 ms of 40 ms waited is over a quarter
+        r = readWaits({{1.0, 100}, {1.0, 100}}, 0.0399);
+        QVERIFY(!r.overhead); // 10 ms is over a quarter of 39.9 ms
+        r = readWaits({{1.0, 100}, {1.0, 100}}, 0.0401);
+        QVERIFY(r.overhead);
+        // Workers without updates are left out; one worker waits for nobody.
+        r = readWaits({{0.4, 1'000'000}, {5.0, 0}}, 23.7e-6);
+        QVERIFY(!r.straggler && !r.overhead);
+        QVERIFY(!readWaits({}, 1.0).overhead);
+        QVERIFY(!readWaits({{1.0, 100}, {1.0, 100}}, 0.0).overhead);
     }
 
     void waitBinsAreLogarithmic()

@@ -1,6 +1,6 @@
 // What the window's session trains (offscreen): the first look shows the initial loss before Start, as the run's
 // own state at 0, and takes what headless would (a simulated backup beyond the threads engine's workers); a batch
-// per worker grows with the workers while running.
+// per worker grows with the workers while running; sync's wait is called sync overhead where it is.
 #include "WindowTestTools.h"
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
@@ -8,8 +8,10 @@
 #include "ui/ModeColumn.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
+#include "ui/charts/WorkerBarsChart.h"
 
 #include <QCheckBox>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -91,6 +93,36 @@ private slots:
         w.controller()->setSettings(w.panel()->settings());
         QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).evals().empty(), 20000);
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    // The first screen says what sync's wait is made of: on the simulated datacenter a parabola's compute is
+    // nanoseconds and each update waits for the wires, so the status bar and the worker chart call the wait
+    // sync overhead; with an 8x straggler the wait is the straggler's and neither says so. (Virtual time: the
+    // same reading on any machine, however busy.)
+    void syncOverheadIsSaidAsSuch()
+    {
+        SKIP_IF_FORK_UNDER_TSAN();
+        for (const bool straggler : {false, true}) {
+            MainWindow w;
+            w.controller()->setProgram(QStringLiteral(SGDSCOPE_BINARY));
+            std::vector<std::pair<std::string, std::string>> options = {{"engine", "sim"},
+                {"cluster", "datacenter"}, {"workers", "4"}, {"preset", "parabola"}, {"mode", "sync,async"}};
+            if (straggler)
+                options.push_back({"slow", "1:8"});
+            QCOMPARE(w.applySettings(windowSettings(options)), QString());
+            w.controller()->start();
+            QTRY_VERIFY_WITH_TIMEOUT(w.series(LeftColumn).status().updates > 50, 60000);
+            QTRY_VERIFY_WITH_TIMEOUT(w.statusLabel(LeftColumn)->text().contains(QStringLiteral("wait")), 10000);
+            const QString status = w.statusLabel(LeftColumn)->text();
+            w.refreshCharts(); // (a hidden window's charts refresh when asked)
+            const QString title = w.column(LeftColumn)->workerChart()->title();
+            QCOMPARE(status.contains(QStringLiteral("mostly sync overhead")), !straggler);
+            QVERIFY2(status.contains(QStringLiteral("no straggler")) != straggler, qPrintable(status));
+            QCOMPARE(title, straggler ? QStringLiteral("Sync worker time")
+                                      : QStringLiteral("Sync worker time: idle is sync overhead"));
+            w.controller()->reset();
+            QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+        }
     }
 
     void batchPerWorkerGrowsWithTheWorkers()

@@ -3,6 +3,7 @@
 #include "ui/ControlPanel.h"
 #include "ui/ModeChoice.h"
 #include "ui/ModeColumn.h"
+#include "ui/PointConversion.h"
 #include "ui/RunFolder.h"
 #include "ui/StoredSettings.h"
 #include "ui/TrainingSession.h"
@@ -514,8 +515,15 @@ void MainWindow::updateStatus()
             text += tr(" since the change"); // idle follows the current workers; the rest is the whole run
         if (s.lastTestAccuracy >= 0)
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
-        text += syncLike ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
-                         : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
+        if (syncLike) {
+            text += tr(" \u00b7 wait %1/update").arg(duration(s.meanWait));
+            // Waiting on a tiny model is the price of meeting, not of a slow worker: say which.
+            if (const WaitReading reading = waitReading(s); reading.overhead)
+                text += tr(", mostly sync overhead (compute %1/update, no straggler)")
+                            .arg(duration(reading.computePerUpdate));
+        } else {
+            text += tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
+        }
         if (!syncLike && s.meanLearningRate > 0) // as pushes applied it: lr x b / B (/ staleness), or lr
             text += tr(" \u00b7 mean push lr %1").arg(s.meanLearningRate, 0, 'g', 3);
         if (s.targetAccuracy >= 0 || s.targetLoss >= 0)

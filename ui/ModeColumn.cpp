@@ -2,6 +2,7 @@
 
 #include "ui/Controller.h"
 #include "ui/ModeChoice.h"
+#include "ui/PointConversion.h"
 #include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
 #include "ui/charts/TimelineStrip.h"
@@ -349,6 +350,11 @@ void ModeColumn::refresh(bool everything)
         return;
     m_workers->setWorkers(status.workers, status.segmentStart);
     if (syncLikeMode(m_chartsFor)) {
+        // Idle on a tiny model is the price of meeting, not a slow worker's: the chart says which.
+        const QString base = tr("%1 worker time").arg(modeTitle(*modeNamed(m_chartsFor)));
+        const QString title = waitReading(status).overhead ? tr("%1: idle is sync overhead").arg(base) : base;
+        if (m_workers->title() != title)
+            m_workers->setTitle(title);
         const auto [labels, counts] = waitBars(status.waitDecades);
         m_histogram->setBins(labels, counts);
         m_trend->refresh();

@@ -77,6 +77,14 @@ ModeStatus modeStatus(const ModeStanding& progress, double segmentStart, std::si
     return s;
 }
 
+WaitReading waitReading(const ModeStatus& status)
+{
+    std::vector<WorkerBusy> workers;
+    for (const WorkerTime& w : status.workers)
+        workers.push_back({w.busy, w.updates});
+    return readWaits(workers, status.meanWait);
+}
+
 TimeBin::Kind timeBinKind(SpanKind kind)
 {
     switch (kind) {

@@ -8,6 +8,7 @@
 #include "core/metrics/Events.h"
 #include "core/metrics/RunMetrics.h"
 #include "core/metrics/RunRecorder.h"
+#include "core/metrics/WaitReading.h"
 #include "core/run/Experiment.h"
 
 namespace sgdscope::ui {
@@ -20,6 +21,10 @@ EvalPoint evalPoint(const EvaluationRecord& evaluation);
 /// last entry past `maxStalenessBins`, sync's wait per update. Rates and the latest losses are the caller's
 /// (they need the recent past).
 ModeStatus modeStatus(const ModeStanding& standing, double segmentStart = 0.0, std::size_t maxStalenessBins = 512);
+
+/// What a sync-like mode's wait per update is made of (a straggler or synchronisation overhead), from the
+/// current workers' busy time per update and the mean wait.
+WaitReading waitReading(const ModeStatus& status);
 
 /// The timeline colour a span kind is drawn in (every wait kind is one "wait").
 TimeBin::Kind timeBinKind(SpanKind kind);
