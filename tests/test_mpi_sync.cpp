@@ -1,10 +1,12 @@
 // The MPI engine's sync-like modes as users start them (mpirun -np N sgdscope --headless --engine mpi, on this
 // machine): sync and local-sgd give the threads engine's bits for every N, also with ranks on different kernel paths;
-// each wait is attributed to what it waited for; backup keeps the first P - B gradients and is sync at B = 0.
+// each wait is attributed to what it waited for; backup keeps the first P - B gradients and is sync at B = 0, as is
+// sync on backup's wires (--topology ps); the topologies not built across processes are refused.
 #include "MpiRuns.h"
 #include "core/common/Json.h"
 #include "core/nn/kernels/Isa.h"
 
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -52,6 +54,7 @@ private slots:
         QVERIFY(ra && rb);
         QCOMPARE((*rb)["engine"].get<std::string>(), std::string("mpi"));
         QCOMPARE((*rb)["workers"].get<int>(), processes);
+        QCOMPARE((*rb)["topology"].get<std::string>(), std::string("tree")); // MPI's default wires for sync
         QCOMPARE((*rb)["updates"].get<long long>(), 6LL);
         QCOMPARE(QString::fromStdString((*rb)["params_digest"].get<std::string>()),
             QString::fromStdString((*ra)["params_digest"].get<std::string>()));
@@ -72,6 +75,27 @@ private slots:
             pids.insert(rank["pid"].get<long long>());
         }
         QCOMPARE(static_cast<int>(pids.size()), processes);
+    }
+
+    // The all-reduce is the simulated cluster's so far, local-sgd averages on the tree only: across processes
+    // either is refused before anything runs, with the reason.
+    void topologiesNotBuiltAcrossProcessesAreRefused()
+    {
+        const QString out = nextOut();
+        Result r = runMpi(2,
+            parabola
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--topology"),
+                    QStringLiteral("allreduce"), QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--out"),
+                    out});
+        QVERIFY2(r.exitCode != 0 && r.output.contains(QStringLiteral("--topology: allreduce is built on the simulated")),
+            qPrintable(r.output));
+        r = runMpi(2,
+            parabola
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--topology"),
+                    QStringLiteral("ps"), QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--out"), out});
+        QVERIFY2(r.exitCode != 0 && r.output.contains(QStringLiteral("local-sgd averages its models on the tree only")),
+            qPrintable(r.output));
+        QVERIFY(!QFileInfo::exists(out));
     }
 
     // Each wait is attributed to what it waited for: with one worker eight times slower, the others wait for it
@@ -149,18 +173,27 @@ private slots:
                 QStringLiteral("3"), QStringLiteral("--out"), threadsOut});
         QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
         const QString noBackupOut = nextOut();
+        // Sync on backup's wires (--topology ps: rank 0 its server, keeping every gradient) beside backup with
+        // B = 0: both are the threads engine's sync at P = 3, bit for bit.
         const Result noBackup = runMpi(4,
             common + slow4
-                + QStringList {QStringLiteral("--mode"), QStringLiteral("backup"), QStringLiteral("--backup-workers"),
-                    QStringLiteral("0"), QStringLiteral("--out"), noBackupOut});
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync,backup"), QStringLiteral("--topology"),
+                    QStringLiteral("ps"), QStringLiteral("--backup-workers"), QStringLiteral("0"),
+                    QStringLiteral("--out"), noBackupOut});
         QVERIFY2(noBackup.exitCode == 0, qPrintable(noBackup.output));
         const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
         const Json b = readJson(noBackupOut + QStringLiteral("/summary.json"));
         const Json* sync = runOf(a, "sync");
         const Json* backupZero = runOf(b, "backup");
-        QVERIFY(sync && backupZero);
+        const Json* syncOnServer = runOf(b, "sync");
+        QVERIFY(sync && backupZero && syncOnServer);
         QCOMPARE(QString::fromStdString((*backupZero)["params_digest"].get<std::string>()),
             QString::fromStdString((*sync)["params_digest"].get<std::string>()));
+        QCOMPARE(QString::fromStdString((*syncOnServer)["params_digest"].get<std::string>()),
+            QString::fromStdString((*sync)["params_digest"].get<std::string>()));
+        QCOMPARE((*syncOnServer)["topology"].get<std::string>(), std::string("ps"));
+        QCOMPARE((*syncOnServer)["workers"].get<int>(), 3);
+        QVERIFY(b["mpi"]["ranks"].contains("sync"));
 
         const QString out = nextOut();
         const QString trace = m_dir.filePath(QStringLiteral("backup-trace.json"));

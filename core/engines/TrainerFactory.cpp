@@ -17,6 +17,8 @@ std::unique_ptr<Trainer> makeTrainer(
     const EngineChoice& engine, Mode mode, std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
 {
     if (engine.kind == EngineKind::Mpi) {
+        if (mode == Mode::Sync && settings.topology == Topology::ParameterServer)
+            return std::make_unique<MpiBackupTrainer>(std::move(problem), settings, Mode::Sync); // every gradient kept
         if (mode == Mode::Sync || mode == Mode::LocalSgd)
             return std::make_unique<MpiSyncTrainer>(std::move(problem), settings, mode);
         if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd)

@@ -6,9 +6,14 @@
 
 namespace sgdscope {
 
-int mpiJobWorkers(Mode mode, int processes)
+Topology resolvedTopology(const RunConfig& config)
 {
-    return mpiWorkersFor(mode, processes);
+    return config.engine == EngineKind::Mpi && !config.origins.count("topology") ? Topology::Tree : config.topology;
+}
+
+int mpiJobWorkers(Mode mode, int processes, Topology topology)
+{
+    return mpiWorkersFor(mode, processes, topology);
 }
 
 std::string simulatedClustersText()
@@ -19,7 +24,7 @@ std::string simulatedClustersText()
 bool needsParameterServer(const RunConfig& config)
 {
     return config.runsAsync() || config.runs(Mode::Backup)
-        || (config.runsSync() && config.topology == Topology::ParameterServer);
+        || (config.runsSync() && resolvedTopology(config) == Topology::ParameterServer);
 }
 
 std::string platformFileProblem(const std::string& path, int workers, Placement placement, const RunConfig& config)

@@ -11,9 +11,13 @@ namespace sgdscope {
 // a platform file takes a run, which kernels this process computes with. The window and the command line reach
 // the engines only through core/run (DESIGN's import direction); these are their questions.
 
-/// How many workers an MPI job of `processes` has in `mode`: every process in sync and local-sgd, all but rank 0
-/// (the parameter server) in the others.
-int mpiJobWorkers(Mode mode, int processes);
+/// How many workers an MPI job of `processes` has in `mode`: every process in sync on the tree (MPI's default
+/// wires) and in local-sgd, all but rank 0 (the parameter server) in the others and in sync on --topology ps.
+int mpiJobWorkers(Mode mode, int processes, Topology topology = Topology::Tree);
+
+/// The wires the team-wide modes run on: --topology as given; across MPI processes, where sync and local-sgd
+/// reduce on a binomial tree unless told otherwise, the tree when --topology is not given.
+Topology resolvedTopology(const RunConfig& config);
 
 /// Whether `config`'s modes need a parameter server on the simulated cluster: the pushing modes, backup, and the
 /// team-wide modes on --topology ps (its host comes after the workers').

@@ -101,12 +101,18 @@ void checkModes(const RunConfig& config)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
             + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
-    if (config.engine == EngineKind::Mpi && config.origins.count("topology") && config.topology != Topology::Tree
-        && (config.runs(Mode::Sync) || config.runs(Mode::LocalSgd)))
-        throw SgdError(config.originOf("topology")
-            + ": across MPI processes sync and local-sgd run on a tree (--topology "
-              "tree) so far; "
-            + nameOf(topologyNames, config.topology) + " is the simulated cluster's (--engine sim)");
+    // Across MPI processes: sync on the tree (the default there) or on rank 0 as a parameter server (backup's
+    // server keeping every gradient); local-sgd on the tree. The all-reduce is the simulated cluster's so far.
+    if (config.engine == EngineKind::Mpi && config.origins.count("topology")) {
+        if (config.topology == Topology::AllReduce && config.runsSync())
+            throw SgdError(config.originOf("topology")
+                + ": allreduce is built on the simulated cluster only (--engine sim); across MPI processes use tree "
+                  "(the default there) or ps");
+        if (config.topology == Topology::ParameterServer && config.runs(Mode::LocalSgd))
+            throw SgdError(config.originOf("topology")
+                + ": across MPI processes local-sgd averages its models on the tree only; use --topology tree (the "
+                  "default there), or run local-sgd on ps on the simulated cluster (--engine sim)");
+    }
     if (config.runs(Mode::Backup) && config.engine != EngineKind::Threads
         && config.topology != Topology::ParameterServer)
         throw SgdError(config.originOf("topology") + ": backup cannot run on " + nameOf(topologyNames, config.topology)
@@ -234,7 +240,7 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     s.dcAdaptive = config.dcAdaptive;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
-    s.topology = config.topology;
+    s.topology = resolvedTopology(config); // (MPI's sync and local-sgd: the tree unless --topology is given)
     if (config.targetAccuracy >= 0 && !data->test)
         throw SgdError(config.originOf("target-accuracy") + ": " + dataName
             + " has no test set, and the target is measured on held-out data; use --target-loss");

@@ -95,11 +95,12 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
         return "--engine mpi: this MPI grants " + threadLevel
             + ", and sgdscope's watch thread needs MPI_THREAD_MULTIPLE (Open MPI built with thread support, as "
               "Debian's is)";
-    // Sync and local-sgd have a worker on every process; the others a parameter server (rank 0) and N - 1.
+    // Sync on the tree and local-sgd have a worker on every process; the others a parameter server (rank 0) and
+    // N - 1.
     std::string everyProcess;
     std::string served;
     for (const Mode m : config.modes)
-        (mpiJobWorkers(m, size) == size ? everyProcess : served) += std::string(modeName(m)) + ", ";
+        (mpiJobWorkers(m, size, resolvedTopology(config)) == size ? everyProcess : served) += std::string(modeName(m)) + ", ";
     const auto listed = [](std::string names) {
         names.resize(names.size() - 2);
         return names;
@@ -183,7 +184,7 @@ std::string messageSizeProblem(const PreparedRun& run, int size)
             continue;
         const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
         const ReductionPlan plan = ReductionPlan::build(ChunkLayout(run.settings.batch, chunk),
-            mpiJobWorkers(mode, size), run.settings.accum, passSamplesFor(run.problem->spec));
+            mpiJobWorkers(mode, size, run.settings.topology), run.settings.accum, passSamplesFor(run.problem->spec));
         for (const WorkerReduction& w : plan.workers)
             roots = std::max(roots, w.roots);
     }
@@ -371,13 +372,15 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             if (stopped)
                 break;
             PreparedRun modeRun = run;
-            modeRun.settings.workers = mpiJobWorkers(mode, size);
+            modeRun.settings.workers = mpiJobWorkers(mode, size, modeRun.settings.topology);
             modeRun.config.workers = modeRun.settings.workers;
             if (rank == 0) {
                 runs.push_back(trainMode(modeRun, mode, progress));
                 failure = runs.back()->result.failure;
                 if (!failure.empty())
                     break;
+            } else if (mode == Mode::Sync && modeRun.settings.topology == Topology::ParameterServer) {
+                serveMpiBackup(modeRun.problem, modeRun.settings); // rank 0 keeps every gradient: sync
             } else if (mode == Mode::Sync || mode == Mode::LocalSgd) {
                 serveMpiSync(modeRun.problem, modeRun.settings, mode);
             } else if (mode == Mode::Async || mode == Mode::Ssp || mode == Mode::DcAsgd) {

@@ -163,13 +163,6 @@ Json learningRateFields(const ModeResult& r)
     return j;
 }
 
-/// The wires a team-wide mode ran on: its --topology on the simulated cluster; across MPI processes sync and
-/// local-sgd run on a tree (their other topologies are the simulated cluster's so far).
-Topology wiresOf(const ModeResult& r)
-{
-    return r.engineChoice.kind == EngineKind::Mpi ? Topology::Tree : r.settings.topology;
-}
-
 } // namespace
 
 ModeSummaryRecord summaryRecord(const ModeResult& r)
@@ -178,7 +171,7 @@ ModeSummaryRecord summaryRecord(const ModeResult& r)
     s.mode = r.mode;
     s.engine = r.engine;
     if (isSyncLike(r.mode) && r.engineChoice.kind != EngineKind::Threads)
-        s.topology = r.mode == Mode::Backup ? std::string("ps") : nameOf(topologyNames, wiresOf(r));
+        s.topology = r.mode == Mode::Backup ? std::string("ps") : nameOf(topologyNames, r.settings.topology);
     s.workers = r.settings.workers;
     s.batch = r.settings.batch;
     s.accum = r.settings.accum;

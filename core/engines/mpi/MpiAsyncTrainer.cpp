@@ -41,7 +41,7 @@ MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, Trainer
     m_clockLead.assign(static_cast<std::size_t>(m_workers), -1);
     m_boundWait.assign(static_cast<std::size_t>(m_workers), -1.0);
     m_heldAt.assign(static_cast<std::size_t>(m_workers), -1.0);
-    if (m_compensation.active())
+    if (mode == Mode::DcAsgd) // kept at every lambda, so that a lambda set live applies to the pushes in flight too
         m_sent.assign(static_cast<std::size_t>(m_workers), ParamVector(m_params.size(), 0.0f));
     m_gradients.tag = pushTag;
     for (int w = 0; w < m_workers; ++w) {
@@ -58,6 +58,8 @@ void MpiAsyncTrainer::settingsChanged()
 {
     requireProcesses();
     m_workers = m_settings.workers;
+    if (mode() == Mode::DcAsgd)
+        m_compensation.setLambda(m_settings.dcLambda); // the server's, from the next push it applies
     m_sliceSize.clear();
     for (int w = 0; w < m_workers; ++w)
         m_sliceSize.push_back(balancedPart(m_settings.batch, m_workers, w).size());
@@ -93,7 +95,7 @@ bool MpiAsyncTrainer::answer(int w, bool push, int releasedBy)
         m_clockLead[me] = m_ssp.lead(w);
         if (mode() == Mode::Ssp)
             m_boundWait[me] = heldAt >= 0 ? MpiContext::now() - heldAt : 0.0;
-        if (m_compensation.active())
+        if (mode() == Mode::DcAsgd)
             std::copy(m_params.begin(), m_params.end(), m_sent[me].begin());
     }
     m_mpi.send(out.bytes().data(), out.bytes().size(), w + 1, answerTag);

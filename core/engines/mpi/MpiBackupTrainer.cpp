@@ -33,10 +33,12 @@ std::size_t parametersBytes(int workers, std::size_t floats)
 }
 } // namespace
 
-MpiBackupTrainer::MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
-    : MpiRootTrainer(std::move(problem), std::move(settings), Mode::Backup)
+MpiBackupTrainer::MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
+    : MpiRootTrainer(std::move(problem), std::move(settings), mode)
     , m_velocity(m_params.size(), 0.0f)
 {
+    if (mode != Mode::Backup && mode != Mode::Sync)
+        throw SgdError(std::string("MpiBackupTrainer: ") + modeName(mode) + " does not run on a parameter server here");
     settingsChanged();
     m_cutter.setWorkers(m_workers);
     m_received.assign(static_cast<std::size_t>(m_workers), 0);
@@ -122,7 +124,7 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
 
     // The first gradients of this update to arrive (backupGradientsKept); the others are dropped (those arriving
     // later, with the next). A worker without samples is never waited for.
-    const int needed = backupGradientsKept(m_reduction, m_settings.backupWorkers);
+    const int needed = backupGradientsKept(m_reduction, mode() == Mode::Backup ? m_settings.backupWorkers : 0);
     std::vector<char> dropped(static_cast<std::size_t>(m_workers), 1);
     std::fill(m_arrivals.begin(), m_arrivals.end(), -1.0);
     for (int kept = 0; kept < needed;) {
@@ -182,7 +184,7 @@ void MpiBackupTrainer::endOfRun(TrainingObserver& observer)
             m_mpi.complete(o.send);
         sends.clear();
     }
-    m_mpi.recordWork(Mode::Backup, std::move(work));
+    m_mpi.recordWork(mode(), std::move(work));
     reportCut(m_cutter, observer, true);
 }
 

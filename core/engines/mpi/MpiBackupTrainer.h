@@ -13,7 +13,8 @@ namespace sgdscope {
 /// the parameters (without waiting for anyone to take them), takes the gradients of that update from the first
 /// P - B workers to send one (B: --backup-workers), adds them in the fixed chunk tree with the others' subtrees
 /// set to zero and the root scaled by batch / kept samples (SyncReduction::combineKept, as every engine), and
-/// applies the update. So with B = 0 it is sync, bit for bit.
+/// applies the update. So with B = 0 it is sync, bit for bit: it runs sync on --topology ps too (mode Sync, every
+/// gradient kept).
 ///
 /// A worker left out finds the next parameters waiting: if they come during its straggler delay, it stops the
 /// delay there (its computing cannot be cut) and sends only a note with its spans; a gradient it sent too late is
@@ -28,7 +29,7 @@ namespace sgdscope {
 class MpiBackupTrainer final : public MpiRootTrainer
 {
 public:
-    MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings);
+    MpiBackupTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode = Mode::Backup);
     ~MpiBackupTrainer() override;
     void endOfRun(TrainingObserver& observer) override;
 

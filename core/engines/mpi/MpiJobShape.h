@@ -1,14 +1,17 @@
 #pragma once
 
 #include "core/metrics/Events.h"
+#include "core/train/TrainerSettings.h"
 
 namespace sgdscope {
 
-/// How many workers an MPI job of `processes` has in `mode`: every process in sync and local-sgd, all but rank 0
-/// (the parameter server) in the others. (The front ends ask core/run/EngineShapes.h.)
-inline int mpiWorkersFor(Mode mode, int processes)
+/// How many workers an MPI job of `processes` has in `mode` on `topology` (the run's resolved wires,
+/// TrainerSettings::topology): every process in sync on the tree and in local-sgd, all but rank 0 (the parameter
+/// server) in the others, sync on --topology ps included. (The front ends ask core/run/EngineShapes.h.)
+inline int mpiWorkersFor(Mode mode, int processes, Topology topology = Topology::Tree)
 {
-    return mode == Mode::Sync || mode == Mode::LocalSgd ? processes : processes - 1;
+    const bool tree = (mode == Mode::Sync && topology != Topology::ParameterServer) || mode == Mode::LocalSgd;
+    return tree ? processes : processes - 1;
 }
 
 } // namespace sgdscope

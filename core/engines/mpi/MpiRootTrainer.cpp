@@ -18,12 +18,13 @@ MpiRootTrainer::~MpiRootTrainer() = default;
 void MpiRootTrainer::requireProcesses() const
 {
     const int workers = m_settings.workers;
-    if (workers == mpiWorkersFor(mode(), m_mpi.size()))
+    const int fit = mpiWorkersFor(mode(), m_mpi.size(), m_settings.topology);
+    if (workers == fit)
         return;
     const std::string job = ", and the job has " + std::to_string(m_mpi.size());
-    if (mpiWorkersFor(mode(), m_mpi.size()) == m_mpi.size())
+    if (fit == m_mpi.size())
         throw SgdError("--workers: " + std::to_string(workers) + " sync workers need as many MPI processes" + job);
-    throw SgdError("--workers: " + std::to_string(workers) + (mode() == Mode::Backup ? " backup" : " async")
+    throw SgdError("--workers: " + std::to_string(workers) + (isSyncLike(mode()) ? " " + std::string(modeName(mode())) : std::string(" async"))
         + " workers and a parameter server need " + std::to_string(workers + 1) + " MPI processes" + job);
 }
 
