@@ -1,15 +1,21 @@
 // The window's own cost, as JSON: redraw time per tick with 10^6 recorded updates per mode, event-loop
-// latency while both modes train at full speed, and resident memory after a run of 10^7 updates.
-// Runs on Qt's offscreen platform (no display needed).
-//   bench_gui [--latency-seconds S] [--long-updates N] [--only redraw|latency|memory]
+// latency while both modes train at full speed (2 threads on parabola and fashion-mnist, and 1,024 simulated
+// workers on the datacenter cluster, both columns live: every worker's bar, the staleness histogram's widening
+// bins; target p99 under 16 ms), and resident memory after a run of 10^7 updates.
+// Runs on Qt's offscreen platform (no display needed). The simulated run is the window's child process: the
+// sgdscope binary beside this one (build/app/sgdscope), or --program PATH.
+//   bench_gui [--latency-seconds S] [--long-updates N] [--only redraw|latency|memory] [--program PATH]
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
 #include "ui/MainWindow.h"
 #include "ui/ModeColumn.h"
+#include "ui/WindowOptions.h"
 #include "ui/charts/Exportable.h"
+#include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -114,6 +120,7 @@ int main(int argc, char** argv)
     double latencySeconds = 10;
     std::int64_t longUpdates = 10'000'000;
     QString only;
+    QString program;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--latency-seconds"))
             latencySeconds = std::atof(argv[i + 1]);
@@ -121,10 +128,14 @@ int main(int argc, char** argv)
             longUpdates = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--only"))
             only = QString::fromLatin1(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--program"))
+            program = QString::fromLocal8Bit(argv[i + 1]);
     }
     auto wanted = [&](const char* part) { return only.isEmpty() || only == QLatin1String(part); };
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("sgdscope-bench"));
+    if (program.isEmpty())
+        program = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../app/sgdscope"));
     QJsonObject out;
     out[QStringLiteral("benchmark")] = QStringLiteral("window cost (offscreen)");
 
@@ -176,17 +187,52 @@ int main(int argc, char** argv)
         out[QStringLiteral("redraw")] = r;
     }
 
-    // 2. Event-loop latency while both modes train at full speed.
+    // 2. Event-loop latency while both modes train at full speed: 2 threads on two presets, then 1,024 simulated
+    // workers (fashion-mnist, 4 samples each: the window draws 1,024 workers' figures every tick).
+    struct LatencyCase
+    {
+        QString preset;
+        int workers;
+        QString engine;
+        int batch; // 0: the preset's
+    };
     QJsonArray latencies;
-    for (const QString& preset : {QStringLiteral("parabola"), QStringLiteral("fashion-mnist")}) {
+    for (const LatencyCase& c : {LatencyCase {QStringLiteral("parabola"), 2, QStringLiteral("threads"), 0},
+             LatencyCase {QStringLiteral("fashion-mnist"), 2, QStringLiteral("threads"), 0},
+             LatencyCase {QStringLiteral("fashion-mnist"), 1024, QStringLiteral("sim"), 4096}}) {
         if (!wanted("latency"))
             break;
         MainWindow window;
-        startPreset(window, preset, 2);
+        if (c.engine == QLatin1String("threads")) {
+            startPreset(window, c.preset, c.workers);
+        } else {
+            window.resize(1920, 1080);
+            window.show();
+            window.controller()->setProgram(program);
+            const QString refused = window.applySettings(windowSettings({{"engine", c.engine.toStdString()},
+                {"cluster", "datacenter"}, {"preset", c.preset.toStdString()},
+                {"workers", std::to_string(c.workers)}, {"batch", std::to_string(c.batch)}, {"mode", "sync,async"}}));
+            if (!refused.isEmpty()) {
+                std::fprintf(stderr, "bench_gui: %s\n", qPrintable(refused));
+                return 1;
+            }
+            window.controller()->start();
+        }
         QElapsedTimer wait;
         wait.start();
-        while (window.controller()->state() == Controller::State::Loading && wait.elapsed() < 60000)
+        // Until both columns show their workers (a simulated run's child has loaded the data and sent them).
+        auto live = [&] {
+            return window.controller()->state() != Controller::State::Loading
+                && window.series(LeftColumn).status().workers.size() == static_cast<std::size_t>(c.workers)
+                && window.series(RightColumn).status().workers.size() == static_cast<std::size_t>(c.workers);
+        };
+        while (!live() && wait.elapsed() < 120000)
             QApplication::processEvents(QEventLoop::AllEvents, 20);
+        if (!live()) {
+            std::fprintf(stderr, "bench_gui: %s on %d %s workers did not start: %s\n", qPrintable(c.preset),
+                c.workers, qPrintable(c.engine), qPrintable(window.lastError()));
+            return 1;
+        }
         std::vector<double> late;
         QElapsedTimer clock;
         clock.start();
@@ -216,10 +262,17 @@ int main(int argc, char** argv)
                 / 1e6;
         const long involuntary = r1.ru_nivcsw - r0.ru_nivcsw;
         QJsonObject r = stats(late);
-        r[QStringLiteral("preset")] = preset;
-        r[QStringLiteral("workers")] = 2;
+        r[QStringLiteral("preset")] = c.preset;
+        r[QStringLiteral("engine")] = c.engine;
+        r[QStringLiteral("workers")] = c.workers;
         r[QStringLiteral("sync_updates")] = static_cast<double>(window.series(LeftColumn).status().updates);
         r[QStringLiteral("async_pushes")] = static_cast<double>(window.series(RightColumn).status().updates);
+        r[QStringLiteral("async_mean_staleness")]
+            = std::round(window.series(RightColumn).status().meanStaleness * 10) / 10;
+        const QStringList bins = window.column(RightColumn)->histogram()->labels();
+        r[QStringLiteral("staleness_bins")] = bins.isEmpty()
+            ? QString()
+            : QStringLiteral("%1 bars: %2 .. %3").arg(bins.size()).arg(bins.front(), bins.back());
         r[QStringLiteral("seconds")] = latencySeconds;
         r[QStringLiteral("gui_thread_cpu_seconds")] = std::round(guiCpu * 100) / 100;
         r[QStringLiteral("gui_thread_preempted")] = static_cast<double>(involuntary);

@@ -47,17 +47,20 @@ mpi() { # mpi NAME N ARGS...
 configs=()
 add() { configs+=("$1"); }
 for mode in sync async; do
+  # The wires of what is modelled: the threads engine's workers add their chunks in shared memory, MPI's sync
+  # reduces on a binomial tree; neither has a parameter server (the clusters' default for sync).
+  wires=(); [ "$mode" = sync ] && wires=(--topology tree)
   for p in 1 2; do
     echo "$name: threads $mode P=$p" >&2
     run "threads-$mode-p$p" --mode "$mode" --workers "$p"
-    run "sim-threads-$mode-p$p" --mode "$mode" --workers "$p" --engine sim --cluster local
+    run "sim-threads-$mode-p$p" --mode "$mode" --workers "$p" --engine sim --cluster local "${wires[@]}"
     add "threads-$mode-p$p"
   done
   for n in 2 3; do
     echo "$name: mpi $mode N=$n" >&2
     mpi "mpi-$mode-n$n" "$n" --mode "$mode"
     workers=$n; [ "$mode" = async ] && workers=$((n - 1)) # async: rank 0 is the server
-    run "sim-mpi-$mode-n$n" --mode "$mode" --workers "$workers" --engine sim --cluster local-mpi
+    run "sim-mpi-$mode-n$n" --mode "$mode" --workers "$workers" --engine sim --cluster local-mpi "${wires[@]}"
     add "mpi-$mode-n$n"
   done
 done
