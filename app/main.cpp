@@ -3,6 +3,8 @@
 #include "app/HeadlessCharts.h"
 #include "app/ProgressStream.h"
 #include "app/SessionChild.h"
+#include "app/StudyCharts.h"
+#include "app/StudyCommand.h"
 #include "core/common/Error.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/EngineShapes.h"
@@ -52,6 +54,10 @@ int main(int argc, char** argv)
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a.rfind("-j", 0) == 0) { // a study's -j N (or -jN): --jobs
+            args.push_back(a.size() > 2 ? "--jobs=" + a.substr(2) : "--jobs");
+            continue;
+        }
         const bool qtOption = a.size() > 1 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1]));
         if (!qtOption) // ours ("--lr") and values, negative numbers too ("--lr -1" is refused by the check)
             args.push_back(a);
@@ -88,6 +94,13 @@ int main(int argc, char** argv)
             return 2;
         }
         return runSessionChild();
+    }
+    if (!commandLine.studyFlags.empty()) {
+        // A study is headless: its points are headless runs, its charts are drawn off screen.
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        qInstallMessageHandler(quietOffscreenWarnings);
+        return runStudyCommand(commandLine, args, studyChartWriter());
     }
     if (commandLine.headless) {
         // Charts are drawn off screen: no display needed.
