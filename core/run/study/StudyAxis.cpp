@@ -130,8 +130,12 @@ bool StudyAxis::logScale() const
 
 double StudyAxis::logBase() const
 {
-    const double ratio = commonRatio(distinctSorted(positions));
-    return std::abs(ratio - 2.0) < relativeTolerance ? 2.0 : 10.0;
+    // Powers of two (worker counts 1, 2, 4, ... or 2, 8, 32) get ticks at every doubling, the rest at decades.
+    const bool powersOfTwo = std::all_of(positions.begin(), positions.end(), [](double p) {
+        int exponent = 0;
+        return p > 0 && std::frexp(p, &exponent) == 0.5;
+    });
+    return powersOfTwo ? 2.0 : 10.0;
 }
 
 int StudyAxis::indexOf(const std::string& value) const

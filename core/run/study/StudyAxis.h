@@ -24,7 +24,7 @@ struct StudyAxis
     /// Whether a chart should use a logarithmic axis: positive values whose largest is at least 4 times the
     /// smallest and that grow by one factor (a doubling range), or span more than two decades.
     bool logScale() const;
-    /// The factor of a logarithmic axis' ticks: 2 for a doubling range, else 10.
+    /// The factor of a logarithmic axis' ticks: 2 when every value is a power of two, else 10.
     double logBase() const;
     /// "8" -> its index, or -1.
     int indexOf(const std::string& value) const;

@@ -1,6 +1,7 @@
 #include "core/run/study/StudyRunner.h"
 
 #include "core/common/Error.h"
+#include "core/common/MemoryBudget.h"
 #include "core/io/Files.h"
 #include "core/run/HeadlessRun.h"
 #include "core/run/study/LocalPointExecutor.h"
@@ -129,6 +130,8 @@ struct StudyMeta
     int reused = 0;
     int ran = 0;
     double pointSeconds = 0.0; // the points' processes, summed
+    double residentAfterFirst = -1.0; // this process's resident memory once the first point settled
+    double residentAfterLast = -1.0; // and once the last had (before the charts)
 };
 
 void writeStudyFiles(const std::string& dir, const StudyState& state, const StudyMeta& meta, const std::string& status)
@@ -169,6 +172,12 @@ void writeStudyFiles(const std::string& dir, const StudyState& state, const Stud
         {"note",
             "overhead = wall time with no point running (checking the points, starting and reaping processes, "
             "writing these files, drawing the charts); this session's only (a resumed study counts anew)"}};
+    j["memory"] = Json {{"resident_after_first_point_bytes", meta.residentAfterFirst},
+        {"resident_after_last_point_bytes", meta.residentAfterLast}, {"resident_bytes", residentBytes()},
+        {"peak_resident_bytes", peakResidentBytes()},
+        {"note",
+            "the study's own process (the points run in processes of their own): it keeps a small record per point, "
+            "so its memory stays flat as points finish"}};
     if (state.plan().hasBestOf())
         j["best_of"] = bestOfJson(state);
     const Json tableMembers = tableJson(table, extras);
@@ -308,6 +317,8 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     auto finishPoint = [&](PointRecord& r, PointStatus status) {
         state.settle(r, status);
+        if (meta.residentAfterFirst < 0)
+            meta.residentAfterFirst = residentBytes();
         sayPoint(plan, r, state.settledCount(), state.total());
         if (spec.progress) {
             Json line {{"study", "point"}, {"id", r.point.id}, {"status", statusName(r.status)},
@@ -427,6 +438,7 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
     }
     if (busyFrom >= 0)
         meta.busySeconds += studyClock() - busyFrom;
+    meta.residentAfterLast = residentBytes();
 
     int failed = 0;
     for (const PointRecord* r : state.records()) {
