@@ -10,6 +10,7 @@
 #include "core/run/EngineShapes.h"
 #include "ui/MainWindow.h"
 #include "ui/RunFolder.h"
+#include "ui/StudyFolder.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
@@ -122,6 +123,7 @@ int main(int argc, char** argv)
     // from, checked as headless checks them.
     std::optional<ui::SessionSettings> settings;
     std::string runFolder;
+    std::string studyFolder;
     if (commandLine.paths.size() > 1)
         return refuseRun("'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
     if (commandLine.paths.size() == 1) {
@@ -131,7 +133,14 @@ int main(int argc, char** argv)
             return refuseRun("'" + path
                 + "' does not exist; name a run folder (with summary.json), a CSV file or "
                   "an IDX folder, or give options (see --help)");
-        if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
+        if (std::filesystem::exists(std::filesystem::path(path) / "study.json", ec)
+            && !std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
+            if (!commandLine.options.empty() || !commandLine.configFile.empty())
+                return refuseRun("'" + path
+                    + "' is a study, shown as it ran: run options apply to new runs, so give them without it (or "
+                      "continue the study with its own command, in study.json)");
+            studyFolder = path;
+        } else if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
             if (!commandLine.options.empty() || !commandLine.configFile.empty())
                 return refuseRun("'" + path
                     + "' is a finished run, shown as it ran: run options apply to new "
@@ -176,6 +185,13 @@ int main(int argc, char** argv)
             return refuseRun(e.what());
         }
     }
+    if (!studyFolder.empty()) {
+        try {
+            (void)ui::loadStudyFolder(QString::fromStdString(studyFolder));
+        } catch (const std::exception& e) {
+            return refuseRun(e.what());
+        }
+    }
 
     qInstallMessageHandler(quietOffscreenWarnings); // (XDG_RUNTIME_DIR: not the user's business either)
     QApplication app(argc, argv);
@@ -193,5 +209,9 @@ int main(int argc, char** argv)
             return refuseRun(problem.toStdString());
     }
     window.show();
+    if (!studyFolder.empty()) {
+        if (const QString problem = window.openStudy(QString::fromStdString(studyFolder)); !problem.isEmpty())
+            return refuseRun(problem.toStdString());
+    }
     return QApplication::exec();
 }
