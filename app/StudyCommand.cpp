@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/HeadlessStart.h"
+#include "core/run/study/StudyMpi.h"
 
 #include <optional>
 
@@ -26,7 +27,9 @@ int runStudyCommand(
     StudyFrontEnd frontEnd;
     frontEnd.charts = charts;
     frontEnd.command = commandText(args);
-    return runStudy(spec, configText ? &*configText : nullptr, frontEnd);
+    const std::string* text = configText ? &*configText : nullptr;
+    // (under mpirun with several processes, the ranks share the points out; rank 0 writes the study)
+    return startStudy(spec, text, frontEnd);
 }
 
 } // namespace sgdscope

@@ -26,11 +26,11 @@ constexpr double stopGrace = 10.0; // seconds the points get to end after a stop
 
 std::string statusText(const StudyState& state, int signal, bool incomplete)
 {
+    if (incomplete)
+        return "incomplete"; // (a lost rank's points, even when a signal then stopped the rest)
     if (signal != 0)
         return "interrupted";
-    if (!state.quiet())
-        return "running";
-    return incomplete ? "incomplete" : "complete";
+    return state.quiet() ? "complete" : "running";
 }
 
 /// The --best-of reduction as study.json records it: per group, every rung's candidates with each seed's
@@ -136,7 +136,16 @@ struct StudyMeta
 
 void writeStudyFiles(const std::string& dir, const StudyState& state, const StudyMeta& meta, const std::string& status)
 {
-    const StudyTable table = tableOf(state);
+    StudyTable table = tableOf(state);
+    if (status == "interrupted" || status == "incomplete") {
+        // Written as the study stops: what still runs is stopping, and will not have finished.
+        for (StudyTable::Row& row : table.rows) {
+            if (row.status == PointStatus::Running) {
+                row.status = PointStatus::Interrupted;
+                row.message = "still running when the study stopped";
+            }
+        }
+    }
     std::vector<Json> extras;
     for (const PointRecord* r : state.records()) {
         Json extra = Json::object();
@@ -306,6 +315,7 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
     std::string threadsId;
     bool stopping = false;
     int signal = 0;
+    int lostPoints = 0;
     double stopDeadline = 0.0;
     double lastWrite = -1e300;
     double busyFrom = -1.0;
@@ -342,6 +352,9 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
             stopDeadline = studyClock() + stopGrace;
             std::fprintf(stderr, "study: stopping: %d point%s still running will be marked interrupted\n",
                 executor.running(), executor.running() == 1 ? "" : "s");
+            // Written at once: under mpirun the job may be torn down a second after the signal.
+            writeStudyFiles(dir, state, meta, lostPoints > 0 ? "incomplete" : "interrupted");
+            lastWrite = studyClock();
         }
         // Start what may start: threads-engine points wait for the cores and run alone.
         while (!stopping && executor.running() < executor.slots() && state.hasDue()) {
@@ -383,7 +396,7 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 progressLine(
                     Json {{"study", "started"}, {"id", r->point.id}, {"rank", started.rank}, {"pid", started.pid}});
         }
-        if (executor.running() == 0 && (stopping || !state.hasDue()))
+        if (executor.running() == 0 && (stopping || !state.hasDue() || executor.slots() == 0))
             break;
         if (stopping && studyClock() > stopDeadline)
             executor.kill();
@@ -422,9 +435,14 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 r.message = "exit code " + std::to_string(end.exitCode)
                     + (end.problem.empty() ? std::string() : ": " + end.problem);
             }
-            if (status == PointStatus::Lost)
-                meta.problems.push_back("point " + plan.describe(r.point) + " lost: " + end.problem);
             finishPoint(r, status);
+            if (status == PointStatus::Lost) {
+                meta.problems.push_back("point " + plan.describe(r.point) + " lost: " + end.problem);
+                ++lostPoints;
+                // Written at once: mpirun ends the whole job when one of its processes dies.
+                writeStudyFiles(dir, state, meta, "incomplete");
+                lastWrite = studyClock();
+            }
         }
         if (busyFrom >= 0 && executor.running() == 0) {
             meta.busySeconds += studyClock() - busyFrom;
@@ -467,15 +485,19 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
         failed > 0 ? (", " + std::to_string(failed) + " failed or lost").c_str() : "", secondsText(wall).c_str(),
         wall > 0 ? 100.0 * std::max(0.0, wall - meta.busySeconds) / wall : 0.0,
         (fs::path(dir) / "study.json").string().c_str());
-    if (incomplete && signal == 0)
+    for (const std::string& p : meta.problems)
+        std::fprintf(stderr, "study: %s\n", p.c_str());
+    if (incomplete)
         std::fprintf(
             stderr, "study: incomplete; run the same command again to run the points that failed or were lost\n");
     if (spec.progress)
         progressLine(
             Json {{"study", "end"}, {"status", status}, {"finished", state.finishedCount()}, {"total", state.total()}});
+    if (incomplete)
+        return 1;
     if (signal != 0)
         return interruptedExitCode(signal) == 0 ? 0 : 128 + signal;
-    return incomplete ? 1 : 0;
+    return 0;
 }
 
 int runStudy(const StudySpec& spec, const std::string* configText, const StudyFrontEnd& frontEnd)
