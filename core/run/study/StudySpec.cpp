@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/io/Sha256.h"
 #include "core/run/Options.h"
+#include "core/run/study/ReadyStudies.h"
 
 #include <algorithm>
 #include <cctype>
@@ -45,6 +46,9 @@ std::vector<StudyFlag> makeFlags()
         "with --best-of: successive halving; every candidate first runs 1/ETA^k of the steps, the best 1/ETA of "
         "them go on to ETA times more, up to the full run (default ETA 3)",
         false, "3"));
+    f.push_back(flag("ready", "NAME",
+        "a ready-made study that redraws a classic figure: scaling | stragglers | staleness (its axes and options; "
+        "the command line's own replace theirs)"));
     f.push_back(flag("jobs", "N", "points run at once on this machine (also -j N; default 1)"));
     f.push_back(flag("share-cores", "",
         "let threads-engine points run beside other points (by default they run alone: they time the cores)"));
@@ -116,8 +120,11 @@ Json StudySpec::identity(const std::string* configText) const
 }
 
 StudySpec makeStudySpec(
-    const StudySpec::Options& flags, const StudySpec::Options& runOptions, const std::string& configFile)
+    const StudySpec::Options& givenFlags, const StudySpec::Options& givenOptions, const std::string& configFile)
 {
+    StudySpec::Options flags = givenFlags;
+    StudySpec::Options runOptions = givenOptions;
+    applyReadyStudy(flags, runOptions); // --ready NAME: its flags and options, the command line's over them
     StudySpec spec;
     bool seedAxis = false;
     for (const auto& [name, value] : flags) {
