@@ -17,6 +17,7 @@ struct CommandLine
     bool version = false;
     bool listPresets = false;
     bool sessionChild = false; // the window's simulated-cluster process (app/SessionChild.h)
+    bool modeChild = false; // a simulated mode's own process (core/run/ModeChild.h)
     std::string configFile;
     std::vector<std::pair<std::string, std::string>> options; // run options in order, names without dashes
     /// The study's own flags (--study, --sweep, ...; core/run/study/StudySpec.h), in order, names without dashes.

@@ -402,23 +402,45 @@ private slots:
         QCOMPARE(runOf(sim, "local-sgd").at("updates").get<int>(), 5); // 5 + 5 + 5 + 5 + 3 steps
     }
 
-    // --async-lr staleness divides each push's learning rate by its staleness in every mode that has staleness: the
-    // mean rate applied falls below --lr, and the parameters differ from the constant rate's.
-    void stalenessLearningRateActsInEveryStaleMode()
+    // The push learning rate rules, in every mode that pushes: by default (scaled) a push of b samples applies
+    // lr x b / B, sync's step per sample; constant applies lr; staleness divides the scaled rate by the push's
+    // staleness. summary.json says the rule and the rates applied (mean, min, max), and the parameters differ.
+    void pushLearningRateRulesActInEveryPushingMode()
     {
+        // 8 workers share a batch of 128: every push is 16 samples, b / B = 1/8.
         const char* args = "--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 --steps 40 --jitter 0.3 "
                            "--lr 0.01 --mode async,ssp,dc-asgd";
-        const Run constant = runApp(nextOut(), words(args));
-        const Run scaled = runApp(nextOut(), words(args) + words("--async-lr staleness"));
-        QCOMPARE(constant.exitCode, 0);
+        const Run scaled = runApp(nextOut(), words(args));
+        const Run constant = runApp(nextOut(), words(args) + words("--async-lr constant"));
+        const Run stale = runApp(nextOut(), words(args) + words("--async-lr staleness"));
         QCOMPARE(scaled.exitCode, 0);
+        QCOMPARE(constant.exitCode, 0);
+        QCOMPARE(stale.exitCode, 0);
+        const double perPush = static_cast<double>(static_cast<float>(0.01 * 16 / 128));
         for (const char* mode : {"async", "ssp", "dc-asgd"}) {
-            QCOMPARE(runOf(constant, mode).at("mean_learning_rate").get<double>(), static_cast<double>(0.01f));
-            const double mean = runOf(scaled, mode).at("mean_learning_rate").get<double>();
-            QVERIFY2(mean < 0.5 * 0.01,
-                qPrintable(QStringLiteral("%1: mean rate %2").arg(QString::fromLatin1(mode)).arg(mean)));
-            QVERIFY(digestOf(scaled, mode) != digestOf(constant, mode));
+            const Json& s = runOf(scaled, mode).at("learning_rate");
+            QCOMPARE(s.at("rule").get<std::string>(), std::string("scaled"));
+            QCOMPARE(s.at("given").get<double>(), 0.01);
+            QCOMPARE(s.at("min").get<double>(), perPush);
+            QCOMPARE(s.at("max").get<double>(), perPush);
+            const Json& c = runOf(constant, mode).at("learning_rate");
+            QCOMPARE(c.at("rule").get<std::string>(), std::string("constant"));
+            QCOMPARE(c.at("mean").get<double>(), static_cast<double>(0.01f));
+            const Json& d = runOf(stale, mode).at("learning_rate");
+            QCOMPARE(d.at("max").get<double>(), perPush); // pushes 0 or 1 stale
+            QVERIFY2(d.at("mean").get<double>() < 0.5 * perPush,
+                qPrintable(
+                    QStringLiteral("%1: mean rate %2").arg(QString::fromLatin1(mode)).arg(d.at("mean").get<double>())));
+            QVERIFY(digestOf(stale, mode) != digestOf(scaled, mode));
+            QVERIFY(digestOf(constant, mode) != digestOf(scaled, mode));
         }
+        // The team-wide modes apply lr per batch, and say so.
+        const Run sync = runApp(nextOut(),
+            words("--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 "
+                  "--steps 10 --lr 0.01 --mode sync"));
+        QCOMPARE(sync.exitCode, 0);
+        QCOMPARE(firstRun(sync).at("learning_rate").at("rule").get<std::string>(), std::string("batch"));
+        QCOMPARE(firstRun(sync).at("learning_rate").at("min").get<double>(), 0.01);
     }
 
     void badValuesAreRefused_data()

@@ -530,19 +530,19 @@ private slots:
         s.modes.backupWorkers = 2;
         s.modes.localSteps = 5;
         s.modes.dcLambda = 0.25;
-        s.stalenessLearningRate = true;
+        s.pushLearningRate = QStringLiteral("staleness");
         const std::string line = sgdscope::dumpJson(sessionSettingsJson(s), -1);
         const SessionSettings r = sessionSettingsFromJson(sgdscope::parseJson(line, "line"));
         QVERIFY(r.modes == s.modes);
-        QVERIFY(r.stalenessLearningRate);
+        QCOMPARE(r.pushLearningRate, QStringLiteral("staleness"));
         // The push learning rate is live too (an MPI job's settings all need a new job).
         SessionSettings constant = s;
-        constant.stalenessLearningRate = false;
+        constant.pushLearningRate = QStringLiteral("constant");
         QVERIFY(constant.trainsDifferentlyFrom(s) && !constant.needsRestartComparedTo(s));
         SessionSettings mpi = s;
         mpi.engine = QStringLiteral("mpi");
         SessionSettings mpiConstant = mpi;
-        mpiConstant.stalenessLearningRate = false;
+        mpiConstant.pushLearningRate = QStringLiteral("scaled");
         QVERIFY(mpiConstant.needsRestartComparedTo(mpi));
         // A knob is a live change; a column's mode needs a new run.
         SessionSettings knob = s;

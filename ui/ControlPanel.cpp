@@ -128,12 +128,15 @@ ControlPanel::ControlPanel(QWidget* parent)
            "element without a lock (async and ssp on this machine's threads; dc-asgd keeps the lock: it "
            "compensates under it). Applies live."));
     m_pushLr = new QComboBox;
-    m_pushLr->addItem(tr("constant (lr)"));
-    m_pushLr->addItem(tr("lr / max(1, staleness)"));
+    m_pushLr->addItem(tr("lr \u00d7 b / B (sync's step per sample)"), QStringLiteral("scaled"));
+    m_pushLr->addItem(tr("constant lr (P\u00d7 sync's step)"), QStringLiteral("constant"));
+    m_pushLr->addItem(tr("lr \u00d7 b / B / max(1, staleness)"), QStringLiteral("staleness"));
     m_pushLr->setToolTip(
-        tr("The learning rate a push of the pushing modes (async, ssp, dc-asgd) is applied with: the panel's, or "
-           "divided by the push's staleness (Zhang et al. 2016; --async-lr staleness). Sync, backup and local-sgd "
-           "have no staleness. Applies live."));
+        tr("The learning rate a push of the pushing modes (async, ssp, dc-asgd) is applied with. The panel's lr is "
+           "for a batch of B samples, and a push is the mean gradient of its own b = B / P: scaled by b / B, every "
+           "mode takes the same step per sample (the default, --async-lr scaled); constant applies the whole lr to "
+           "every push, P times sync's step per sample; staleness divides the scaled rate by the push's staleness "
+           "too (Zhang et al. 2016). Sync, backup and local-sgd apply lr per batch. Applies live."));
 
     m_target = new QComboBox;
     m_target->addItems({tr("none"), tr("test accuracy \u2265"), tr("training loss \u2264")});

@@ -53,7 +53,7 @@ SessionSettings ControlPanel::settings() const
     s.jitter = exactValue(m_jitter, m_jitter->value() * jitterStep);
     s.seed = static_cast<std::uint64_t>(m_seed->value());
     s.lockFree = m_apply->currentIndex() == 1;
-    s.stalenessLearningRate = m_pushLr->currentIndex() == 1;
+    s.pushLearningRate = m_pushLr->currentData().toString();
     s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
     s.targetLoss = m_target->currentIndex() == 2 ? m_targetValue->value() : -1.0;
     s.modes = m_modes;
@@ -145,7 +145,7 @@ void ControlPanel::setSettings(const SessionSettings& s)
     setExact(m_jitter, s.jitter);
     m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, static_cast<std::uint64_t>(m_seed->maximum()))));
     m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
-    m_pushLr->setCurrentIndex(s.stalenessLearningRate ? 1 : 0);
+    m_pushLr->setCurrentIndex(std::max(0, m_pushLr->findData(s.pushLearningRate)));
     updatePushControls();
     m_target->setCurrentIndex(s.targetAccuracy >= 0 ? 1 : s.targetLoss >= 0 ? 2 : 0);
     if (s.targetAccuracy >= 0 || s.targetLoss >= 0)

@@ -258,7 +258,7 @@ Json sessionSettingsJson(const SessionSettings& s)
     j["jitter"] = s.jitter;
     j["seed"] = s.seed;
     j["lock_free"] = s.lockFree;
-    j["staleness_learning_rate"] = s.stalenessLearningRate;
+    j["push_learning_rate"] = s.pushLearningRate.toStdString();
     j["engine"] = s.engine.toStdString();
     j["cluster"] = s.cluster.toStdString();
     j["platform_file"] = s.platformFile.toStdString();
@@ -294,7 +294,7 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     s.jitter = number(field(j, "jitter"));
     s.seed = field(j, "seed").get<std::uint64_t>();
     s.lockFree = field(j, "lock_free").get<bool>();
-    s.stalenessLearningRate = field(j, "staleness_learning_rate").get<bool>();
+    s.pushLearningRate = text("push_learning_rate");
     s.engine = text("engine");
     s.cluster = text("cluster");
     s.platformFile = text("platform_file");

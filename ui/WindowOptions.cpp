@@ -209,7 +209,7 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     if (names.count("async-apply"))
         s.lockFree = c.asyncApply == AsyncApply::LockFree;
     if (names.count("async-lr")) // (ConfigBuilder has refused it without a pushing mode shown)
-        s.stalenessLearningRate = c.asyncLr == AsyncLearningRate::Staleness;
+        s.pushLearningRate = QString::fromStdString(nameOf(asyncLearningRateNames, c.asyncLr));
     if (names.count("target-accuracy"))
         s.targetAccuracy = c.targetAccuracy;
     if (names.count("target-loss"))
@@ -295,10 +295,10 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
     if (s.lockFree && s.engine == QStringLiteral("threads") && lockFreeMode
         && !modes.contains(QStringLiteral("dc-asgd")))
         args << QStringLiteral("--async-apply") << QStringLiteral("lockfree");
-    // The staleness rule applies to the pushing modes run (headless refuses it without one).
-    if (s.stalenessLearningRate
+    // The push rule applies to the pushing modes run (headless refuses it without one); scaled is the default.
+    if (s.pushLearningRate != QStringLiteral("scaled")
         && std::any_of(modes.begin(), modes.end(), [](const QString& m) { return modeNamed(m) && !syncLikeMode(m); }))
-        args << QStringLiteral("--async-lr") << QStringLiteral("staleness");
+        args << QStringLiteral("--async-lr") << s.pushLearningRate;
     if (modes != QStringList {QStringLiteral("sync"), QStringLiteral("async")}) // (both: the default)
         args << QStringLiteral("--mode") << modes.join(QLatin1Char(','));
     for (const QString& name : modes) {

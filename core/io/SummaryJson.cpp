@@ -136,8 +136,8 @@ Json summaryJson(const ModeSummaryRecord& r)
         j["update_wait"] = updateWaitJson(m.updateWaits());
     for (const auto& [key, value] : r.modeFields.items())
         j[key] = value;
-    if (r.meanLearningRate >= 0)
-        j["mean_learning_rate"] = r.meanLearningRate; // as applied (--async-lr staleness)
+    if (!r.learningRate.empty())
+        j["learning_rate"] = r.learningRate;
     if (r.targetAccuracy >= 0 || r.targetLoss >= 0) {
         j["target"]
             = r.targetAccuracy >= 0 ? Json {{"test_accuracy", r.targetAccuracy}} : Json {{"train_loss", r.targetLoss}};

@@ -9,6 +9,7 @@
 #include "core/nn/Initialization.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/DataSource.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/LocalCalibration.h"
 #include "core/run/MemoryEstimate.h"
 #include "core/run/MpiLinkCalibration.h"
@@ -35,7 +36,7 @@ void checkEngineLimits(const RunConfig& config)
             + " is not allowed with --engine threads; use at most " + std::to_string(maxThreadsEngineWorkers)
             + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
     if (config.engine == EngineKind::Sim && config.platform.empty() && config.cluster == ClusterKind::LocalMpi) {
-        const bool server = config.runsAsync() || config.runs(Mode::Backup);
+        const bool server = needsParameterServer(config);
         if (config.workers + (server ? 1 : 0) > maxLocalMpiProcesses)
             throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
                 + " workers is too many for --cluster local-mpi: it models an MPI job on this machine, and "
@@ -57,15 +58,14 @@ EngineChoice engineChoiceFor(
     checkEngineLimits(config);
     if (config.engine == EngineKind::Threads)
         return engine;
-    const bool server = config.runsAsync() || config.runs(Mode::Backup); // a parameter server too
+    const bool server = needsParameterServer(config);
     const int hosts = config.workers + (server ? 1 : 0);
     engine.simHosts = hosts;
     engine.sim.cluster = config.cluster;
     engine.sim.platformFile = config.platform;
     engine.sim.placement = config.placement;
     if (!config.platform.empty()) {
-        if (const std::string why = checkPlatformFile(
-                config.platform, config.workers, server, config.placement, config.runs(Mode::Sync), server);
+        if (const std::string why = platformFileProblem(config.platform, config.workers, config.placement, config);
             !why.empty())
             throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
     } else if (config.cluster == ClusterKind::Local || config.cluster == ClusterKind::LocalMpi) {
@@ -110,6 +110,11 @@ void checkModes(const RunConfig& config)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
             + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
+    if (config.runs(Mode::Backup) && config.engine != EngineKind::Threads
+        && config.topology != Topology::ParameterServer)
+        throw SgdError(config.originOf("topology") + ": backup cannot run on " + nameOf(topologyNames, config.topology)
+            + ": it applies the first P - B gradients to arrive, which only a parameter server sees arrive; use "
+              "--topology ps (the default) for backup, and for the modes beside it");
 }
 } // namespace
 
@@ -234,6 +239,7 @@ PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<con
     s.dcAdaptive = config.dcAdaptive;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
+    s.topology = config.topology;
     if (config.targetAccuracy >= 0 && !data->test)
         throw SgdError(config.originOf("target-accuracy") + ": " + dataName
             + " has no test set, and the target is measured on held-out data; use --target-loss");
@@ -250,10 +256,10 @@ PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<con
 }
 } // namespace
 
-PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data, const EngineChoice* engine)
 {
     PreparedRun run = prepareModelAndSettings(config, std::move(data));
-    run.engine = engineChoiceFor(config, run.problem, run.settings);
+    run.engine = engine ? *engine : engineChoiceFor(config, run.problem, run.settings);
     return run;
 }
 

@@ -133,6 +133,30 @@ Json modeFields(const ModeResult& r)
     return j;
 }
 
+/// The learning rate: the rule that set it, as given, and as the updates or pushes applied it.
+Json learningRateFields(const ModeResult& r)
+{
+    const RunMetrics::ModeCosts& costs = r.metrics.costs();
+    const bool pushes = !isSyncLike(r.mode);
+    Json j = Json::object();
+    j["rule"] = pushes ? nameOf(asyncLearningRateNames, r.settings.asyncLearningRate) : std::string("batch");
+    j["given"] = r.settings.learningRate;
+    j["per_samples"] = r.settings.batch;
+    j["mean"] = costs.learningRates > 0 ? Json(costs.learningRateSum / static_cast<double>(costs.learningRates))
+                                        : Json(nullptr);
+    j["min"] = costs.learningRates > 0 ? Json(costs.learningRateMin) : Json(nullptr);
+    j["max"] = costs.learningRates > 0 ? Json(costs.learningRateMax) : Json(nullptr);
+    j["note"] = pushes
+        ? "given is the rate for a batch of per_samples samples; a push of b samples applies given x b / per_samples "
+          "(rule scaled: the step per sample of sync), given (constant), or given x b / per_samples / max(1, "
+          "staleness) (staleness); mean, min and max over the pushes applied"
+        : (r.mode == Mode::LocalSgd
+                ? "each worker's local step applies given to the mean gradient of its own samples, and the average of "
+                  "the workers' models makes the round: with one local step and no momentum, sync's step"
+                : "each update applies given to the mean gradient of its batch (backup: of the gradients kept)");
+    return j;
+}
+
 } // namespace
 
 ModeSummaryRecord summaryRecord(const ModeResult& r)
@@ -155,9 +179,7 @@ ModeSummaryRecord summaryRecord(const ModeResult& r)
     s.wallSeconds = r.wallSeconds;
     s.metrics = &r.metrics;
     s.modeFields = modeFields(r);
-    const RunMetrics::ModeCosts& costs = r.metrics.costs();
-    if (!isSyncLike(r.mode) && costs.learningRates > 0)
-        s.meanLearningRate = costs.learningRateSum / costs.learningRates;
+    s.learningRate = learningRateFields(r);
     s.targetAccuracy = r.settings.targetAccuracy;
     s.targetLoss = r.settings.targetLoss;
     s.targetReached = r.target.reached;
