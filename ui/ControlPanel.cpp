@@ -89,6 +89,16 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_cluster->addItem(tr("wan (1 Gb/s, 30 ms)"), QStringLiteral("wan"));
     m_cluster->addItem(tr("platform file..."), QString());
     m_cluster->setCurrentIndex(m_cluster->findData(QStringLiteral("datacenter")));
+    m_topology = new QComboBox;
+    m_topology->addItem(tr("parameter server (every mode's)"), QStringLiteral("ps"));
+    m_topology->addItem(tr("binomial tree"), QStringLiteral("tree"));
+    m_topology->addItem(tr("all-reduce"), QStringLiteral("allreduce"));
+    m_topology->setToolTip(
+        tr("The wires of the team-wide modes (sync, backup, local-sgd) between the simulated hosts: a parameter "
+           "server, the wires every mode can use (the pushing modes always push to one; the default, so that the "
+           "columns compare modes on the same wires); a binomial tree; or an all-reduce (reduce-scatter, then "
+           "all-gather: each worker sends 2 (P - 1) / P of the parameters). Every topology sums the same fixed tree: "
+           "the bits do not change, only the time. Backup needs the parameter server. Applies on Reset."));
     m_cluster->setToolTip(tr("The simulated cluster: a built-in one (README has their figures) or a SimGrid "
                              "platform file (XML). Applies on Reset."));
     m_hosts = new QComboBox;
@@ -200,6 +210,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     auto* form = new QFormLayout(parallel);
     form->addRow(tr("Engine"), m_engine);
     form->addRow(tr("Cluster"), m_cluster);
+    form->addRow(tr("Wires"), m_topology);
     form->addRow(tr("Hosts"), m_hosts);
     form->addRow(m_engineNote);
     form->addRow(tr("Workers"), withValue(m_workers, m_workersValue));
@@ -269,6 +280,7 @@ ControlPanel::ControlPanel(QWidget* parent)
         engineChanged();
         emitSettings();
     });
+    connect(m_topology, &QComboBox::activated, this, [this] { emitSettings(); });
     connect(m_cluster, &QComboBox::activated, this, [this](int index) {
         if (index == m_cluster->count() - 1)
             pickFile(m_cluster, tr("SimGrid platform file"), tr("SimGrid platforms (*.xml);;All files (*)"));

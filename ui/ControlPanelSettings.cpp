@@ -44,6 +44,7 @@ SessionSettings ControlPanel::settings() const
     s.cluster = platform ? QStringLiteral("datacenter") : cluster;
     s.platformFile = platform ? cluster : QString();
     s.hostFile = m_hosts->currentIndex() == 1 ? m_hosts->currentData().toString() : QString();
+    s.topology = m_topology->currentData().toString();
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
     s.batch = m_batchValues.isEmpty() ? 0 : m_batchValues[batchIndex];
     s.accum = m_accum->value();
@@ -115,6 +116,7 @@ void ControlPanel::setSettings(const SessionSettings& s)
         m_cluster->setCurrentIndex(std::max(0, static_cast<int>(m_cluster->findData(s.cluster))));
     }
     m_lastCluster = m_cluster->currentIndex();
+    m_topology->setCurrentIndex(std::max(0, static_cast<int>(m_topology->findData(s.topology))));
     if (!s.hostFile.isEmpty()) {
         m_hosts->setItemData(1, s.hostFile);
         m_hosts->setItemText(1, QFileInfo(s.hostFile).fileName());

@@ -262,6 +262,7 @@ Json sessionSettingsJson(const SessionSettings& s)
     j["engine"] = s.engine.toStdString();
     j["cluster"] = s.cluster.toStdString();
     j["platform_file"] = s.platformFile.toStdString();
+    j["topology"] = s.topology.toStdString();
     j["host_file"] = s.hostFile.toStdString();
     j["batch_per_worker"] = s.batchPerWorker;
     j["modes"] = Json::array({s.modes.names[LeftColumn].toStdString(), s.modes.names[RightColumn].toStdString()});
@@ -298,6 +299,7 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     s.engine = text("engine");
     s.cluster = text("cluster");
     s.platformFile = text("platform_file");
+    s.topology = text("topology");
     s.hostFile = text("host_file");
     s.batchPerWorker = field(j, "batch_per_worker").get<bool>();
     const Json& modes = field(j, "modes");

@@ -215,6 +215,8 @@ struct SessionSettings
     QString cluster = QStringLiteral("datacenter"); // sim: a built-in cluster ...
     QString platformFile; // ... or a SimGrid platform file (when set)
     QString hostFile; // mpi: mpirun's --hostfile (empty: this machine)
+    /// sim: the team-wide modes' wires (--topology): "ps" (a parameter server, every mode's), "tree", "allreduce".
+    QString topology = QStringLiteral("ps");
 
     bool external() const { return engine != QStringLiteral("threads"); }
 
@@ -228,9 +230,8 @@ struct SessionSettings
     {
         return workers != other.workers || globalBatch() != other.globalBatch() || accum != other.accum
             || learningRate != other.learningRate || slowWorker != other.slowWorker || slowFactor != other.slowFactor
-            || jitter != other.jitter || lockFree != other.lockFree
-            || pushLearningRate != other.pushLearningRate || batchPerWorker != other.batchPerWorker
-            || modes.knobsDifferFrom(other.modes);
+            || jitter != other.jitter || lockFree != other.lockFree || pushLearningRate != other.pushLearningRate
+            || batchPerWorker != other.batchPerWorker || modes.knobsDifferFrom(other.modes);
     }
 
     /// Settings that cannot change while a run goes on (they need Reset): the model and data, the seed, the
@@ -238,8 +239,8 @@ struct SessionSettings
     bool needsRestartComparedTo(const SessionSettings& other) const
     {
         if (preset != other.preset || seed != other.seed || engine != other.engine || cluster != other.cluster
-            || platformFile != other.platformFile || hostFile != other.hostFile || options != other.options
-            || modes.names != other.modes.names)
+            || topology != other.topology || platformFile != other.platformFile || hostFile != other.hostFile
+            || options != other.options || modes.names != other.modes.names)
             return true;
         if (engine == QStringLiteral("mpi"))
             return workers != other.workers || batch != other.batch || accum != other.accum

@@ -23,6 +23,7 @@ SessionSettings storedSessionSettings(SessionSettings s)
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
     s.pushLearningRate = settings.value(QStringLiteral("pushLearningRate"), s.pushLearningRate).toString();
+    s.topology = settings.value(QStringLiteral("topology"), s.topology).toString();
     s.batchPerWorker = settings.value(QStringLiteral("batchPerWorker"), false).toBool();
     s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
     s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
@@ -58,6 +59,7 @@ void storeSessionSettings(const SessionSettings& s)
     settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
     settings.setValue(QStringLiteral("pushLearningRate"), s.pushLearningRate);
+    settings.setValue(QStringLiteral("topology"), s.topology);
     settings.setValue(QStringLiteral("batchPerWorker"), s.batchPerWorker);
     settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
     settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);

@@ -183,6 +183,8 @@ RunConfig sessionOptionsConfig(const SessionSettings& settings)
             builder.applyOption("cluster", settings.cluster.toStdString());
         else
             builder.applyOption("platform", settings.platformFile.toStdString());
+        if (settings.topology != QStringLiteral("ps") && teamWideColumn(settings))
+            builder.applyOption("topology", settings.topology.toStdString());
     } else if (settings.engine == QStringLiteral("mpi")) {
         builder.applyOption("engine", "mpi");
     }

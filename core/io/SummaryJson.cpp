@@ -75,6 +75,8 @@ Json summaryJson(const ModeSummaryRecord& r)
     Json j = Json::object();
     j["mode"] = modeName(r.mode);
     j["engine"] = r.engine;
+    if (!r.topology.empty())
+        j["topology"] = r.topology;
     j["workers"] = r.workers;
     j["batch"] = r.batch;
     j["accum"] = r.accum;

@@ -16,6 +16,7 @@ struct ModeSummaryRecord
 {
     Mode mode = Mode::Sync;
     std::string engine; // "threads", "sim", "mpi"
+    std::string topology; // the team-wide modes' wires between processes or hosts ("ps", "tree", "allreduce"); "": none
     int workers = 0;
     int batch = 0;
     int accum = 0;

@@ -110,6 +110,12 @@ void checkModes(const RunConfig& config)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
             + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
+    if (config.engine == EngineKind::Mpi && config.origins.count("topology") && config.topology != Topology::Tree
+        && (config.runs(Mode::Sync) || config.runs(Mode::LocalSgd)))
+        throw SgdError(config.originOf("topology")
+            + ": across MPI processes sync and local-sgd run on a tree (--topology "
+              "tree) so far; "
+            + nameOf(topologyNames, config.topology) + " is the simulated cluster's (--engine sim)");
     if (config.runs(Mode::Backup) && config.engine != EngineKind::Threads
         && config.topology != Topology::ParameterServer)
         throw SgdError(config.originOf("topology") + ": backup cannot run on " + nameOf(topologyNames, config.topology)

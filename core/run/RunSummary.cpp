@@ -7,6 +7,13 @@ namespace sgdscope {
 
 namespace {
 
+/// Whether the mode's job has a parameter server beside its workers: the pushing modes, backup, and the team-wide
+/// modes on --topology ps.
+bool hasServer(const ModeResult& r)
+{
+    return !isSyncLike(r.mode) || r.mode == Mode::Backup || r.settings.topology == Topology::ParameterServer;
+}
+
 /// A simulated run's cluster: its name, hosts, calibrations and cost model (summary.json's members after
 /// "clock").
 Json clusterFields(const ModeResult& r)
@@ -41,8 +48,7 @@ Json clusterFields(const ModeResult& r)
             {"round_trips", link.roundTrips},
             {"measure", link.fromShortest ? "shortest round trips" : "median round trips"},
             {"processes", link.processes}, {"cores", link.cores},
-            {"core_share",
-                link.coreShare(r.settings.workers + (r.mode == Mode::Sync || r.mode == Mode::LocalSgd ? 0 : 1))},
+            {"core_share", link.coreShare(r.settings.workers + (hasServer(r) ? 1 : 0))},
             {"waited_for_a_core_share", link.waitedForACoreShare >= 0 ? Json(link.waitedForACoreShare) : Json(nullptr)},
             {"busy", link.busy()},
             {"note",
@@ -157,6 +163,13 @@ Json learningRateFields(const ModeResult& r)
     return j;
 }
 
+/// The wires a team-wide mode ran on: its --topology on the simulated cluster; across MPI processes sync and
+/// local-sgd run on a tree (their other topologies are the simulated cluster's so far).
+Topology wiresOf(const ModeResult& r)
+{
+    return r.engineChoice.kind == EngineKind::Mpi ? Topology::Tree : r.settings.topology;
+}
+
 } // namespace
 
 ModeSummaryRecord summaryRecord(const ModeResult& r)
@@ -164,6 +177,8 @@ ModeSummaryRecord summaryRecord(const ModeResult& r)
     ModeSummaryRecord s;
     s.mode = r.mode;
     s.engine = r.engine;
+    if (isSyncLike(r.mode) && r.engineChoice.kind != EngineKind::Threads)
+        s.topology = r.mode == Mode::Backup ? std::string("ps") : nameOf(topologyNames, wiresOf(r));
     s.workers = r.settings.workers;
     s.batch = r.settings.batch;
     s.accum = r.settings.accum;
