@@ -445,6 +445,54 @@ private Q_SLOTS:
         QVERIFY(!find("time-vs-mode.png")); // a choice is a line, never an x axis
     }
 
+    void figuresShowTheChosenCandidate()
+    {
+        // --best-of lr: a chart of the kept lr per line, so "each at its own best" can be read off.
+        StudyTable t;
+        t.axes = {parseAxis("mode=sync,async", "--sweep"), parseAxis("workers=1..4", "--sweep")};
+        t.bestOf = "lr";
+        const char* kept[2][3] = {{"0.4", "0.4", "1.6"}, {"0.4", "0.1", "0.025"}};
+        for (int m = 0; m < 2; ++m) {
+            for (int w = 0; w < 3; ++w) {
+                for (const char* lr : {"0.025", "0.1", "0.4", "1.6"}) {
+                    StudyTable::Row row;
+                    row.id = "m" + std::to_string(m) + "w" + std::to_string(w) + "lr" + lr;
+                    row.values = {
+                        t.axes[0].values[static_cast<std::size_t>(m)], t.axes[1].values[static_cast<std::size_t>(w)]};
+                    row.candidate = lr;
+                    row.status = PointStatus::Done;
+                    row.kept = std::string(lr) == kept[m][w];
+                    PointResult r;
+                    r.mode = row.values[0];
+                    r.seconds = 1.0;
+                    r.finalLoss = 0.5;
+                    row.result = r;
+                    t.rows.push_back(row);
+                }
+            }
+        }
+        const std::vector<StudyFigure> figures = studyFigures(t);
+        const auto chosen = std::find_if(
+            figures.begin(), figures.end(), [](const StudyFigure& f) { return f.file == "best-lr-vs-workers.png"; });
+        QVERIFY(chosen != figures.end());
+        QVERIFY(chosen->logY); // a grid of factors: 0.025 to 1.6
+        QCOMPARE(chosen->lines.size(), std::size_t {2});
+        for (int m = 0; m < 2; ++m) {
+            const FigureLine& line = chosen->lines[static_cast<std::size_t>(m)];
+            QCOMPARE(line.points.size(), std::size_t {3});
+            for (int w = 0; w < 3; ++w) {
+                const FigurePoint& p = line.points[static_cast<std::size_t>(w)];
+                QCOMPARE(p.median, std::stod(kept[m][w]));
+                QCOMPARE(p.low, p.median);
+                QCOMPARE(p.folders.size(), std::size_t {1}); // the kept point alone
+            }
+        }
+        // No such chart without --best-of (figuresDrawKeptPointsWithBands has none either).
+        t.bestOf.clear();
+        for (const StudyFigure& f : studyFigures(t))
+            QVERIFY2(f.file.rfind("best-", 0) != 0, f.file.c_str());
+    }
+
     void tableReadsBackFromStudyJson()
     {
         StudyTable t;

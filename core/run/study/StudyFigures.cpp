@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -13,6 +14,8 @@ namespace {
 
 /// What a chart shows of a run (NaN: the run has no such value, e.g. a target not reached).
 using Measure = std::function<double(const PointResult&)>;
+/// What a chart shows of a point of the table (its chosen candidate, for one).
+using RowMeasure = std::function<double(const StudyTable::Row&)>;
 
 double nan()
 {
@@ -127,7 +130,7 @@ bool wideRange(const std::vector<FigureLine>& lines)
 
 /// A figure of `measure` against axis `ax`; empty lines are left out.
 StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const std::string& title,
-    const std::string& yTitle, const Measure& measure, bool logYIfWide, bool fromZero,
+    const std::string& yTitle, const RowMeasure& measure, bool logYIfWide, bool fromZero,
     const std::function<bool(const LineRows&)>& lineFilter = {})
 {
     const StudyAxis& axis = t.axes[static_cast<std::size_t>(ax)];
@@ -150,7 +153,7 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
         for (const auto& [x, list] : rows.byX) {
             Runs runs;
             for (const StudyTable::Row* row : list) {
-                const double v = measure(*row->result);
+                const double v = measure(*row);
                 if (std::isfinite(v))
                     runs.emplace_back(v, row->id);
                 else
@@ -173,6 +176,24 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
             + (missing == 1 ? " has" : "s have") + " no value here"
             + (stem == "time-to-target" ? " (target not reached)" : " (diverged)");
     return f;
+}
+
+/// A figure of a run's `measure` (figureOf over the rows' results).
+StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const std::string& title,
+    const std::string& yTitle, const Measure& measure, bool logYIfWide, bool fromZero,
+    const std::function<bool(const LineRows&)>& lineFilter = {})
+{
+    return figureOf(
+        t, ax, stem, title, yTitle, [&measure](const StudyTable::Row& row) { return measure(*row.result); },
+        logYIfWide, fromZero, lineFilter);
+}
+
+/// The candidate a point stands for as a number (NaN: not a number, e.g. a choice).
+double candidateValue(const StudyTable::Row& row)
+{
+    char* end = nullptr;
+    const double v = std::strtod(row.candidate.c_str(), &end);
+    return end && *end == '\0' && end != row.candidate.c_str() && std::isfinite(v) ? v : nan();
 }
 
 } // namespace
@@ -268,6 +289,26 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
         add(figureOf(
             t, ax, "idle", "Idle fraction", "idle fraction (all workers' waits / wall time)",
             [](const PointResult& r) { return r.idleFraction; }, false, true));
+        if (!t.bestOf.empty()) {
+            // The --best-of choice itself, so that "each at its own best" can be read off (and checked against
+            // study.json's rungs): the kept candidate per line, a log axis where the grid is one.
+            StudyFigure chosen = figureOf(t, ax, "best-" + t.bestOf, "Chosen " + t.bestOf,
+                t.bestOf + " kept (best of the candidates)", RowMeasure(candidateValue), true, false);
+            if (!chosen.lines.empty()) {
+                chosen.note = std::string(t.target ? "the shortest time to the target" : "the lowest final loss")
+                    + " of each line's candidates at each " + axis.name;
+                double low = INFINITY;
+                double high = 0.0;
+                for (const FigureLine& l : chosen.lines) {
+                    for (const FigurePoint& p : l.points) {
+                        low = std::min(low, p.low);
+                        high = std::max(high, p.high);
+                    }
+                }
+                chosen.logY = low > 0.0 && high >= 4.0 * low;
+                add(std::move(chosen));
+            }
+        }
         if (pushing)
             add(figureOf(
                 t, ax, "staleness", "Mean staleness", "mean staleness (updates)",
