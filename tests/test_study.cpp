@@ -445,6 +445,40 @@ private Q_SLOTS:
         QVERIFY(!find("time-vs-mode.png")); // a choice is a line, never an x axis
     }
 
+    void aSpeedupLineThatStartsLaterSaysSo()
+    {
+        // backup cannot run at 1 worker: its speedup is over its own 2 workers, and the chart must say it.
+        StudyTable t;
+        t.axes = {parseAxis("mode=sync,backup", "--sweep"), parseAxis("workers=1..4", "--sweep")};
+        for (int m = 0; m < 2; ++m) {
+            for (int w = m; w < 3; ++w) {
+                StudyTable::Row row;
+                row.id = "m" + std::to_string(m) + "w" + std::to_string(w);
+                row.values = {
+                    t.axes[0].values[static_cast<std::size_t>(m)], t.axes[1].values[static_cast<std::size_t>(w)]};
+                row.status = PointStatus::Done;
+                row.kept = true;
+                PointResult r;
+                r.mode = row.values[0];
+                r.seconds = 8.0 / (1 << w);
+                r.finalLoss = 0.5;
+                row.result = r;
+                t.rows.push_back(row);
+            }
+        }
+        for (const StudyFigure& f : studyFigures(t)) {
+            if (f.file != "speedup-vs-workers.png" && f.file != "efficiency-vs-workers.png")
+                continue;
+            QVERIFY2(f.note == "backup: against its own time at 2 workers", f.note.c_str());
+            QCOMPARE(f.lines[1].points.front().median, 1.0);
+        }
+        t.rows.erase(std::remove_if(t.rows.begin(), t.rows.end(), [](const StudyTable::Row& r) {
+            return r.values[0] == "backup";
+        }), t.rows.end());
+        for (const StudyFigure& f : studyFigures(t))
+            QVERIFY2(f.note.find("against its own") == std::string::npos, f.note.c_str());
+    }
+
     void figuresShowTheChosenCandidate()
     {
         // --best-of lr: a chart of the kept lr per line, so "each at its own best" can be read off.

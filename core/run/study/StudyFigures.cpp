@@ -1,5 +1,6 @@
 #include "core/run/study/StudyFigures.h"
 
+#include "core/common/Json.h"
 #include "core/metrics/Events.h"
 
 #include <algorithm>
@@ -272,6 +273,15 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
                 }
                 speedup.lines.push_back(ideal);
                 speedup.logY = speedup.logX;
+            }
+            // A line that cannot start at the fewest workers (backup needs two) is over its own first point: say so
+            // on the picture, or its lower curve reads as a slower mode.
+            for (StudyFigure* f : {&speedup, &efficiency}) {
+                for (const FigureLine& line : f->lines) {
+                    if (!line.reference && !line.points.empty() && line.points.front().x > x0)
+                        f->note += std::string(f->note.empty() ? "" : "; ") + line.name + ": against its own time at "
+                            + formatNumber(line.points.front().x) + " " + axis.name;
+                }
             }
             add(std::move(speedup));
             add(std::move(efficiency));
