@@ -63,7 +63,13 @@ StudyChart::StudyChart(StudyFigure figure, QWidget* parent)
         QString::fromStdString(figure.file).chopped(figure.file.size() >= 4 ? 4 : 0), parent)
     , m_figure(std::move(figure))
 {
-    setToolTip(QString::fromStdString(m_figure.note));
+    // What the band is and what is missing belongs on the picture, not only in a tooltip: a second, plain line
+    // under the title (Qt Charts lays its title out as rich text).
+    if (!m_figure.note.empty()) {
+        m_chart->setTitle(QStringLiteral("%1<br><span style=\"font-weight:normal; font-size:small\">%2</span>")
+                              .arg(QString::fromStdString(m_figure.title).toHtmlEscaped(),
+                                  QString::fromStdString(m_figure.note).toHtmlEscaped()));
+    }
     buildAxes();
 }
 
@@ -112,7 +118,9 @@ void StudyChart::buildAxes()
         axis->setBase(10.0);
         axis->setLabelFormat(QStringLiteral("%g"));
         const auto [lo, hi] = logRange(yLow, yHigh, 10.0);
-        axis->setRange(lo, hi);
+        // The ends a hair outside the powers: Qt Charts drops the label of a power that sits exactly on an end
+        // (0.1 under a speedup chart went unlabeled).
+        axis->setRange(lo * (1.0 - 1e-6), hi * (1.0 + 1e-6));
         axis->setMinorTickCount(-1);
         QPen minor = axis->minorGridLinePen();
         minor.setColor(QColor(0xf0, 0xf0, 0xf0));
@@ -188,7 +196,8 @@ void StudyChart::buildAxes()
                 Q_EMIT pointClicked(folder);
         });
     }
-    m_chart->legend()->setVisible(m_figure.lines.size() > 1);
+    // Always a legend, one line too: it names the mode (staleness is drawn for async alone).
+    m_chart->legend()->setVisible(!m_figure.lines.empty());
 }
 
 const FigurePoint* StudyChart::nearest(int line, double x) const

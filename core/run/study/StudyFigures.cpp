@@ -303,19 +303,13 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
             // The --best-of choice itself, so that "each at its own best" can be read off (and checked against
             // study.json's rungs): the kept candidate per line, a log axis where the grid is one.
             StudyFigure chosen = figureOf(t, ax, "best-" + t.bestOf, "Chosen " + t.bestOf,
-                t.bestOf + " kept (best of the candidates)", RowMeasure(candidateValue), true, false);
+                t.bestOf + " kept (best of the candidates)", RowMeasure(candidateValue), true, true);
             if (!chosen.lines.empty()) {
-                chosen.note = std::string(t.target ? "the shortest time to the target" : "the lowest final loss")
-                    + " of each line's candidates at each " + axis.name;
-                double low = INFINITY;
-                double high = 0.0;
-                for (const FigureLine& l : chosen.lines) {
-                    for (const FigurePoint& p : l.points) {
-                        low = std::min(low, p.low);
-                        high = std::max(high, p.high);
-                    }
-                }
-                chosen.logY = low > 0.0 && high >= 4.0 * low;
+                // (a log axis only where the kept values span more than a factor 20: it labels whole decades, and
+                // 0.2 ... 0.8 has none inside)
+                chosen.note = std::string("kept: the candidate with the ")
+                    + (t.target ? "shortest time to the target" : "lowest final loss")
+                    + "; study.json's best_of has every rung";
                 add(std::move(chosen));
             }
         }
