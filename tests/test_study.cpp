@@ -454,8 +454,8 @@ private Q_SLOTS:
             for (int w = m; w < 3; ++w) {
                 StudyTable::Row row;
                 row.id = "m" + std::to_string(m) + "w" + std::to_string(w);
-                row.values = {
-                    t.axes[0].values[static_cast<std::size_t>(m)], t.axes[1].values[static_cast<std::size_t>(w)]};
+                row.values
+                    = {t.axes[0].values[static_cast<std::size_t>(m)], t.axes[1].values[static_cast<std::size_t>(w)]};
                 row.status = PointStatus::Done;
                 row.kept = true;
                 PointResult r;
@@ -469,12 +469,14 @@ private Q_SLOTS:
         for (const StudyFigure& f : studyFigures(t)) {
             if (f.file != "speedup-vs-workers.png" && f.file != "efficiency-vs-workers.png")
                 continue;
-            QVERIFY2(f.note == "backup: against its own time at 2 workers", f.note.c_str());
+            const std::string own = "; backup: against its own time at 2 workers";
+            QVERIFY2(f.note.size() > own.size() && f.note.compare(f.note.size() - own.size(), own.size(), own) == 0,
+                f.note.c_str());
             QCOMPARE(f.lines[1].points.front().median, 1.0);
         }
-        t.rows.erase(std::remove_if(t.rows.begin(), t.rows.end(), [](const StudyTable::Row& r) {
-            return r.values[0] == "backup";
-        }), t.rows.end());
+        t.rows.erase(std::remove_if(t.rows.begin(), t.rows.end(),
+                         [](const StudyTable::Row& r) { return r.values[0] == "backup"; }),
+            t.rows.end());
         for (const StudyFigure& f : studyFigures(t))
             QVERIFY2(f.note.find("against its own") == std::string::npos, f.note.c_str());
     }

@@ -185,8 +185,8 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
     const std::function<bool(const LineRows&)>& lineFilter = {})
 {
     return figureOf(
-        t, ax, stem, title, yTitle, [&measure](const StudyTable::Row& row) { return measure(*row.result); },
-        logYIfWide, fromZero, lineFilter);
+        t, ax, stem, title, yTitle, [&measure](const StudyTable::Row& row) { return measure(*row.result); }, logYIfWide,
+        fromZero, lineFilter);
 }
 
 /// The candidate a point stands for as a number (NaN: not a number, e.g. a choice).
@@ -231,10 +231,12 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
             t.target ? seconds + " to the target" : seconds, time, true, false));
         if (axis.name == "workers") {
             // Speedup and efficiency: each line against its own run at the fewest workers.
-            StudyFigure speedup = figureOf(
-                t, ax, "speedup", "Speedup", "speedup (time at the fewest workers / time)", time, false, false);
-            StudyFigure efficiency = figureOf(t, ax, "efficiency", "Efficiency",
-                "efficiency (speedup x fewest workers / workers)", time, false, true);
+            // (short axis titles, the definitions in the note: a chart in the study's window is a quarter of it)
+            StudyFigure speedup = figureOf(t, ax, "speedup", "Speedup", "speedup", time, false, false);
+            StudyFigure efficiency = figureOf(t, ax, "efficiency", "Efficiency", "efficiency", time, false, true);
+            speedup.note = "time at the fewest workers / time" + (speedup.note.empty() ? "" : "; " + speedup.note);
+            efficiency.note
+                = "speedup x fewest workers / workers" + (efficiency.note.empty() ? "" : "; " + efficiency.note);
             double x0 = INFINITY;
             double xMax = 0.0;
             for (StudyFigure* f : {&speedup, &efficiency}) {
