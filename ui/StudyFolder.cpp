@@ -45,6 +45,7 @@ LoadedStudy loadStudyFolder(const QString& dir)
     s.figures = studyFigures(s.table);
     if (const Json* best = member(study, "best_of"); best && best->is_object()) {
         const std::string name = member(*best, "name") ? best->at("name").get<std::string>() : "";
+        s.bestOf = QString::fromStdString(name);
         if (const Json* groups = member(*best, "groups"); groups && groups->is_array()) {
             for (const Json& g : *groups) {
                 QString where;
@@ -55,11 +56,16 @@ LoadedStudy loadStudyFolder(const QString& dir)
                             + QString::fromStdString(value.is_string() ? value.get<std::string>() : "");
                 }
                 const Json* chosen = member(g, "chosen");
+                // A group without a choice in a study that ended: its points were skipped or none finished.
+                const QString none = s.status == QStringLiteral("complete") ? QStringLiteral("(none: no candidate ran)")
+                                                                            : QStringLiteral("(not decided yet)");
                 s.choices << QStringLiteral("%1: %2 %3")
                                  .arg(where.isEmpty() ? QStringLiteral("every point") : where,
                                      QString::fromStdString(name),
                                      chosen && chosen->is_string() ? QString::fromStdString(chosen->get<std::string>())
-                                                                   : QStringLiteral("(not decided yet)"));
+                                                                   : none);
+                if (chosen && chosen->is_string())
+                    s.chosenValues << QString::fromStdString(chosen->get<std::string>());
             }
         }
     }

@@ -25,6 +25,8 @@ struct LoadedStudy
     std::vector<StudyFigure> figures;
     /// The chosen --best-of value per combination ("mode=sync, workers=8: lr 0.02"), when there is one.
     QStringList choices;
+    QString bestOf; // the --best-of option ("lr"), "" without
+    QStringList chosenValues; // the values chosen, one per combination that has one
 };
 LoadedStudy loadStudyFolder(const QString& dir);
 

@@ -23,7 +23,10 @@ namespace sgdscope::ui {
 namespace {
 QString figure(double v)
 {
-    return std::isfinite(v) ? QString::number(v, 'g', 5) : QString();
+    if (!std::isfinite(v))
+        return {};
+    // (samples per second in whole numbers: 133832, not 1.3383e+05)
+    return std::abs(v) >= 1e4 ? QString::number(v, 'f', 0) : QString::number(v, 'g', 5);
 }
 } // namespace
 
@@ -89,13 +92,33 @@ QString StudyView::load(const QString& dir)
                        .arg(m_study.finished)
                        .arg(m_study.total);
     text += QStringLiteral("<br><tt>%1</tt>").arg(m_study.command.toHtmlEscaped());
-    for (const QString& choice : m_study.choices)
-        text += QStringLiteral("<br>") + tr("chosen: %1").arg(choice.toHtmlEscaped());
+    // A few choices are listed; many (a scaling study has a dozen or more) are counted by value in one line, the
+    // list in the tooltip: the table's chosen column and the chosen-value chart say where each went.
+    constexpr qsizetype listedChoices = 4;
+    if (m_study.choices.size() <= listedChoices) {
+        for (const QString& choice : m_study.choices)
+            text += QStringLiteral("<br>") + tr("chosen: %1").arg(choice.toHtmlEscaped());
+    } else {
+        QStringList values;
+        for (const QString& v : m_study.chosenValues) {
+            if (!values.contains(v))
+                values << v;
+        }
+        QStringList counts;
+        for (const QString& v : values)
+            counts << tr("%1 (%2 of %3)").arg(v).arg(m_study.chosenValues.count(v)).arg(m_study.choices.size());
+        const qsizetype open = m_study.choices.size() - m_study.chosenValues.size();
+        text += QStringLiteral("<br>")
+            + tr("chosen %1: %2%3; the table's chosen column says where")
+                  .arg(m_study.bestOf.toHtmlEscaped(), counts.join(QStringLiteral(", ")).toHtmlEscaped(),
+                      open > 0 ? tr(", %1 without a choice").arg(open) : QString());
+    }
     for (const QString& note : m_study.notes)
         text += QStringLiteral("<br><i>%1</i>").arg(note.toHtmlEscaped());
     if (m_study.figures.empty())
         text += QStringLiteral("<br>") + tr("No charts: the study has no numeric axis, or no point has finished yet.");
     m_summary->setText(text);
+    m_summary->setToolTip(m_study.choices.size() > listedChoices ? m_study.choices.join(QLatin1Char('\n')) : QString());
 
     qDeleteAll(m_charts);
     m_charts.clear();
