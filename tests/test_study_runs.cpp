@@ -199,14 +199,17 @@ private Q_SLOTS:
                                     .arg(busyAfter);
         qInfo("%s", qPrintable(figures));
         const bool busy = busyBefore > busyCores || busyAfter > busyCores;
+        // The overhead first: busy cores that spoil the -j 2 premise need not spoil this one.
+        const bool overheadPremise = shortest >= 1.0 && !(overhead > overheadBound && busy);
+        if (overheadPremise)
+            QVERIFY2(overhead < overheadBound, qPrintable(figures));
         if (ratio > parallelBound && busy)
             QSKIP(qPrintable(QStringLiteral("the cores are busy with other work: ") + figures));
         QVERIFY2(ratio <= parallelBound, qPrintable(figures));
         if (shortest < 1.0)
             QSKIP(qPrintable(QStringLiteral("points shorter than a second on this machine: ") + figures));
-        if (overhead > overheadBound && busy)
+        if (!overheadPremise)
             QSKIP(qPrintable(QStringLiteral("the cores are busy with other work: ") + figures));
-        QVERIFY2(overhead < overheadBound, qPrintable(figures));
     }
 
     void memoryStaysFlatAsPointsFinish()
