@@ -4,6 +4,7 @@
 #include "core/run/ConfigBuilder.h"
 #include "core/run/EngineShapes.h"
 #include "core/run/Options.h"
+#include "core/run/study/StudySpec.h"
 
 #include <set>
 
@@ -54,6 +55,22 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
             flag(cl.sessionChild);
             continue;
         }
+        if (const StudyFlag* study = findStudyFlag(name)) {
+            if (study->valueName.empty()) {
+                if (hasValue)
+                    throw SgdError("--" + name + ": takes no value");
+            } else if (!hasValue && study->valueOptional && (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)) {
+                value = study->flagValue; // --halving alone: 3
+            } else if (!hasValue) {
+                if (i + 1 >= args.size())
+                    throw SgdError("--" + name + ": needs a value (" + study->valueName + ")");
+                value = args[++i];
+            }
+            if (!study->repeatable && !seen.insert(name).second)
+                throw SgdError("--" + name + ": given more than once; give it once (only --sweep may be repeated)");
+            cl.studyFlags.emplace_back(name, value);
+            continue;
+        }
         if (name == "mode-child") {
             flag(cl.modeChild);
             continue;
@@ -91,40 +108,7 @@ RunConfig buildRunConfig(const CommandLine& cl, const std::string* configText)
     if (!cl.paths.empty())
         throw SgdError("'" + cl.paths.front().substr(0, 80) + "' is not an option; options start with -- (see --help); "
             + "a run folder or data set named alone opens in the window (sgdscope PATH)");
-    ConfigBuilder builder;
-    Json config;
-    const std::string configWhat = "config file '" + cl.configFile + "'";
-    if (configText) {
-        config = parseJson(*configText, configWhat);
-        if (!config.is_object())
-            throw SgdError(configWhat + ": expected a JSON object of options, got " + typeName(config));
-    }
-    // The preset is the base: the command line's, else the config file's, else parabola.
-    std::string preset = "parabola";
-    std::string presetOrigin = "--preset";
-    if (const Json* p = member(config, "preset")) {
-        if (!p->is_string())
-            throw SgdError("field \"preset\" of " + configWhat + ": expected a string, got " + typeName(*p));
-        preset = p->get<std::string>();
-        presetOrigin = "field \"preset\" of " + configWhat;
-    }
-    for (const auto& [name, value] : cl.options) {
-        if (name == "preset") {
-            preset = value;
-            presetOrigin = "--preset";
-        }
-    }
-    builder.applyPreset(preset, presetOrigin);
-    if (config.is_object()) {
-        Json rest = config;
-        rest.erase("preset");
-        builder.applyJson(rest, configWhat);
-    }
-    for (const auto& [name, value] : cl.options) {
-        if (name != "preset")
-            builder.applyOption(name, value);
-    }
-    return builder.resolve();
+    return configFromOptions(cl.options, configText, cl.configFile);
 }
 
 RunConfig buildRunConfig(const CommandLine& cl)
@@ -162,6 +146,10 @@ std::string helpText()
     line("--mode-child", "(used by headless runs) one simulated mode of a list, in a fresh simulation of its own");
     line("--version", "print the version and the kernel path (SGDSCOPE_ISA=scalar|avx2|avx512 forces one) and exit");
     line("--help", "this text");
+    out += "\nStudies: sgdscope --study DIR --sweep NAME=VALUES ... [the options above, shared by every point]\n";
+    for (const auto& f : studyFlags())
+        line("--" + f.name + (f.valueName.empty() ? "" : " " + f.valueName), f.help);
+    line("-j N", "the same as --jobs N");
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"
            "one before. An option that would have no effect in the resulting run is refused, with the reason.\n";
     out += "\nOne step for each mode (--lr is for a batch of B samples): sync and backup apply lr to the mean "

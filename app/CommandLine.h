@@ -20,6 +20,8 @@ struct CommandLine
     bool modeChild = false; // a simulated mode's own process (core/run/ModeChild.h)
     std::string configFile;
     std::vector<std::pair<std::string, std::string>> options; // run options in order, names without dashes
+    /// The study's own flags (--study, --sweep, ...; core/run/study/StudySpec.h), in order, names without dashes.
+    std::vector<std::pair<std::string, std::string>> studyFlags;
     /// Arguments that are not options: the window opens a run folder or data set named so (`sgdscope RUN_DIR`);
     /// a headless run refuses them.
     std::vector<std::string> paths;

@@ -3,12 +3,15 @@
 #include "app/HeadlessCharts.h"
 #include "app/ProgressStream.h"
 #include "app/SessionChild.h"
+#include "app/StudyCharts.h"
+#include "app/StudyCommand.h"
 #include "core/common/Error.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/EngineShapes.h"
 #include "core/run/ModeChild.h"
 #include "ui/MainWindow.h"
 #include "ui/RunFolder.h"
+#include "ui/StudyFolder.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
@@ -53,6 +56,10 @@ int main(int argc, char** argv)
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a.rfind("-j", 0) == 0) { // a study's -j N (or -jN): --jobs
+            args.push_back(a.size() > 2 ? "--jobs=" + a.substr(2) : "--jobs");
+            continue;
+        }
         const bool qtOption = a.size() > 1 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1]));
         if (!qtOption) // ours ("--lr") and values, negative numbers too ("--lr -1" is refused by the check)
             args.push_back(a);
@@ -97,6 +104,13 @@ int main(int argc, char** argv)
         }
         return runSessionChild();
     }
+    if (!commandLine.studyFlags.empty()) {
+        // A study is headless: its points are headless runs, its charts are drawn off screen.
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        qInstallMessageHandler(quietOffscreenWarnings);
+        return runStudyCommand(commandLine, args, studyChartWriter());
+    }
     if (commandLine.headless) {
         // Charts are drawn off screen: no display needed.
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
@@ -117,6 +131,7 @@ int main(int argc, char** argv)
     // from, checked as headless checks them.
     std::optional<ui::SessionSettings> settings;
     std::string runFolder;
+    std::string studyFolder;
     if (commandLine.paths.size() > 1)
         return refuseRun("'" + commandLine.paths[1] + "': the window opens one run folder or data set at a time");
     if (commandLine.paths.size() == 1) {
@@ -126,7 +141,14 @@ int main(int argc, char** argv)
             return refuseRun("'" + path
                 + "' does not exist; name a run folder (with summary.json), a CSV file or "
                   "an IDX folder, or give options (see --help)");
-        if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
+        if (std::filesystem::exists(std::filesystem::path(path) / "study.json", ec)
+            && !std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
+            if (!commandLine.options.empty() || !commandLine.configFile.empty())
+                return refuseRun("'" + path
+                    + "' is a study, shown as it ran: run options apply to new runs, so give them without it (or "
+                      "continue the study with its own command, in study.json)");
+            studyFolder = path;
+        } else if (std::filesystem::exists(std::filesystem::path(path) / "summary.json", ec)) {
             if (!commandLine.options.empty() || !commandLine.configFile.empty())
                 return refuseRun("'" + path
                     + "' is a finished run, shown as it ran: run options apply to new "
@@ -171,6 +193,13 @@ int main(int argc, char** argv)
             return refuseRun(e.what());
         }
     }
+    if (!studyFolder.empty()) {
+        try {
+            (void)ui::loadStudyFolder(QString::fromStdString(studyFolder));
+        } catch (const std::exception& e) {
+            return refuseRun(e.what());
+        }
+    }
 
     qInstallMessageHandler(quietOffscreenWarnings); // (XDG_RUNTIME_DIR: not the user's business either)
     QApplication app(argc, argv);
@@ -188,5 +217,9 @@ int main(int argc, char** argv)
             return refuseRun(problem.toStdString());
     }
     window.show();
+    if (!studyFolder.empty()) {
+        if (const QString problem = window.openStudy(QString::fromStdString(studyFolder)); !problem.isEmpty())
+            return refuseRun(problem.toStdString());
+    }
     return QApplication::exec();
 }

@@ -2,6 +2,7 @@
 // What the window's tests (test_window_*) share: the program run as a user runs it, a run folder's summary read
 // back, the command line's refusals, a CSV file to train on.
 
+#include "AppRuns.h" // readJson
 #include "ui/WindowOptions.h"
 
 #include "core/common/Error.h"
@@ -66,15 +67,6 @@ inline Result runProgram(const QStringList& args, int timeoutMs = 120000)
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
         QString::fromUtf8(p.readAllStandardError())};
-}
-
-inline Json readJson(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return Json();
-    const QByteArray text = f.readAll();
-    return parseJson(std::string_view(text.constData(), static_cast<std::size_t>(text.size())), path.toStdString());
 }
 
 inline const QString csvFile = QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv");

@@ -3,6 +3,8 @@
 #include "core/common/Error.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/Options.h"
+#include "core/run/study/ReadyStudies.h"
+#include "core/run/study/StudySpec.h"
 
 #include <QFile>
 #include <QRegularExpression>
@@ -297,6 +299,73 @@ private slots:
             const QString name = it.next().captured(1);
             QVERIFY2(
                 known.contains(name), qPrintable(QStringLiteral("README names --%1, which is no option").arg(name)));
+        }
+    }
+
+    void readmeAndHelpListEveryStudyFlag()
+    {
+        QFile readme(QStringLiteral(SGDSCOPE_SOURCE_DIR "/README.md"));
+        QVERIFY(readme.open(QIODevice::ReadOnly));
+        const QString all = QString::fromUtf8(readme.readAll());
+        const qsizetype studies = all.indexOf(QStringLiteral("## Studies"));
+        QVERIFY(studies >= 0);
+        const QString text = all.mid(studies, all.indexOf(QStringLiteral("\n## "), studies + 1) - studies);
+        const QString help = QString::fromStdString(helpText());
+        for (const StudyFlag& f : studyFlags()) {
+            const QString usage = QStringLiteral("--%1%2").arg(QString::fromStdString(f.name),
+                f.valueName.empty() ? QString() : QStringLiteral(" ") + QString::fromStdString(f.valueName));
+            QVERIFY2(text.contains(usage), qPrintable(QStringLiteral("README's Studies lack %1").arg(usage)));
+            QVERIFY2(help.contains(usage), qPrintable(QStringLiteral("--help lacks %1").arg(usage)));
+        }
+        for (const ReadyStudy& r : readyStudies()) {
+            const QString usage = QStringLiteral("--ready %1").arg(QString::fromStdString(r.name));
+            QVERIFY2(text.contains(usage), qPrintable(QStringLiteral("README's Studies lack %1").arg(usage)));
+            QVERIFY2(help.contains(QString::fromStdString(r.name)), r.name.c_str());
+        }
+        // And the Studies section names no flag that is neither a study flag nor a run option.
+        const QRegularExpression flag(QStringLiteral("(?<![\\w-])--([a-z][a-z-]+)"));
+        for (auto it = flag.globalMatch(text); it.hasNext();) {
+            const std::string name = it.next().captured(1).toStdString();
+            const bool known = findStudyFlag(name) || findOption(name) || name == "headless" || name == "config"
+                || name == "progress" || name == "enable-recovery" || name == "oversubscribe";
+            QVERIFY2(known, qPrintable(QStringLiteral("README's Studies name --%1, which is no flag").arg(QString::fromStdString(name))));
+        }
+    }
+
+    void readyStudiesResolve()
+    {
+        // Each ready-made study's flags and options make a study (the plan's checks run in test_study).
+        for (const ReadyStudy& r : readyStudies()) {
+            StudySpec::Options flags {{"study", "s"}, {"ready", r.name}};
+            StudySpec::Options options;
+            try {
+                const StudySpec spec = makeStudySpec(flags, options, "");
+                QVERIFY(!spec.axes.empty());
+            } catch (const SgdError& e) {
+                QFAIL(qPrintable(QStringLiteral("--ready %1: %2").arg(QString::fromStdString(r.name), QString::fromUtf8(e.what()))));
+            }
+        }
+        // The command line's own replace the ready study's: an axis, an option.
+        StudySpec::Options flags {{"study", "s"}, {"ready", "scaling"}, {"sweep", "workers=1,2"}};
+        StudySpec::Options options {{"cluster", "wan"}};
+        const StudySpec spec = makeStudySpec(flags, options, "");
+        bool workers = false;
+        for (const StudyAxis& a : spec.axes) {
+            if (a.name == "workers") {
+                workers = true;
+                QCOMPARE(a.values, (std::vector<std::string> {"1", "2"}));
+            }
+        }
+        QVERIFY(workers);
+        QCOMPARE(std::count(spec.shared.begin(), spec.shared.end(), std::pair<std::string, std::string> {"cluster", "wan"}),
+            std::ptrdiff_t {1});
+        QCOMPARE(std::count_if(spec.shared.begin(), spec.shared.end(), [](const auto& o) { return o.first == "cluster"; }),
+            std::ptrdiff_t {1});
+        try {
+            (void)makeStudySpec({{"study", "s"}, {"ready", "speed"}}, {}, "");
+            QFAIL("an unknown ready study was taken");
+        } catch (const SgdError& e) {
+            QVERIFY2(std::string(e.what()).find("--ready: 'speed' is not a ready-made study; use scaling") == 0, e.what());
         }
     }
 

@@ -73,6 +73,8 @@ public:
     /// The sgdscope executable that external runs start (a simulated cluster's session child, MPI's
     /// processes); by default this program.
     void setProgram(const QString& path) { m_program = path; }
+    /// That executable (a study of Run > Sweep... runs it too).
+    QString program() const;
     /// Where the current MPI run writes its results (empty for the other engines).
     QString runFolder() const { return m_runFolder; }
     /// The command line of the current external run (empty for the threads engine).

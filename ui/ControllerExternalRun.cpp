@@ -22,6 +22,11 @@
 
 namespace sgdscope::ui {
 
+QString Controller::program() const
+{
+    return m_program.isEmpty() ? QCoreApplication::applicationFilePath() : m_program;
+}
+
 QString Controller::externalCommand() const
 {
     return m_external ? m_external->commandLine() : QString();
@@ -29,7 +34,7 @@ QString Controller::externalCommand() const
 
 void Controller::startExternal()
 {
-    const QString program = m_program.isEmpty() ? QCoreApplication::applicationFilePath() : m_program;
+    const QString program = this->program();
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     m_runFolder.clear();
     m_externalNotes.clear();

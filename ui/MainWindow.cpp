@@ -126,6 +126,7 @@ MainWindow::MainWindow(QWidget* parent)
         tr("&Copy command line"), this, [this] { statusBar()->showMessage(copyCommandLine(), 10000); });
     copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     copy->setToolTip(tr("The headless command that repeats this session from its start, on the clipboard."));
+    m_studies.addActions(file, run); // File > Open study..., Run > Sweep...
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About sgdscope"), this, [this] {
         QMessageBox::about(this, tr("About sgdscope"),

@@ -4,6 +4,7 @@
 #include "ui/SeriesStore.h"
 #include "ui/WindowExports.h"
 #include "ui/WindowFileActions.h"
+#include "ui/WindowStudyActions.h"
 
 #include <QMainWindow>
 
@@ -76,6 +77,11 @@ public:
     /// File > Save run as...: writes the current session (or the run folder shown) as a run folder, the files
     /// a headless --out writes; returns the problem, if any.
     QString saveRun(const QString& folder) { return m_files.saveRun(folder); }
+    /// Shows a study's folder (File > Open study..., `sgdscope DIR` on a study folder) in its window; returns the
+    /// problem, if any.
+    QString openStudy(const QString& dir) { return m_studies.openStudy(dir); }
+    /// The window's studies: the study shown, Run > Sweep...
+    WindowStudyActions& studies() { return m_studies; }
     /// The paths File > Open recent lists, newest first.
     static QStringList recentPaths() { return WindowFileActions::recentPaths(); }
     /// The run folder shown (File > Open run), until the next run or Reset; empty if none.
@@ -128,6 +134,7 @@ private:
     ColumnModes m_viewingModes; // the run folder's modes, while one is shown
     WindowFileActions m_files {this};
     WindowExports m_exports {this};
+    WindowStudyActions m_studies {this};
     QList<std::function<void()>> m_pendingRefresh;
     bool m_refreshAgain = false;
     std::uint64_t m_refreshRound = 0;

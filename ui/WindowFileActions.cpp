@@ -3,6 +3,7 @@
 #include "ui/ControlPanel.h"
 #include "ui/MainWindow.h"
 #include "ui/RunFolder.h"
+#include "ui/StudyFolder.h"
 #include "ui/TrainingSession.h"
 #include "ui/WindowOptions.h"
 
@@ -129,6 +130,8 @@ QString WindowFileActions::openPath(const QString& path)
         return tr("'%1' does not exist").arg(path);
     if (info.isDir() && QFileInfo::exists(QDir(path).filePath(QStringLiteral("summary.json"))))
         return openRun(path);
+    if (info.isDir() && isStudyFolder(path))
+        return m_window->openStudy(path);
     return openData(path);
 }
 

@@ -19,6 +19,45 @@ std::string readConfigFile(const std::string& path)
     return readFile(path, "--config: file", 16U << 20);
 }
 
+RunConfig configFromOptions(const std::vector<std::pair<std::string, std::string>>& options,
+    const std::string* configText, const std::string& configFile, std::vector<std::string>* withoutEffect)
+{
+    ConfigBuilder builder;
+    Json config;
+    const std::string configWhat = "config file '" + configFile + "'";
+    if (configText) {
+        config = parseJson(*configText, configWhat);
+        if (!config.is_object())
+            throw SgdError(configWhat + ": expected a JSON object of options, got " + typeName(config));
+    }
+    // The preset is the base: the command line's, else the config file's, else parabola.
+    std::string preset = "parabola";
+    std::string presetOrigin = "--preset";
+    if (const Json* p = member(config, "preset")) {
+        if (!p->is_string())
+            throw SgdError("field \"preset\" of " + configWhat + ": expected a string, got " + typeName(*p));
+        preset = p->get<std::string>();
+        presetOrigin = "field \"preset\" of " + configWhat;
+    }
+    for (const auto& [name, value] : options) {
+        if (name == "preset") {
+            preset = value;
+            presetOrigin = "--preset";
+        }
+    }
+    builder.applyPreset(preset, presetOrigin);
+    if (config.is_object()) {
+        Json rest = config;
+        rest.erase("preset");
+        builder.applyJson(rest, configWhat);
+    }
+    for (const auto& [name, value] : options) {
+        if (name != "preset")
+            builder.applyOption(name, value);
+    }
+    return builder.resolve(withoutEffect);
+}
+
 void ConfigBuilder::applyPreset(const std::string& name, const std::string& origin)
 {
     const OptionValue checked = option("preset").parse(Json(name), origin);
@@ -80,7 +119,7 @@ void ConfigBuilder::applyOption(const std::string& name, const std::string& valu
     m_settings[name] = Setting {spec->repeatable ? Json::array({value}) : Json(value), origin, true, origin};
 }
 
-RunConfig ConfigBuilder::resolve() const
+RunConfig ConfigBuilder::resolve(std::vector<std::string>* withoutEffect) const
 {
     RunConfig c;
     auto setting = [&](const std::string& key) -> const Setting* {
@@ -164,8 +203,11 @@ RunConfig ConfigBuilder::resolve() const
         const Setting* s = setting(spec.name);
         if (!s || !s->fromUser || !spec.whyInapplicable)
             continue;
-        if (const std::string why = spec.whyInapplicable(c); !why.empty())
-            throw SgdError(s->origin + ": " + why);
+        if (const std::string why = spec.whyInapplicable(c); !why.empty()) {
+            if (!withoutEffect)
+                throw SgdError(s->origin + ": " + why);
+            withoutEffect->push_back(spec.name);
+        }
     }
     return c;
 }

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sgdscope {
@@ -28,8 +29,10 @@ public:
     /// Applies one command-line option (name without dashes) with its text value.
     void applyOption(const std::string& name, const std::string& value);
 
-    /// Validates and converts everything; throws SgdError naming the option or field.
-    RunConfig resolve() const;
+    /// Validates and converts everything; throws SgdError naming the option or field. With `withoutEffect`, an
+    /// option the user gave that would take no effect is not refused but named there (a study leaves such a
+    /// shared option out of the points it does not apply to).
+    RunConfig resolve(std::vector<std::string>* withoutEffect = nullptr) const;
 
 private:
     struct Setting
@@ -43,6 +46,13 @@ private:
     std::map<std::string, Setting> m_settings;
     std::string m_presetDataset; // the data set the preset's own settings (e.g. its sample count) are for
 };
+
+/// A run's configuration from its sources, as every front end builds it (the headless command line, a study's
+/// points): the preset (the options' --preset, else the config file's "preset", else parabola), then the --config
+/// file's object (its text `configText`, named `configFile` in messages; none if null), then `options` (names
+/// without dashes) in order. Throws SgdError naming the option, field or file. `withoutEffect`: as resolve's.
+RunConfig configFromOptions(const std::vector<std::pair<std::string, std::string>>& options,
+    const std::string* configText, const std::string& configFile, std::vector<std::string>* withoutEffect = nullptr);
 
 std::vector<std::string> presetNames();
 

@@ -27,6 +27,25 @@ namespace sgdscope {
 namespace {
 constexpr std::int64_t maxEvaluationsPerRun = 200;
 
+/// The engine's limits that need no measurement: the threads engine's thread count, and the local-mpi cluster's
+/// job size (its probe measures Open MPI in a job of as many processes).
+void checkEngineLimits(const RunConfig& config)
+{
+    if (config.engine == EngineKind::Threads && config.workers > maxThreadsEngineWorkers)
+        throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
+            + " is not allowed with --engine threads; use at most " + std::to_string(maxThreadsEngineWorkers)
+            + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
+    if (config.engine == EngineKind::Sim && config.platform.empty() && config.cluster == ClusterKind::LocalMpi) {
+        const bool server = needsParameterServer(config);
+        if (config.workers + (server ? 1 : 0) > maxLocalMpiProcesses)
+            throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
+                + " workers is too many for --cluster local-mpi: it models an MPI job on this machine, and "
+                  "measures Open MPI in a job of as many processes (workers"
+                + std::string(server ? ", and the server" : "") + "); at most " + std::to_string(maxLocalMpiProcesses)
+                + " processes");
+    }
+}
+
 /// The engine of a run: for the simulated cluster, its platform (checked: a platform file is loaded in a
 /// child process, since SimGrid aborts on some errors) and the built-in hosts' speed.
 EngineChoice engineChoiceFor(
@@ -36,13 +55,9 @@ EngineChoice engineChoiceFor(
     engine.kind = config.engine;
     if (config.engine == EngineKind::Mpi)
         return engine;
-    if (config.engine == EngineKind::Threads) {
-        if (config.workers > maxThreadsEngineWorkers)
-            throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
-                + " is not allowed with --engine threads; use at most " + std::to_string(maxThreadsEngineWorkers)
-                + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
+    checkEngineLimits(config);
+    if (config.engine == EngineKind::Threads)
         return engine;
-    }
     const bool server = needsParameterServer(config);
     const int hosts = config.workers + (server ? 1 : 0);
     engine.simHosts = hosts;
@@ -59,12 +74,6 @@ EngineChoice engineChoiceFor(
             // First (it fails at once without mpirun or the probe): how this machine's Open MPI carries the run's
             // messages, in a job of as many processes as the MPI job modelled (the server's too: a list of modes
             // is measured for its largest job).
-            if (hosts > maxLocalMpiProcesses)
-                throw SgdError(config.originOf("workers") + ": " + std::to_string(config.workers)
-                    + " workers is too many for --cluster local-mpi: it models an MPI job on this machine, and "
-                      "measures Open MPI in a job of as many processes (workers"
-                    + std::string(server ? ", and the server" : "") + "); at most "
-                    + std::to_string(maxLocalMpiProcesses) + " processes");
             cpu_set_t allowed;
             CPU_ZERO(&allowed);
             const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? std::max(1, CPU_COUNT(&allowed))
@@ -147,7 +156,9 @@ PreparedRun prepareRun(const RunConfig& config)
     return prepareRun(config, std::make_shared<DataSplit>(loadData(config)));
 }
 
-PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data, const EngineChoice* engine)
+namespace {
+/// prepareRun without the engine: the model, the settings and every check of them against the data.
+PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<const DataSplit> data)
 {
     PreparedRun run;
     run.config = config;
@@ -252,9 +263,23 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
         : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
     s.evalEverySamples = evalEvery * s.batch;
     validateSettings(s, *problem);
-    run.engine = engine ? *engine : engineChoiceFor(config, problem, s);
     run.problem = std::move(problem);
     return run;
+}
+} // namespace
+
+PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data, const EngineChoice* engine)
+{
+    PreparedRun run = prepareModelAndSettings(config, std::move(data));
+    run.engine = engine ? *engine : engineChoiceFor(config, run.problem, run.settings);
+    return run;
+}
+
+std::int64_t checkRunnable(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+{
+    const PreparedRun run = prepareModelAndSettings(config, std::move(data));
+    checkEngineLimits(config);
+    return run.steps;
 }
 
 ModeStanding standingOf(const Trainer& trainer)

@@ -22,7 +22,8 @@ public:
     virtual QImage renderImage(qreal scale) const = 0;
 };
 
-/// Writes a PNG atomically (QSaveFile): the file is either complete or not there. Returns an error
+/// Writes a PNG atomically (QSaveFile): the file is either complete or not there. The picture is stored opaque
+/// (8-bit RGB: every chart is drawn on white). Returns an error
 /// message, empty on success.
 QString savePng(const QImage& image, const QString& path);
 

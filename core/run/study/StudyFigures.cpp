@@ -1,0 +1,327 @@
+#include "core/run/study/StudyFigures.h"
+
+#include "core/common/Json.h"
+#include "core/metrics/Events.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace sgdscope {
+
+namespace {
+
+/// What a chart shows of a run (NaN: the run has no such value, e.g. a target not reached).
+using Measure = std::function<double(const PointResult&)>;
+/// What a chart shows of a point of the table (its chosen candidate, for one).
+using RowMeasure = std::function<double(const StudyTable::Row&)>;
+
+double nan()
+{
+    return std::nan("");
+}
+
+/// A line's runs at one x: (value, folder).
+using Runs = std::vector<std::pair<double, std::string>>;
+
+FigurePoint bandOf(double x, Runs runs, const std::string& where)
+{
+    std::sort(runs.begin(), runs.end());
+    FigurePoint p;
+    p.x = x;
+    p.where = where;
+    p.low = runs.front().first;
+    p.high = runs.back().first;
+    const std::size_t n = runs.size();
+    p.median = n % 2 == 1 ? runs[n / 2].first : 0.5 * (runs[n / 2 - 1].first + runs[n / 2].first);
+    // The median's run first (the one a click opens), then the others.
+    const std::size_t mid = (n - 1) / 2;
+    p.folders.push_back("points/" + runs[mid].second);
+    p.points.push_back(runs[mid].second);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i != mid) {
+            p.folders.push_back("points/" + runs[i].second);
+            p.points.push_back(runs[i].second);
+        }
+    }
+    return p;
+}
+
+bool syncLikeName(const std::string& mode)
+{
+    const auto m = valueNamed(modeNames, mode);
+    return m && isSyncLike(*m);
+}
+
+/// The kept, finished rows grouped into lines against axis `ax`: per line, per x position, the rows.
+struct LineRows
+{
+    std::string name;
+    std::string mode;
+    std::map<double, std::vector<const StudyTable::Row*>> byX;
+};
+
+std::vector<LineRows> linesAgainst(const StudyTable& t, int ax)
+{
+    std::vector<LineRows> lines;
+    std::map<std::vector<std::string>, std::size_t> index;
+    const int modeAxis = t.axisIndex("mode");
+    for (const StudyTable::Row& row : t.rows) {
+        if (!row.kept || !row.result || !isFinished(row.status))
+            continue;
+        std::vector<std::string> key;
+        std::string name;
+        for (std::size_t a = 0; a < t.axes.size(); ++a) {
+            if (static_cast<int>(a) == ax)
+                continue;
+            key.push_back(row.values[a]);
+            const std::string part
+                = static_cast<int>(a) == modeAxis ? row.values[a] : t.axes[a].name + "=" + row.values[a];
+            name += (name.empty() ? "" : " · ") + part;
+        }
+        auto [it, added] = index.emplace(key, lines.size());
+        if (added) {
+            LineRows line;
+            line.name = name.empty() ? row.result->mode : name;
+            line.mode = modeAxis >= 0 ? row.values[static_cast<std::size_t>(modeAxis)] : row.result->mode;
+            lines.push_back(std::move(line));
+        }
+        const int vi = t.axes[static_cast<std::size_t>(ax)].indexOf(row.values[static_cast<std::size_t>(ax)]);
+        if (vi < 0)
+            continue;
+        lines[it->second].byX[t.axes[static_cast<std::size_t>(ax)].positions[static_cast<std::size_t>(vi)]].push_back(
+            &row);
+    }
+    return lines;
+}
+
+std::string whereOf(const StudyTable& t, const StudyTable::Row& row)
+{
+    std::string w;
+    for (std::size_t a = 0; a < t.axes.size(); ++a)
+        w += (w.empty() ? "" : ", ") + t.axes[a].name + "=" + row.values[a];
+    return w;
+}
+
+void setVariants(std::vector<FigureLine>& lines)
+{
+    std::map<std::string, int> perMode;
+    for (FigureLine& l : lines) {
+        if (!l.reference)
+            l.variant = perMode[l.mode]++;
+    }
+}
+
+bool wideRange(const std::vector<FigureLine>& lines)
+{
+    double low = INFINITY;
+    double high = 0.0;
+    for (const FigureLine& l : lines) {
+        for (const FigurePoint& p : l.points) {
+            if (!(p.low > 0.0))
+                return false;
+            low = std::min(low, p.low);
+            high = std::max(high, p.high);
+        }
+    }
+    return high > 20.0 * low;
+}
+
+/// A figure of `measure` against axis `ax`; empty lines are left out.
+StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const std::string& title,
+    const std::string& yTitle, const RowMeasure& measure, bool logYIfWide, bool fromZero,
+    const std::function<bool(const LineRows&)>& lineFilter = {})
+{
+    const StudyAxis& axis = t.axes[static_cast<std::size_t>(ax)];
+    StudyFigure f;
+    f.file = stem + "-vs-" + axis.name + ".png";
+    f.title = title + " against " + axis.name;
+    f.xTitle = axis.name;
+    f.yTitle = yTitle;
+    f.logX = axis.logScale();
+    f.logXBase = axis.logBase();
+    f.fromZero = fromZero;
+    int missing = 0;
+    bool bands = false;
+    for (const LineRows& rows : linesAgainst(t, ax)) {
+        if (lineFilter && !lineFilter(rows))
+            continue;
+        FigureLine line;
+        line.name = rows.name;
+        line.mode = rows.mode;
+        for (const auto& [x, list] : rows.byX) {
+            Runs runs;
+            for (const StudyTable::Row* row : list) {
+                const double v = measure(*row);
+                if (std::isfinite(v))
+                    runs.emplace_back(v, row->id);
+                else
+                    ++missing;
+            }
+            if (!runs.empty()) {
+                bands = bands || runs.size() > 1;
+                line.points.push_back(bandOf(x, std::move(runs), whereOf(t, *list.front())));
+            }
+        }
+        if (!line.points.empty())
+            f.lines.push_back(std::move(line));
+    }
+    setVariants(f.lines);
+    f.logY = logYIfWide && wideRange(f.lines);
+    if (bands)
+        f.note = "band: smallest to largest over the seeds; line: their median";
+    if (missing > 0)
+        f.note += std::string(f.note.empty() ? "" : "; ") + std::to_string(missing) + " run"
+            + (missing == 1 ? " has" : "s have") + " no value here"
+            + (stem == "time-to-target" ? " (target not reached)" : " (diverged)");
+    return f;
+}
+
+/// A figure of a run's `measure` (figureOf over the rows' results).
+StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const std::string& title,
+    const std::string& yTitle, const Measure& measure, bool logYIfWide, bool fromZero,
+    const std::function<bool(const LineRows&)>& lineFilter = {})
+{
+    return figureOf(
+        t, ax, stem, title, yTitle, [&measure](const StudyTable::Row& row) { return measure(*row.result); }, logYIfWide,
+        fromZero, lineFilter);
+}
+
+/// The candidate a point stands for as a number (NaN: not a number, e.g. a choice).
+double candidateValue(const StudyTable::Row& row)
+{
+    char* end = nullptr;
+    const double v = std::strtod(row.candidate.c_str(), &end);
+    return end && *end == '\0' && end != row.candidate.c_str() && std::isfinite(v) ? v : nan();
+}
+
+} // namespace
+
+std::vector<StudyFigure> studyFigures(const StudyTable& t)
+{
+    std::vector<StudyFigure> figures;
+    bool virtualClock = false;
+    bool accuracy = false;
+    bool pushing = false;
+    for (const StudyTable::Row& row : t.rows) {
+        if (!row.result || !row.kept)
+            continue;
+        virtualClock = virtualClock || row.result->clock == "virtual";
+        accuracy = accuracy || row.result->accuracy >= 0;
+        pushing = pushing || !syncLikeName(row.result->mode);
+    }
+    const std::string seconds = virtualClock ? "virtual seconds" : "seconds";
+    const Measure time = [&t](const PointResult& r) {
+        if (t.target)
+            return r.secondsToTarget >= 0 ? r.secondsToTarget : nan();
+        return r.seconds;
+    };
+    auto add = [&](StudyFigure f) {
+        if (!f.lines.empty())
+            figures.push_back(std::move(f));
+    };
+    for (std::size_t a = 0; a < t.axes.size(); ++a) {
+        const StudyAxis& axis = t.axes[a];
+        if (!axis.numeric())
+            continue;
+        const int ax = static_cast<int>(a);
+        add(figureOf(t, ax, t.target ? "time-to-target" : "time", t.target ? "Time to target" : "Time of the run",
+            t.target ? seconds + " to the target" : seconds, time, true, false));
+        if (axis.name == "workers") {
+            // Speedup and efficiency: each line against its own run at the fewest workers.
+            // (short axis titles, the definitions in the note: a chart in the study's window is a quarter of it)
+            StudyFigure speedup = figureOf(t, ax, "speedup", "Speedup", "speedup", time, false, false);
+            StudyFigure efficiency = figureOf(t, ax, "efficiency", "Efficiency", "efficiency", time, false, true);
+            speedup.note = "time at the fewest workers / time" + (speedup.note.empty() ? "" : "; " + speedup.note);
+            efficiency.note
+                = "speedup x fewest workers / workers" + (efficiency.note.empty() ? "" : "; " + efficiency.note);
+            double x0 = INFINITY;
+            double xMax = 0.0;
+            for (StudyFigure* f : {&speedup, &efficiency}) {
+                for (FigureLine& line : f->lines) {
+                    const FigurePoint base = line.points.front();
+                    for (FigurePoint& p : line.points) {
+                        // (a band of ratios: the base's median over this x's largest and smallest)
+                        const double low = base.median / p.high;
+                        const double median = base.median / p.median;
+                        const double high = base.median / p.low;
+                        const double scale = f == &efficiency ? base.x / p.x : 1.0;
+                        p.low = low * scale;
+                        p.median = median * scale;
+                        p.high = high * scale;
+                        x0 = std::min(x0, base.x);
+                        xMax = std::max(xMax, p.x);
+                    }
+                }
+            }
+            if (!speedup.lines.empty() && xMax > x0) {
+                std::vector<double> xs;
+                for (const FigureLine& line : speedup.lines) {
+                    for (const FigurePoint& p : line.points)
+                        xs.push_back(p.x);
+                }
+                std::sort(xs.begin(), xs.end());
+                xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+                FigureLine ideal;
+                ideal.name = "ideal";
+                ideal.reference = true;
+                for (const double x : xs) {
+                    FigurePoint p;
+                    p.x = x;
+                    p.low = p.median = p.high = x / x0;
+                    ideal.points.push_back(p);
+                }
+                speedup.lines.push_back(ideal);
+                speedup.logY = speedup.logX;
+            }
+            // A line that cannot start at the fewest workers (backup needs two) is over its own first point: say so
+            // on the picture, or its lower curve reads as a slower mode.
+            for (StudyFigure* f : {&speedup, &efficiency}) {
+                for (const FigureLine& line : f->lines) {
+                    if (!line.reference && !line.points.empty() && line.points.front().x > x0)
+                        f->note += std::string(f->note.empty() ? "" : "; ") + line.name + ": against its own time at "
+                            + formatNumber(line.points.front().x) + " " + axis.name;
+                }
+            }
+            add(std::move(speedup));
+            add(std::move(efficiency));
+        }
+        add(figureOf(
+            t, ax, "final-loss", "Final training loss", "final training loss",
+            [](const PointResult& r) { return r.finalLoss; }, true, false));
+        if (accuracy)
+            add(figureOf(
+                t, ax, "accuracy", "Final accuracy", "test accuracy (training accuracy without a test set)",
+                [](const PointResult& r) { return r.accuracy >= 0 ? r.accuracy : nan(); }, false, false));
+        add(figureOf(
+            t, ax, "throughput", "Throughput", "samples per " + std::string(virtualClock ? "virtual " : "") + "second",
+            [](const PointResult& r) { return r.samplesPerSecond; }, true, false));
+        add(figureOf(
+            t, ax, "idle", "Idle fraction", "idle fraction (all workers' waits / wall time)",
+            [](const PointResult& r) { return r.idleFraction; }, false, true));
+        if (!t.bestOf.empty()) {
+            // The --best-of choice itself, so that "each at its own best" can be read off (and checked against
+            // study.json's rungs): the kept candidate per line, a log axis where the grid is one.
+            StudyFigure chosen = figureOf(t, ax, "best-" + t.bestOf, "Chosen " + t.bestOf,
+                t.bestOf + " kept (best of the candidates)", RowMeasure(candidateValue), true, true);
+            if (!chosen.lines.empty()) {
+                // (a log axis only where the kept values span more than a factor 20: it labels whole decades, and
+                // 0.2 ... 0.8 has none inside)
+                chosen.note = std::string("kept: the candidate with the ")
+                    + (t.target ? "shortest time to the target" : "lowest final loss")
+                    + "; study.json's best_of has every rung";
+                add(std::move(chosen));
+            }
+        }
+        if (pushing)
+            add(figureOf(
+                t, ax, "staleness", "Mean staleness", "mean staleness (updates)",
+                [](const PointResult& r) { return r.meanStaleness; }, false, true,
+                [](const LineRows& rows) { return !syncLikeName(rows.mode); }));
+    }
+    return figures;
+}
+
+} // namespace sgdscope

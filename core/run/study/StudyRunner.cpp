@@ -1,0 +1,525 @@
+#include "core/run/study/StudyRunner.h"
+
+#include "core/common/Error.h"
+#include "core/common/MemoryBudget.h"
+#include "core/io/Files.h"
+#include "core/run/HeadlessRun.h"
+#include "core/run/study/LocalPointExecutor.h"
+#include "core/run/study/StudyState.h"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+namespace sgdscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double writeInterval = 1.0; // seconds between writes of study.json while points run
+constexpr double stopGrace = 10.0; // seconds the points get to end after a stop signal before they are killed
+
+std::string statusText(const StudyState& state, int signal, bool incomplete)
+{
+    if (incomplete)
+        return "incomplete"; // (a lost rank's points, even when a signal then stopped the rest)
+    if (signal != 0)
+        return "interrupted";
+    return state.quiet() ? "complete" : "running";
+}
+
+/// The --best-of reduction as study.json records it: per group, every rung's candidates with each seed's
+/// final loss (and time to the target), their medians, which went on, and the chosen value.
+Json bestOfJson(const StudyState& state)
+{
+    const StudyPlan& plan = state.plan();
+    Json j = Json::object();
+    j["name"] = plan.candidates().name;
+    j["candidates"] = plan.candidates().values;
+    j["measure"] = plan.hasTarget()
+        ? "the median over the seeds of the time to the target (not reached: infinite), then of the final training "
+          "loss; the lowest wins"
+        : "the median over the seeds of the final training loss (diverged: infinite); the lowest wins";
+    if (plan.halving().rungs() > 1)
+        j["halving"] = Json {{"eta", plan.halving().eta()}, {"rungs", plan.halving().rungs()},
+            {"rule",
+                "successive halving: every candidate first runs full / eta^(rungs - 1) steps (an ordinary run "
+                "with --steps, in a folder of its own); at each rung the best ceil(n / eta^(rung + 1)) candidates "
+                "by the measure go on to eta times more steps, until one runs in full"}};
+    Json groups = Json::array();
+    for (int g = 0; g < plan.groupCount(); ++g) {
+        const StudyState::GroupRecord& group = state.group(g);
+        Json gj = Json::object();
+        Json where = Json::object();
+        const std::vector<int> indices = plan.groupIndices(g);
+        for (std::size_t a = 0; a < indices.size(); ++a)
+            where[plan.axes()[a].name] = plan.axes()[a].values[static_cast<std::size_t>(indices[a])];
+        gj["group"] = where;
+        gj["chosen"] = group.chosen >= 0 ? Json(plan.candidates().values[static_cast<std::size_t>(group.chosen)])
+                                         : Json(nullptr);
+        Json rungs = Json::array();
+        for (const StudyState::RungRecord& r : group.rungs) {
+            Json rj = Json::object();
+            rj["rung"] = r.rung;
+            rj["settled"] = r.settled;
+            Json candidates = Json::array();
+            for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+                const int c = r.candidates[i];
+                Json cj = Json::object();
+                cj["value"] = plan.candidates().values[static_cast<std::size_t>(c)];
+                cj["steps"] = plan.point(g, c, 0, r.rung).steps;
+                Json runs = Json::array();
+                for (int s = 0; s < plan.seedCount(); ++s) {
+                    for (const PointRecord* record : state.records()) {
+                        const StudyPoint& p = record->point;
+                        if (p.group != g || p.candidate != c || p.seed != s || p.rung != r.rung)
+                            continue;
+                        Json run = Json::object();
+                        run["point"] = p.id;
+                        if (plan.hasSeeds())
+                            run["seed"] = plan.seeds().values[static_cast<std::size_t>(s)];
+                        run["status"] = statusName(record->status);
+                        if (record->result) {
+                            run["final_loss"] = std::isfinite(record->result->finalLoss)
+                                ? Json(record->result->finalLoss)
+                                : Json(nullptr);
+                            if (plan.hasTarget())
+                                run["seconds_to_target"] = record->result->secondsToTarget >= 0
+                                    ? Json(record->result->secondsToTarget)
+                                    : Json(nullptr);
+                        }
+                        runs.push_back(run);
+                    }
+                }
+                cj["runs"] = runs;
+                if (r.settled && i < r.scores.size()) {
+                    cj["median_final_loss"] = std::isfinite(r.scores[i].loss) ? Json(r.scores[i].loss) : Json(nullptr);
+                    if (plan.hasTarget())
+                        cj["median_seconds_to_target"]
+                            = std::isfinite(r.scores[i].seconds) ? Json(r.scores[i].seconds) : Json(nullptr);
+                    cj[plan.halving().lastRung(r.rung) ? "chosen" : "promoted"] = static_cast<bool>(r.promoted[i]);
+                }
+                candidates.push_back(cj);
+            }
+            rj["candidates"] = candidates;
+            rungs.push_back(rj);
+        }
+        gj["rungs"] = rungs;
+        groups.push_back(gj);
+    }
+    j["groups"] = groups;
+    return j;
+}
+
+/// The runner's state of one study: what study.json says besides the table.
+struct StudyMeta
+{
+    std::string command;
+    std::string where;
+    Json identity;
+    std::vector<std::string> notes;
+    std::vector<std::string> problems;
+    double startedAt = 0.0;
+    double busySeconds = 0.0; // with at least one point running
+    double chartSeconds = 0.0;
+    int reused = 0;
+    int ran = 0;
+    double pointSeconds = 0.0; // the points' processes, summed
+    double residentAfterFirst = -1.0; // this process's resident memory once the first point settled
+    double residentAfterLast = -1.0; // and once the last had (before the charts)
+};
+
+void writeStudyFiles(const std::string& dir, const StudyState& state, const StudyMeta& meta, const std::string& status)
+{
+    StudyTable table = tableOf(state);
+    if (status == "interrupted" || status == "incomplete") {
+        // Written as the study stops: what still runs is stopping, and will not have finished.
+        for (StudyTable::Row& row : table.rows) {
+            if (row.status == PointStatus::Running) {
+                row.status = PointStatus::Interrupted;
+                row.message = "still running when the study stopped";
+            }
+        }
+    }
+    std::vector<Json> extras;
+    for (const PointRecord* r : state.records()) {
+        Json extra = Json::object();
+        Json options = Json::array();
+        for (const auto& [name, value] : r->point.options)
+            options.push_back(Json::array({name, value}));
+        extra["options"] = options;
+        if (r->reused)
+            extra["reused"] = true;
+        if (r->wallSeconds >= 0)
+            extra["process_seconds"] = r->wallSeconds;
+        extras.push_back(std::move(extra));
+    }
+    Json j = Json::object();
+    j["version"] = "sgdscope study 1";
+    j["command"] = meta.command;
+    std::error_code ec;
+    j["working_directory"] = fs::current_path(ec).string();
+    j["status"] = status;
+    j["identity"] = meta.identity;
+    j["points_total"] = state.total();
+    j["points_finished"] = state.finishedCount();
+    j["points_settled"] = state.settledCount();
+    j["notes"] = meta.notes;
+    if (!meta.problems.empty())
+        j["problems"] = meta.problems;
+    const double wall = studyClock() - meta.startedAt;
+    const double overhead = std::max(0.0, wall - meta.busySeconds);
+    j["timing"] = Json {{"scheduled_on", meta.where}, {"wall_seconds", wall},
+        {"points_running_seconds", meta.busySeconds}, {"overhead_seconds", overhead},
+        {"overhead_share", wall > 0 ? overhead / wall : 0.0}, {"charts_seconds", meta.chartSeconds},
+        {"points_run", meta.ran}, {"points_reused", meta.reused}, {"points_process_seconds", meta.pointSeconds},
+        {"note",
+            "overhead = wall time with no point running (checking the points, starting and reaping processes, "
+            "writing these files, drawing the charts); this session's only (a resumed study counts anew)"}};
+    j["memory"] = Json {{"resident_after_first_point_bytes", meta.residentAfterFirst},
+        {"resident_after_last_point_bytes", meta.residentAfterLast}, {"resident_bytes", residentBytes()},
+        {"peak_resident_bytes", peakResidentBytes()},
+        {"note",
+            "the study's own process (the points run in processes of their own): it keeps a small record per point, "
+            "so its memory stays flat as points finish"}};
+    if (state.plan().hasBestOf())
+        j["best_of"] = bestOfJson(state);
+    const Json tableMembers = tableJson(table, extras);
+    for (const auto& [key, value] : tableMembers.items())
+        j[key] = value;
+    writeFileAtomically((fs::path(dir) / "results.csv").string(), resultsCsv(table));
+    writeFileAtomically((fs::path(dir) / "study.json").string(), dumpJson(j, 2) + "\n");
+}
+
+std::string secondsText(double s)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, s < 10 ? "%.2f" : "%.0f", s);
+    return buffer;
+}
+
+/// One line on stderr about a point that settled.
+void sayPoint(const StudyPlan& plan, const PointRecord& r, int settled, int total)
+{
+    std::string what = statusName(r.status);
+    if (r.result && isFinished(r.status)) {
+        char loss[64];
+        std::snprintf(loss, sizeof loss, "%.6g", r.result->finalLoss);
+        what += std::string(", loss ") + loss;
+        if (r.result->targetSet)
+            what += r.result->secondsToTarget >= 0 ? ", target after " + secondsText(r.result->secondsToTarget) + " "
+                    + (r.result->clock == "virtual" ? "virtual s" : "s")
+                                                   : ", target not reached";
+        else
+            what += ", " + secondsText(r.result->seconds) + (r.result->clock == "virtual" ? " virtual s" : " s");
+    } else if (!r.message.empty()) {
+        what += ": " + r.message;
+    }
+    if (r.reused)
+        what += " (kept from an earlier run)";
+    else if (r.wallSeconds >= 0)
+        what
+            += " (" + secondsText(r.wallSeconds) + " s" + (r.rank >= 0 ? ", rank " + std::to_string(r.rank) : "") + ")";
+    std::fprintf(stderr, "[%d/%d] %s: %s\n", settled, total, plan.describe(r.point).c_str(), what.c_str());
+}
+
+void progressLine(const Json& j)
+{
+    const std::string line = dumpJson(j, -1) + "\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
+}
+
+} // namespace
+
+double studyClock()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void prepareStudyFolder(const std::string& dir, const Json& identity)
+{
+    std::error_code ec;
+    const fs::path study = fs::path(dir) / "study.json";
+    if (fs::exists(study, ec)) {
+        Json existing;
+        try {
+            existing = parseJson(readFile(study.string(), "--study: file", 1ULL << 30), "--study: " + study.string());
+        } catch (const SgdError& e) {
+            throw SgdError(std::string(e.what()) + "; give another folder");
+        }
+        const Json* was = member(existing, "identity");
+        if (!was || *was != identity) {
+            std::string difference = "its command";
+            if (was && was->is_object()) {
+                for (const auto& [key, value] : identity.items()) {
+                    const Json* old = member(*was, key);
+                    if (!old || *old != value) {
+                        difference = "its " + key + " (" + (old ? dumpJson(*old, -1).substr(0, 120) : "none")
+                            + " there, " + dumpJson(value, -1).substr(0, 120) + " here)";
+                        break;
+                    }
+                }
+            }
+            throw SgdError("--study: '" + dir + "' holds another study: " + difference
+                + " differs; give the same command to continue it, or another folder");
+        }
+    } else if (fs::exists(dir, ec)) {
+        if (!fs::is_directory(dir, ec))
+            throw SgdError("--study: '" + dir + "' is a file; give a folder");
+        if (fs::exists(fs::path(dir) / "summary.json", ec))
+            throw SgdError("--study: '" + dir + "' is a run folder (it has summary.json); give a new folder");
+        if (!fs::is_empty(dir, ec))
+            throw SgdError("--study: '" + dir + "' holds other files and no study.json; give a new or empty folder");
+    }
+    (void)ensureWritableDirectory((fs::path(dir) / "points").string(), "--study");
+}
+
+int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointExecutor& executor,
+    const StudyFrontEnd& frontEnd, const std::string& where, double startedAt)
+{
+    const StudySpec& spec = plan.spec();
+    StudyMeta meta;
+    meta.command = frontEnd.command;
+    meta.where = where;
+    meta.identity = spec.identity(configText);
+    meta.notes = plan.notes();
+    meta.startedAt = startedAt;
+    const bool threadsAlone = plan.hasThreadsPoints() && !spec.shareCores;
+    if (plan.hasThreadsPoints() && executor.slots() > 1)
+        meta.notes.push_back(threadsAlone
+                ? "threads-engine points time this machine's cores: each runs alone, one at a time (--share-cores "
+                  "lets them run beside other points)"
+                : "--share-cores: threads-engine points run beside other points and share the cores: their seconds, "
+                  "idle and throughput include that sharing");
+    StudyState state(plan);
+    const std::string dir = spec.dir;
+    std::fprintf(stderr, "study: %d points (%d combinations x %d candidates x %d seeds%s), %s; folder %s\n",
+        state.total(), plan.groupCount(), plan.candidateCount(), plan.seedCount(),
+        plan.halving().rungs() > 1
+            ? (", successive halving in " + std::to_string(plan.halving().rungs()) + " rungs").c_str()
+            : "",
+        where.c_str(), dir.c_str());
+    for (const std::string& note : meta.notes)
+        std::fprintf(stderr, "note: %s\n", note.c_str());
+    if (spec.progress)
+        progressLine(Json {{"study", "start"}, {"dir", dir}, {"total", state.total()}, {"slots", executor.slots()}});
+
+    std::map<std::string, PointRecord*> running;
+    bool threadsRunning = false;
+    std::string threadsId;
+    bool stopping = false;
+    int signal = 0;
+    int lostPoints = 0;
+    double stopDeadline = 0.0;
+    double lastWrite = -1e300;
+    double busyFrom = -1.0;
+    bool changed = true;
+    writeStudyFiles(dir, state, meta, "running");
+    lastWrite = studyClock();
+
+    const bool parallelSim = executor.slots() > 1;
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    auto finishPoint = [&](PointRecord& r, PointStatus status) {
+        state.settle(r, status);
+        if (meta.residentAfterFirst < 0)
+            meta.residentAfterFirst = residentBytes();
+        sayPoint(plan, r, state.settledCount(), state.total());
+        if (spec.progress) {
+            Json line {{"study", "point"}, {"id", r.point.id}, {"status", statusName(r.status)},
+                {"settled", state.settledCount()}, {"total", state.total()}, {"running", state.runningCount()},
+                {"reused", r.reused}};
+            if (r.rank >= 0)
+                line["rank"] = r.rank;
+            const double perPoint = meta.ran > 0 ? meta.pointSeconds / meta.ran : -1.0;
+            const int left = state.total() - state.settledCount();
+            line["eta_seconds"] = perPoint >= 0 ? Json(perPoint * left / std::max(1, executor.slots())) : Json(nullptr);
+            progressLine(line);
+        }
+        changed = true;
+    };
+
+    while (true) {
+        if (const int sig = interruptSignal(); sig != 0 && !stopping) {
+            stopping = true;
+            signal = sig;
+            executor.interrupt(sig == SIGUSR1 ? SIGTERM : sig);
+            stopDeadline = studyClock() + stopGrace;
+            std::fprintf(stderr, "study: stopping: %d point%s still running will be marked interrupted\n",
+                executor.running(), executor.running() == 1 ? "" : "s");
+            // Written at once: under mpirun the job may be torn down a second after the signal.
+            writeStudyFiles(dir, state, meta, lostPoints > 0 ? "incomplete" : "interrupted");
+            lastWrite = studyClock();
+        }
+        // Start what may start: threads-engine points wait for the cores and run alone.
+        while (!stopping && executor.running() < executor.slots() && state.hasDue()) {
+            if (threadsAlone && threadsRunning)
+                break;
+            const bool threadsAllowed = !threadsAlone || executor.running() == 0;
+            PointRecord* r = state.takeNext(threadsAllowed);
+            if (!r)
+                break;
+            const std::string folder = (fs::path(dir) / "points" / r->point.id).string();
+            if (std::optional<PointResult> done = readFinishedPoint(folder)) {
+                r->result = std::move(done);
+                r->reused = true;
+                ++meta.reused;
+                finishPoint(*r, r->result->diverged ? PointStatus::Diverged : PointStatus::Done);
+                continue;
+            }
+            std::error_code ec;
+            fs::remove_all(folder, ec); // what an unfinished run left
+            PointLaunch launch;
+            launch.id = r->point.id;
+            launch.folder = folder;
+            launch.args = pointArguments(r->point.options, folder, spec.configFile);
+            if (parallelSim && r->point.engine == EngineKind::Sim && !r->point.measuresThisMachine
+                && !std::getenv("OMP_NUM_THREADS"))
+                launch.environment.emplace_back(
+                    "OMP_NUM_THREADS", std::to_string(std::max(1U, cores / static_cast<unsigned>(executor.slots()))));
+            const bool wasIdle = executor.running() == 0;
+            const PointStart started = executor.start(launch);
+            if (wasIdle)
+                busyFrom = studyClock();
+            r->rank = started.rank;
+            running[r->point.id] = r;
+            if (r->point.engine == EngineKind::Threads) {
+                threadsRunning = true;
+                threadsId = r->point.id;
+            }
+            if (spec.progress)
+                progressLine(
+                    Json {{"study", "started"}, {"id", r->point.id}, {"rank", started.rank}, {"pid", started.pid}});
+        }
+        if (executor.running() == 0 && (stopping || !state.hasDue() || executor.slots() == 0))
+            break;
+        if (stopping && studyClock() > stopDeadline)
+            executor.kill();
+        for (PointEnd& end : executor.wait(0.25)) {
+            const auto it = running.find(end.id);
+            if (it == running.end())
+                continue;
+            PointRecord& r = *it->second;
+            running.erase(it);
+            if (end.id == threadsId)
+                threadsRunning = false;
+            r.wallSeconds = end.wallSeconds;
+            r.rank = end.rank;
+            ++meta.ran;
+            meta.pointSeconds += end.wallSeconds;
+            const std::string folder = (fs::path(dir) / "points" / r.point.id).string();
+            PointStatus status = PointStatus::Failed;
+            if (end.lost) {
+                status = PointStatus::Lost;
+                r.message = end.problem;
+            } else if (end.exitCode == 0 || end.exitCode == 3) {
+                r.result = readFinishedPoint(folder);
+                if (r.result)
+                    status = r.result->diverged ? PointStatus::Diverged : PointStatus::Done;
+                else
+                    r.message = stopping ? "stopped before it finished" : "it ended without a complete summary.json";
+                if (!r.result && stopping)
+                    status = PointStatus::Interrupted;
+            } else if (end.exitCode == 2) {
+                status = PointStatus::Refused;
+                r.message = end.problem;
+            } else if (stopping) {
+                status = PointStatus::Interrupted;
+                r.message = "stopped by " + std::string(signal == SIGINT ? "SIGINT" : "SIGTERM");
+            } else {
+                r.message = "exit code " + std::to_string(end.exitCode)
+                    + (end.problem.empty() ? std::string() : ": " + end.problem);
+            }
+            finishPoint(r, status);
+            if (status == PointStatus::Lost) {
+                meta.problems.push_back("point " + plan.describe(r.point) + " lost: " + end.problem);
+                ++lostPoints;
+                // Written at once: mpirun ends the whole job when one of its processes dies.
+                writeStudyFiles(dir, state, meta, "incomplete");
+                lastWrite = studyClock();
+            }
+        }
+        if (busyFrom >= 0 && executor.running() == 0) {
+            meta.busySeconds += studyClock() - busyFrom;
+            busyFrom = -1.0;
+        }
+        if (changed && studyClock() - lastWrite >= writeInterval) {
+            writeStudyFiles(dir, state, meta, "running");
+            lastWrite = studyClock();
+            changed = false;
+        }
+    }
+    if (busyFrom >= 0)
+        meta.busySeconds += studyClock() - busyFrom;
+    meta.residentAfterLast = residentBytes();
+
+    int failed = 0;
+    for (const PointRecord* r : state.records()) {
+        if (r->status == PointStatus::Failed || r->status == PointStatus::Refused || r->status == PointStatus::Lost)
+            ++failed;
+    }
+    const bool incomplete = failed > 0;
+    const std::string status = statusText(state, signal, incomplete);
+    writeStudyFiles(dir, state, meta, status);
+    if (frontEnd.charts) {
+        const double chartsFrom = studyClock();
+        try {
+            for (const std::string& problem : frontEnd.charts(dir, tableOf(state)))
+                meta.problems.push_back("charts: " + problem);
+        } catch (const std::exception& e) {
+            meta.problems.push_back(std::string("charts: ") + e.what());
+        }
+        meta.chartSeconds = studyClock() - chartsFrom;
+        writeStudyFiles(dir, state, meta, status);
+    }
+    const double wall = studyClock() - startedAt;
+    std::fprintf(stderr,
+        "study %s: %d of %d points finished (%d run now, %d kept from an earlier run%s) in %s s, %.1f%% of it the "
+        "study's own work; %s\n",
+        status.c_str(), state.finishedCount(), state.total(), meta.ran, meta.reused,
+        failed > 0 ? (", " + std::to_string(failed) + " failed or lost").c_str() : "", secondsText(wall).c_str(),
+        wall > 0 ? 100.0 * std::max(0.0, wall - meta.busySeconds) / wall : 0.0,
+        (fs::path(dir) / "study.json").string().c_str());
+    for (const std::string& p : meta.problems)
+        std::fprintf(stderr, "study: %s\n", p.c_str());
+    if (incomplete)
+        std::fprintf(
+            stderr, "study: incomplete; run the same command again to run the points that failed or were lost\n");
+    if (spec.progress)
+        progressLine(
+            Json {{"study", "end"}, {"status", status}, {"finished", state.finishedCount()}, {"total", state.total()}});
+    if (incomplete)
+        return 1;
+    if (signal != 0)
+        return interruptedExitCode(signal) == 0 ? 0 : 128 + signal;
+    return 0;
+}
+
+int runStudy(const StudySpec& spec, const std::string* configText, const StudyFrontEnd& frontEnd)
+{
+    const double startedAt = studyClock();
+    installInterruptHandlers();
+    std::optional<StudyPlan> plan;
+    try {
+        plan = StudyPlan::make(spec, configText);
+        prepareStudyFolder(spec.dir, spec.identity(configText));
+    } catch (const SgdError& e) {
+        std::fprintf(stderr, "sgdscope: %s\n", e.what());
+        return 2;
+    }
+    LocalPointExecutor executor(spec.jobs);
+    try {
+        return runStudyPoints(
+            *plan, configText, executor, frontEnd, "-j " + std::to_string(spec.jobs) + " on this machine", startedAt);
+    } catch (const SgdError& e) {
+        std::fprintf(stderr, "sgdscope: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace sgdscope

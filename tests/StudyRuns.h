@@ -1,0 +1,142 @@
+#pragma once
+// Running the sgdscope binary's studies (sgdscope --study DIR ...) from a test, and reading what they wrote; shared by
+// the study tests (on this machine, under mpirun, and the window's).
+
+#include "AppRuns.h"
+#include "core/common/Json.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sgdscope::testing {
+
+/// A finished study: its exit code (-1: crashed or given up), stderr, study.json, results.csv, and the wall time.
+struct Study
+{
+    int exitCode = -1;
+    QString stderrText;
+    QString stdoutText;
+    QString dir;
+    Json json; // null if none
+    QByteArray table; // results.csv
+    double seconds = 0.0;
+};
+
+inline QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+/// Reads what a study wrote into `study.dir`.
+inline void readStudy(Study& s)
+{
+    s.json = readJson(s.dir + QStringLiteral("/study.json"));
+    s.table = readAll(s.dir + QStringLiteral("/results.csv"));
+}
+
+/// Runs `launcher` + sgdscope --study `dir` `args` to its end (at most `timeoutMs`).
+inline Study runStudy(const QString& dir, const QStringList& args, const QStringList& launcher = {},
+    int timeoutMs = 600000, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
+{
+    Study s;
+    s.dir = dir;
+    QProcess p;
+    p.setProcessEnvironment(env);
+    const QStringList command
+        = launcher + QStringList {QStringLiteral(SGDSCOPE_BINARY), QStringLiteral("--study"), dir} + args;
+    QElapsedTimer timer;
+    timer.start();
+    p.start(command.front(), command.mid(1));
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return s;
+    }
+    s.seconds = static_cast<double>(timer.nsecsElapsed()) * 1e-9;
+    s.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    s.stderrText = QString::fromUtf8(p.readAllStandardError());
+    s.stdoutText = QString::fromUtf8(p.readAllStandardOutput());
+    readStudy(s);
+    return s;
+}
+
+/// The points of a study.json with `status` ("" for all).
+inline std::vector<Json> pointsWith(const Json& study, const std::string& status = {})
+{
+    std::vector<Json> out;
+    if (!study.is_object() || !study.contains("points"))
+        return out;
+    for (const Json& p : study.at("points")) {
+        if (status.empty() || p.at("status").get<std::string>() == status)
+            out.push_back(p);
+    }
+    return out;
+}
+
+/// The options of a study's point as a headless run's command line (--name=value ...).
+inline QStringList pointOptions(const Json& point)
+{
+    QStringList args;
+    for (const Json& o : point.at("options"))
+        args << QStringLiteral("--%1=%2").arg(
+            QString::fromStdString(o.at(0).get<std::string>()), QString::fromStdString(o.at(1).get<std::string>()));
+    return args;
+}
+
+/// The share of the time `threads` busy threads waited for a core over `seconds` (the kernel's run-queue delay,
+/// /proc/thread-self/schedstat): how busy the machine's cores are with others. -1 where the kernel does not say.
+inline double coresBusyShare(int threads, double seconds = 0.3)
+{
+    std::vector<double> shares(static_cast<std::size_t>(threads), -1.0);
+    std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t) {
+        team.emplace_back([&shares, t, seconds] {
+            auto read = [](double& run, double& wait) {
+                std::ifstream in("/proc/thread-self/schedstat");
+                long long r = 0;
+                long long w = 0;
+                if (!(in >> r >> w))
+                    return false;
+                run = static_cast<double>(r);
+                wait = static_cast<double>(w);
+                return true;
+            };
+            double run0 = 0;
+            double wait0 = 0;
+            if (!read(run0, wait0))
+                return;
+            const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+            volatile double sink = 0;
+            while (std::chrono::steady_clock::now() < end)
+                sink = sink + 1.0;
+            double run1 = 0;
+            double wait1 = 0;
+            if (!read(run1, wait1))
+                return;
+            const double ran = run1 - run0;
+            const double waited = wait1 - wait0;
+            shares[static_cast<std::size_t>(t)] = ran + waited > 0 ? waited / (ran + waited) : 0.0;
+        });
+    }
+    for (auto& t : team)
+        t.join();
+    double most = -1.0;
+    for (const double s : shares)
+        most = std::max(most, s);
+    return most;
+}
+
+} // namespace sgdscope::testing

@@ -1,0 +1,285 @@
+// Studies run by the binary (sgdscope --study DIR ...) on this machine: refusals before anything runs, every point
+// the same as the run made alone, a stopped study resumed to the same table without running a finished point again,
+// the -j 2 speedup and the study's own overhead (each measured with its premise), charts that decode, flat memory,
+// and --best-of with successive halving on real runs.
+
+#include "StudyRuns.h"
+
+#include <QDateTime>
+#include <QFileInfo>
+#include <QImage>
+#include <QRegularExpression>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <map>
+#include <set>
+
+using namespace sgdscope;
+using namespace sgdscope::testing;
+
+namespace {
+/// The machine's cores are busy with others when a busy thread per core waits this share of its time for one.
+constexpr double busyCores = 0.15;
+/// -j 2 on 2 cores: at most this share of -j 1's time (the bound).
+constexpr double parallelBound = 0.6;
+/// The study's own work (everything but its points) for points of a second or more.
+constexpr double overheadBound = 0.05;
+/// The study process's resident memory may grow this much from its first point to its last.
+constexpr double memoryGrowthBound = 3.0 * 1024 * 1024;
+
+const QStringList tinySim = words("--engine sim --cluster datacenter --mode sync,async");
+} // namespace
+
+class TestStudyRuns : public RunFolderTest
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void badAxesAreRefusedBeforeAnyPointRuns_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("needle");
+        QTest::addRow("unknown-axis") << words("--sweep workerz=1,2")
+                                      << QStringLiteral("'workerz' is not a run option");
+        QTest::addRow("bad-value") << words("--sweep workers=1,0") << QStringLiteral("--sweep workers (value '0')");
+        QTest::addRow("bad-point") << words("--engine sim --sweep workers=1,2 --sweep mode=sync,backup")
+                                   << QStringLiteral("point workers=1, mode=backup cannot run");
+        QTest::addRow("threads-limit") << words("--sweep workers=64..512")
+                                       << QStringLiteral("point mode=sync, workers=512 cannot run");
+        QTest::addRow("shared-and-swept")
+            << words("--workers 2 --sweep workers=1,2") << QStringLiteral("--workers: also swept by --sweep workers");
+        QTest::addRow("bad-option") << words("--sweep workers=1,2 --momentum 1")
+                                    << QStringLiteral("--momentum: '1' is not allowed");
+    }
+    void badAxesAreRefusedBeforeAnyPointRuns()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, needle);
+        const QString dir = nextOut();
+        const Study s = runStudy(dir, args);
+        QCOMPARE(s.exitCode, 2);
+        const QStringList lines = s.stderrText.trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines.front().startsWith(QStringLiteral("sgdscope: ")) && lines.front().contains(needle),
+            qPrintable(s.stderrText));
+        QVERIFY2(!QFileInfo::exists(dir), "nothing may be written");
+    }
+
+    void anotherStudysFolderIsRefused()
+    {
+        const QString dir = nextOut();
+        QCOMPARE(runStudy(dir, words("--engine sim --steps 20 --mode sync --sweep workers=1,2")).exitCode, 0);
+        const Study other = runStudy(dir, words("--engine sim --steps 20 --mode sync --sweep workers=1,4"));
+        QCOMPARE(other.exitCode, 2);
+        QVERIFY2(
+            other.stderrText.contains(QStringLiteral("holds another study: its axes")), qPrintable(other.stderrText));
+    }
+
+    void everyPointIsTheRunMadeAlone()
+    {
+        const QString dir = nextOut();
+        const Study s = runStudy(dir, tinySim + words("--steps 100 --sweep workers=1,3 -j 2"));
+        QCOMPARE(s.exitCode, 0);
+        const std::vector<Json> points = pointsWith(s.json, "done");
+        QCOMPARE(points.size(), std::size_t {4});
+        for (const Json& p : points) {
+            const Run alone = runApp(nextOut(), pointOptions(p));
+            QCOMPARE(alone.exitCode, 0);
+            QCOMPARE(firstRun(alone).at("params_digest").get<std::string>(),
+                p.at("results").at("params_digest").get<std::string>());
+            QCOMPARE(firstRun(alone).at("final_loss").get<double>(), p.at("results").at("final_loss").get<double>());
+            // The point's own folder is that run too.
+            const Json own = readJson(dir + QStringLiteral("/")
+                + QString::fromStdString(p.at("folder").get<std::string>()) + QStringLiteral("/summary.json"));
+            QCOMPARE(own.at("runs").at(0).at("params_digest").get<std::string>(),
+                firstRun(alone).at("params_digest").get<std::string>());
+        }
+    }
+
+    void aStoppedStudyResumesToTheSameTable()
+    {
+        const QStringList args = tinySim + words("--steps 400 --sweep workers=1..8 --progress -");
+        const QString dir = nextOut();
+        // Stop it with SIGTERM once three points are done.
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY), QStringList {QStringLiteral("--study"), dir} + args);
+        QVERIFY(p.waitForStarted());
+        int done = 0;
+        QString out;
+        QElapsedTimer timer;
+        timer.start();
+        while (done < 3 && timer.elapsed() < 120000) {
+            p.waitForReadyRead(200);
+            out += QString::fromUtf8(p.readAllStandardOutput());
+            done = static_cast<int>(out.count(QStringLiteral("\"status\":\"done\"")));
+        }
+        QCOMPARE(done, 3);
+        ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 128 + SIGTERM);
+        Study stopped;
+        stopped.dir = dir;
+        readStudy(stopped);
+        QCOMPARE(stopped.json.at("status").get<std::string>(), std::string("interrupted"));
+        const std::vector<Json> finished = pointsWith(stopped.json, "done");
+        QVERIFY(finished.size() >= 3 && finished.size() < 8);
+        QVERIFY(!pointsWith(stopped.json, "pending").empty());
+        std::map<std::string, QDateTime> written;
+        for (const Json& f : finished) {
+            const QString summary = dir + QStringLiteral("/")
+                + QString::fromStdString(f.at("folder").get<std::string>()) + QStringLiteral("/summary.json");
+            written[f.at("id").get<std::string>()] = QFileInfo(summary).lastModified();
+        }
+        QTest::qWait(1100); // (a summary written again would have a later time)
+
+        // The same command again finishes it, without running a finished point again.
+        const Study resumed = runStudy(dir, args);
+        QCOMPARE(resumed.exitCode, 0);
+        QCOMPARE(resumed.json.at("status").get<std::string>(), std::string("complete"));
+        QCOMPARE(resumed.json.at("timing").at("points_reused").get<int>(), static_cast<int>(finished.size()));
+        QCOMPARE(resumed.json.at("timing").at("points_run").get<int>(), 8 - static_cast<int>(finished.size()));
+        for (const auto& [id, when] : written) {
+            const QString summary
+                = dir + QStringLiteral("/points/") + QString::fromStdString(id) + QStringLiteral("/summary.json");
+            QCOMPARE(QFileInfo(summary).lastModified(), when);
+        }
+        // The table is an uninterrupted study's (run with -j 2: the schedule does not show either).
+        const Study whole = runStudy(nextOut(), args + words("-j 2"));
+        QCOMPARE(whole.exitCode, 0);
+        QVERIFY(!whole.table.isEmpty());
+        QCOMPARE(resumed.table, whole.table);
+
+        // Charts decode and are not blank.
+        const QStringList charts = QDir(dir).entryList({QStringLiteral("*.png")});
+        QVERIFY2(charts.size() >= 6, qPrintable(charts.join(QLatin1Char(' '))));
+        for (const QString& name : charts) {
+            const QImage image(QDir(dir).filePath(name));
+            QVERIFY2(!image.isNull(), qPrintable(name));
+            QCOMPARE(image.width(), 1440); // 720 x 460 at twice the density
+            std::set<QRgb> colours;
+            int notWhite = 0;
+            for (int y = 0; y < image.height(); y += 3) {
+                for (int x = 0; x < image.width(); x += 3) {
+                    const QRgb c = image.pixel(x, y);
+                    colours.insert(c);
+                    notWhite += c != qRgb(255, 255, 255) ? 1 : 0;
+                }
+            }
+            QVERIFY2(colours.size() > 8 && notWhite > 500, qPrintable(name));
+        }
+    }
+
+    void twoJobsTakeLessTimeAndTheStudyCostsLittle()
+    {
+        // 12 simulated points of about a second each (the parabola, 16 and 32 workers, 3 seeds).
+        const QStringList args = words("--engine sim --cluster datacenter --steps 2500 --mode sync,async "
+                                       "--sweep workers=16,32 --seeds 3");
+        const double busyBefore = coresBusyShare(2);
+        const Study one = runStudy(nextOut(), args + words("-j 1"));
+        const Study two = runStudy(nextOut(), args + words("-j 2"));
+        const double busyAfter = coresBusyShare(2);
+        QCOMPARE(one.exitCode, 0);
+        QCOMPARE(two.exitCode, 0);
+        QCOMPARE(one.table, two.table);
+        const double ratio = two.seconds / one.seconds;
+        double shortest = 1e300;
+        for (const Json& p : pointsWith(one.json))
+            shortest = std::min(shortest, p.at("process_seconds").get<double>());
+        const double overhead = one.json.at("timing").at("overhead_share").get<double>();
+        const QString figures = QStringLiteral("-j 1 %1 s, -j 2 %2 s (ratio %3); overhead %4% of -j 1; shortest point "
+                                               "%5 s; busy cores before %6, after %7")
+                                    .arg(one.seconds)
+                                    .arg(two.seconds)
+                                    .arg(ratio)
+                                    .arg(100 * overhead)
+                                    .arg(shortest)
+                                    .arg(busyBefore)
+                                    .arg(busyAfter);
+        qInfo("%s", qPrintable(figures));
+        const bool busy = busyBefore > busyCores || busyAfter > busyCores;
+        // The overhead first: busy cores that spoil the -j 2 premise need not spoil this one.
+        const bool overheadPremise = shortest >= 1.0 && !(overhead > overheadBound && busy);
+        if (overheadPremise)
+            QVERIFY2(overhead < overheadBound, qPrintable(figures));
+        if (ratio > parallelBound && busy)
+            QSKIP(qPrintable(QStringLiteral("the cores are busy with other work: ") + figures));
+        QVERIFY2(ratio <= parallelBound, qPrintable(figures));
+        if (shortest < 1.0)
+            QSKIP(qPrintable(QStringLiteral("points shorter than a second on this machine: ") + figures));
+        if (!overheadPremise)
+            QSKIP(qPrintable(QStringLiteral("the cores are busy with other work: ") + figures));
+    }
+
+    void memoryStaysFlatAsPointsFinish()
+    {
+        // 36 points whose summaries are large (256 workers each): a study that kept them would grow.
+        const Study s = runStudy(nextOut(),
+            words("--engine sim --cluster ideal --steps 20 --mode sync --workers 256 --sweep lr=0.001..0.032 "
+                  "--sweep batch=10,20,30,40,50,none -j 2"));
+        QCOMPARE(s.exitCode, 0);
+        QCOMPARE(pointsWith(s.json, "done").size(), std::size_t {36});
+        const Json& m = s.json.at("memory");
+        const double growth = m.at("resident_after_last_point_bytes").get<double>()
+            - m.at("resident_after_first_point_bytes").get<double>();
+        QVERIFY2(growth < memoryGrowthBound, qPrintable(QStringLiteral("grew by %1 bytes").arg(growth)));
+    }
+
+    void bestOfKeepsTheLowestLossAndRecordsEveryRung()
+    {
+        const QString dir = nextOut();
+        const Study s = runStudy(dir,
+            words("--engine sim --cluster ideal --mode sync,async --workers 4 --steps 90 --best-of lr=0.005,0.02,0.08 "
+                  "--halving 3 -j 2"));
+        QCOMPARE(s.exitCode, 0);
+        const Json& groups = s.json.at("best_of").at("groups");
+        QCOMPARE(groups.size(), std::size_t {2});
+        for (const Json& g : groups) {
+            const Json& rungs = g.at("rungs");
+            QCOMPARE(rungs.size(), std::size_t {2});
+            // Rung 0: every candidate at 30 steps, each with its loss; the lowest goes on.
+            std::string best;
+            double lowest = INFINITY;
+            for (const Json& c : rungs.at(0).at("candidates")) {
+                QCOMPARE(c.at("steps").get<int>(), 30);
+                const double loss
+                    = c.at("median_final_loss").is_null() ? INFINITY : c.at("median_final_loss").get<double>();
+                if (loss < lowest) {
+                    lowest = loss;
+                    best = c.at("value").get<std::string>();
+                }
+                // Each rung's run is a run folder of its own, to be checked alone.
+                const std::string folder = c.at("runs").at(0).at("point").get<std::string>();
+                QVERIFY(QFileInfo::exists(dir + QStringLiteral("/points/") + QString::fromStdString(folder)
+                    + QStringLiteral("/summary.json")));
+            }
+            for (const Json& c : rungs.at(0).at("candidates"))
+                QCOMPARE(c.at("promoted").get<bool>(), c.at("value").get<std::string>() == best);
+            QCOMPARE(rungs.at(1).at("candidates").size(), std::size_t {1});
+            QCOMPARE(rungs.at(1).at("candidates").at(0).at("value").get<std::string>(), best);
+            QCOMPARE(rungs.at(1).at("candidates").at(0).at("steps").get<int>(), 90);
+            QCOMPARE(g.at("chosen").get<std::string>(), best);
+        }
+        // The table names the chosen learning rate on the kept rows.
+        const QStringList rows = QString::fromUtf8(s.table).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QStringList header = rows.front().split(QLatin1Char(','));
+        const qsizetype lr = header.indexOf(QStringLiteral("lr"));
+        const qsizetype kept = header.indexOf(QStringLiteral("kept"));
+        const qsizetype mode = header.indexOf(QStringLiteral("mode"));
+        QVERIFY(lr > 0 && kept > 0 && mode > 0);
+        int keptRows = 0;
+        for (const QString& row : rows.mid(1)) {
+            const QStringList f = row.split(QLatin1Char(','));
+            if (f[kept] != QStringLiteral("1"))
+                continue;
+            ++keptRows;
+            const Json& g = groups.at(f[mode] == QStringLiteral("sync") ? 0 : 1);
+            QCOMPARE(f[lr].toStdString(), g.at("chosen").get<std::string>());
+        }
+        QCOMPARE(keptRows, 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStudyRuns)
+#include "test_study_runs.moc"
