@@ -1,7 +1,7 @@
 #pragma once
 // Small problems and an independent reference trainer shared by the core tests.
 
-#include "ReferenceMlp.h"
+#include "ReferenceNetwork.h"
 #include "core/data/DataOrder.h"
 #include "core/data/Dataset.h"
 #include "core/data/GeneratedData.h"
@@ -22,9 +22,7 @@ inline std::shared_ptr<Problem> blobsProblem(
     auto data = std::make_shared<DataSplit>();
     data->train = makeBlobs(samples, 8, 3, 1.0, 11);
     auto p = std::make_shared<Problem>();
-    p->spec.layers = std::move(layers);
-    p->spec.activation = activation;
-    p->spec.loss = LossKind::SoftmaxCrossEntropy;
+    p->spec = NetworkSpec::mlp(layers, activation, LossKind::SoftmaxCrossEntropy);
     p->layout = ParameterLayout(p->spec);
     p->data = data;
     p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::Glorot, 5);
@@ -36,9 +34,7 @@ inline std::shared_ptr<Problem> parabolaProblem(std::int64_t points = 50)
     auto data = std::make_shared<DataSplit>();
     data->train = makeParabola(points);
     auto p = std::make_shared<Problem>();
-    p->spec.layers = {1, 5, 1};
-    p->spec.activation = Activation::Tanh;
-    p->spec.loss = LossKind::MeanSquaredError;
+    p->spec = NetworkSpec::mlp({1, 5, 1}, Activation::Tanh, LossKind::MeanSquaredError);
     p->layout = ParameterLayout(p->spec);
     p->data = data;
     p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::StandardNormal, 0);
@@ -121,7 +117,7 @@ private:
     TrainerSettings m_settings;
     DataOrder m_order;
     BatchCursor m_cursor;
-    ReferenceMlp m_workspace;
+    ReferenceNetwork m_workspace;
     std::vector<double> m_inputs, m_targets, m_params, m_velocity;
     std::vector<std::int32_t> m_labels;
 };

@@ -13,11 +13,9 @@
 using namespace sgdscope;
 
 namespace {
-MlpSpec seedSpec()
+NetworkSpec seedSpec()
 {
-    MlpSpec spec;
-    spec.layers = {1, 5, 1};
-    return spec;
+    return NetworkSpec::mlp({1, 5, 1}, Activation::Tanh, LossKind::MeanSquaredError);
 }
 
 /// A file with the given header text and data size (the length field is computed).
@@ -42,7 +40,7 @@ class TestSafetensors : public QObject
 private slots:
     void roundTripWithPyTorchNames()
     {
-        const MlpSpec spec = seedSpec();
+        const NetworkSpec spec = seedSpec();
         const ParameterLayout layout(spec);
         const ParamVector params = initialParameters(spec, layout, WeightInit::StandardNormal, 3);
         QTemporaryDir dir;
