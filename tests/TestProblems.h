@@ -6,6 +6,7 @@
 #include "core/data/Dataset.h"
 #include "core/data/GeneratedData.h"
 #include "core/nn/Initialization.h"
+#include "core/nn/ModelText.h"
 #include "core/train/Problem.h"
 #include "core/train/TrainerSettings.h"
 
@@ -26,6 +27,22 @@ inline std::shared_ptr<Problem> blobsProblem(
     p->layout = ParameterLayout(p->spec);
     p->data = data;
     p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::Glorot, 5);
+    return p;
+}
+
+/// A small convolutional network on blobs of 64 features read as 8 x 8 images, 10 classes: two convolutions (one
+/// padded), a max pool, ReLU, a dense output layer.
+inline std::shared_ptr<Problem> convProblem(std::int64_t samples = 240)
+{
+    auto data = std::make_shared<DataSplit>();
+    data->train = makeBlobs(samples, 64, 10, 1.0, 13);
+    auto p = std::make_shared<Problem>();
+    p->spec = networkFromModel(parseModelText("input1x8x8,conv4x3x3p1,maxpool2,conv6x3x3,dense10"),
+        TensorShape::vector(64), Activation::Relu, LossKind::SoftmaxCrossEntropy);
+    p->spec.check();
+    p->layout = ParameterLayout(p->spec);
+    p->data = data;
+    p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::He, 5);
     return p;
 }
 
