@@ -122,9 +122,9 @@ std::vector<float> filled(std::size_t floats, Rng& rng, double scale = 1.0)
     return randomFloats(floats, rng, scale);
 }
 
-std::vector<float> packFor(const Path& p, const kernels::ConvGeometry& g)
+std::vector<float> scratchFor(const Path& p, const kernels::ConvGeometry& g)
 {
-    return std::vector<float>(p.table->convPackFloats(g) + 64, 0.0f);
+    return std::vector<float>(p.table->convScratchFloats(g, 0) + 64, 0.0f);
 }
 
 } // namespace
@@ -171,14 +171,14 @@ private slots:
                                             sum);
                             want[outAt(g, o, s, oy, ox)] = sum;
                         }
-            auto pack = packFor(p, g);
+            auto scratch = scratchFor(p, g);
             kernels::ConvForwardArgs args;
             args.g = g;
             args.x = x.data();
             args.w = w.data();
             args.bias = bias.data();
             args.z = z.data();
-            args.pack = pack.data();
+            args.scratch = scratch.data();
             p.table->convForward(args);
             const QString diff = firstDifference(z.data(), want.data(), z.size());
             QVERIFY2(diff.isEmpty(), qPrintable(caseText(c) + QStringLiteral(": ") + diff));
@@ -219,13 +219,13 @@ private slots:
                                     }
                             want[static_cast<std::size_t>(ch * g.inStride + (s * g.height + iy) * g.width + ix)] = sum;
                         }
-            auto pack = packFor(p, g);
+            auto scratch = scratchFor(p, g);
             kernels::ConvInputGradientArgs args;
             args.g = g;
             args.dz = dz.data();
             args.w = w.data();
             args.dx = dx.data();
-            args.pack = pack.data();
+            args.scratch = scratch.data();
             p.table->convInputGradient(args);
             const QString diff = firstDifference(dx.data(), want.data(), dx.size());
             QVERIFY2(diff.isEmpty(), qPrintable(caseText(c) + QStringLiteral(": ") + diff));

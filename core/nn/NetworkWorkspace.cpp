@@ -116,7 +116,6 @@ NetworkWorkspace::NetworkWorkspace(const NetworkSpec& spec, int capacity)
                 pack = std::max({pack, table->packFloats(in, out), table->packFloats(out, in)});
             } else if (layer.kind == LayerKind::Conv) {
                 const kernels::ConvGeometry g = convGeometry(l, capacity);
-                pack = std::max(pack, table->convPackFloats(g));
                 convScratch = std::max(convScratch, table->convScratchFloats(g, convScratchDepth));
             }
         }
@@ -217,7 +216,7 @@ void NetworkWorkspace::forward(const kernels::KernelTable& k, const ParameterLay
             args.w = params + layout.weight(m_weighted[l]).offset;
             args.bias = params + layout.bias(m_weighted[l]).offset;
             args.z = out.values.data();
-            args.pack = m_pack.data();
+            args.scratch = m_convScratch.data();
             k.convForward(args);
             break;
         }
@@ -401,7 +400,7 @@ void NetworkWorkspace::pass(const ParameterLayout& layout, const float* params, 
             p.dz = delta;
             p.w = params + layout.weight(w).offset;
             p.dx = next;
-            p.pack = m_pack.data();
+            p.scratch = m_convScratch.data();
             k.convInputGradient(p);
             current = 1 - current;
             break;

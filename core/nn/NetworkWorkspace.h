@@ -88,9 +88,9 @@ private:
     std::vector<int> m_weighted; // per layer: its index among the weighted layers (-1 if none)
     std::size_t m_firstWeighted = 0; // no gradient below this layer's input is needed
     AlignedVector<float> m_delta[2]; // d(loss)/d(values) of a tensor, in its layout
-    AlignedVector<float> m_pack; // packed weight panels, convolutions' packed strips
+    AlignedVector<float> m_pack; // packed weight panels
     AlignedVector<float> m_slots; // the tree's stack entries of one tile
-    AlignedVector<float> m_convScratch; // a convolution's weight gradient: a sample and the tree's entries
+    AlignedVector<float> m_convScratch; // a convolution kernel's: a padded sample, repacked weights, the tree's entries
     int m_convScratchDepth = 0; // the deepest tree program m_convScratch has room for
     std::vector<double> m_sampleLoss;
     std::vector<float*> m_weights; // per stack entry, per call: where the layer's gradient goes

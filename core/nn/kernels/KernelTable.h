@@ -124,7 +124,7 @@ struct ConvForwardArgs
     const float* w = nullptr;
     const float* bias = nullptr;
     float* z = nullptr;
-    float* pack = nullptr; // convPackFloats(g) floats
+    float* scratch = nullptr; // convScratchFloats(g, 0) floats
 };
 
 /// The gradient with respect to the input: dx[c][s][iy][ix] = 0, then fma(w[o][c][ky][kx], dz[o][s][oy][ox], dx)
@@ -137,7 +137,7 @@ struct ConvInputGradientArgs
     const float* dz = nullptr;
     const float* w = nullptr;
     float* dx = nullptr;
-    float* pack = nullptr; // convPackFloats(g) floats
+    float* scratch = nullptr; // convScratchFloats(g, 0) floats
 };
 
 /// A convolution's weight and bias gradients over the samples of a pass, reduced by the tree program: for every
@@ -175,7 +175,7 @@ struct KernelTable
     void (*activate)(ElementFunction f, float* x, std::size_t count) = nullptr;
     /// delta[i] *= f'(z[i]), written in terms of the activation a[i] = f(z[i]), for i < count.
     void (*multiplyByDerivative)(ElementFunction f, float* delta, const float* a, std::size_t count) = nullptr;
-    std::size_t (*convPackFloats)(const ConvGeometry& g) = nullptr;
+    /// The working memory of the three convolution kernels (the weight gradient's for trees of `depth` levels).
     std::size_t (*convScratchFloats)(const ConvGeometry& g, int depth) = nullptr;
     void (*convForward)(const ConvForwardArgs&) = nullptr;
     void (*convInputGradient)(const ConvInputGradientArgs&) = nullptr;
