@@ -12,7 +12,7 @@
 #include "core/data/GeneratedData.h"
 #include "core/data/IdxLoader.h"
 #include "core/nn/Initialization.h"
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/nn/kernels/KernelTable.h"
 #include "core/train/DatasetView.h"
@@ -105,10 +105,7 @@ Json squareProducts(const kernels::KernelTable& k)
 
 Json fashionStep(int chunk)
 {
-    MlpSpec spec;
-    spec.layers = {784, 256, 128, 10};
-    spec.activation = Activation::Relu;
-    spec.loss = LossKind::SoftmaxCrossEntropy;
+    const NetworkSpec spec = NetworkSpec::mlp({784, 256, 128, 10}, Activation::Relu, LossKind::SoftmaxCrossEntropy);
     const ParameterLayout layout(spec);
     const ParamVector params = initialParameters(spec, layout, WeightInit::He, 1);
     // Fashion-MNIST's images where Debian's package is installed (their zeros are as fast as any value), else
@@ -126,7 +123,7 @@ Json fashionStep(int chunk)
         stack.push_back(buffers[static_cast<std::size_t>(id)].data());
     std::vector<std::uint32_t> indices(batch);
     std::iota(indices.begin(), indices.end(), 0U);
-    MlpWorkspace workspace(spec, batch);
+    NetworkWorkspace workspace(spec, batch);
     const WorkerPass& pass = part.passes.front();
     const double perPass = bestSecondsPerCall([&] {
         workspace.pass(layout, params.data(), view, indices.data(), batch, 1.0f / batch, pass.program(), stack.data());

@@ -4,7 +4,14 @@
 # within each round, REPS rounds. Prints one JSON object on stdout (progress on stderr).
 #
 #   bench/bench_time_to_accuracy.sh [build-dir]
-#   environment: REPS=2  EPOCHS=20 (cap, both sides)  TARGET=0.88  PEERS=../shared/peers
+#   environment: REPS=2  EPOCHS=20 (cap, both sides)  TARGET=0.88 (0.90 for fashion-cnn)  PEERS=../shared/peers
+#                WORKLOAD=fashion (the MLP below) | fashion-cnn (LeNet-5, the fashion-cnn preset)
+#
+# WORKLOAD=fashion-cnn: LeNet-5 (conv 6@5x5 p2, relu, maxpool 2, conv 16@5x5, relu, maxpool 2, 400-120-84-10),
+# the same batch, lr, momentum, data and evaluation as below, from PyTorch's default init exported by
+# torch_peer.py net-oracle --net fashion-cnn --make-init (state_dict names, read by --init). Configurations:
+#   sync P=1 <-> torch single process, 1 thread;  sync P=2 <-> torch single process, 2 threads and torch DDP P=2
+# (torch's best configuration for LeNet-5 here is its single process on 2 threads: oneDNN convolutions).
 #
 # Configurations (ours <-> theirs, like for like):
 #   sync P=1                      <-> torch single process, 1 thread
@@ -54,7 +61,12 @@ build=${1:-$here/build}
 PEERS=${PEERS:-$here/../shared/peers}
 REPS=${REPS:-2}
 EPOCHS=${EPOCHS:-20}
-TARGET=${TARGET:-0.88}
+WORKLOAD=${WORKLOAD:-fashion}
+case "$WORKLOAD" in
+  fashion) TARGET=${TARGET:-0.88} ;;
+  fashion-cnn) TARGET=${TARGET:-0.90} ;;
+  *) echo "bench_time_to_accuracy: WORKLOAD=$WORKLOAD: one of fashion, fashion-cnn" >&2; exit 2 ;;
+esac
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
 BATCH=256 LR=0.05 MOMENTUM=0.9
@@ -67,7 +79,12 @@ name=bench_time_to_accuracy
 # Initial weights: the peer's own (torch default init after manual_seed(0)), when torch is there.
 init=(--weight-init he)
 init_desc="he (sgdscope preset; torch or the harness unavailable, so not the peer's init)"
-if "$PY" -c 'import torch' 2>/dev/null && [ -f "$PEERS/torch_peer.py" ]; then
+if [ "$WORKLOAD" = fashion-cnn ] && "$PY" -c 'import torch' 2>/dev/null && [ -f "$PEERS/torch_peer.py" ]; then
+  "$PY" "$PEERS/torch_peer.py" net-oracle --net fashion-cnn --make-init "$work/init.safetensors" >/dev/null \
+    2>"$work/init.log" || die "could not export the peer's initial weights: $(tail -1 "$work/init.log")"
+  init=(--init "$work/init.safetensors")
+  init_desc="torch default init after torch.manual_seed(0), from torch_peer.py net-oracle --net fashion-cnn --make-init (--init)"
+elif "$PY" -c 'import torch' 2>/dev/null && [ -f "$PEERS/torch_peer.py" ]; then
   "$PY" - "$PEERS" "$work/init.safetensors" <<'PY' || die "could not export the peer's initial weights"
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -79,7 +96,9 @@ PY
   init_desc="torch default nn.Linear init after torch.manual_seed(0), exported from torch_peer.dense_net (--init)"
 fi
 
-common=(--headless --preset fashion-mnist --layers 784,256,128,10 --activation relu --loss cross-entropy
+model=(--preset fashion-mnist --layers 784,256,128,10 --activation relu --loss cross-entropy)
+[ "$WORKLOAD" = fashion ] || model=(--preset fashion-cnn)
+common=(--headless "${model[@]}"
         --batch "$BATCH" --lr "$LR" --momentum "$MOMENTUM" --seed 0 "${init[@]}"
         --epochs "$EPOCHS" --eval-every "$PER_EPOCH" --target-accuracy "$TARGET")
 
@@ -100,7 +119,7 @@ peer() { # peer NAME REP ARGS...
   [ -z "$peer_reason" ] || return 0
   echo "bench_time_to_accuracy: round $rep: torch $name" >&2
   local m0; m0=$(mark)
-  LD_LIBRARY_PATH="$blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 280 "$PY" "$PEERS/torch_peer.py" fashion "$@" \
+  LD_LIBRARY_PATH="$blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 280 "$PY" "$PEERS/torch_peer.py" "$WORKLOAD" "$@" \
     --batch "$BATCH" --lr "$LR" --momentum "$MOMENTUM" --epochs "$EPOCHS" --target-acc "$TARGET" --port "$port" \
     --tag "$name" --rep "$rep" --out "$work/peer.jsonl" >/dev/null 2>"$work/peer-$name-$rep.log" ||
     echo "bench_time_to_accuracy: torch $name failed: $(tail -1 "$work/peer-$name-$rep.log")" >&2
@@ -109,6 +128,14 @@ peer() { # peer NAME REP ARGS...
 
 start=$(date +%s)
 for rep in $(seq 1 "$REPS"); do
+  if [ "$WORKLOAD" = fashion-cnn ]; then
+    ours sync_P1 "$rep" sync 1
+    peer torch_single "$rep" --mode single --threads 1
+    ours sync_P2 "$rep" sync 2
+    peer torch_single_t2 "$rep" --mode single --threads 2
+    peer torch_ddp_P2 "$rep" --mode ddp --P 2
+    continue
+  fi
   ours sync_P1 "$rep" sync 1
   peer torch_single "$rep" --mode single --threads 1
   ours sync_P2 "$rep" sync 2
@@ -120,13 +147,13 @@ for rep in $(seq 1 "$REPS"); do
 done
 elapsed=$(( $(date +%s) - start ))
 
-"$PY" - "$work" "$REPS" "$EPOCHS" "$TARGET" "$PER_EPOCH" "$BATCH" "$elapsed" "$peer_reason" "$init_desc" <<'PY'
+"$PY" - "$work" "$REPS" "$EPOCHS" "$TARGET" "$PER_EPOCH" "$BATCH" "$elapsed" "$peer_reason" "$init_desc" "$WORKLOAD" <<'PY'
 import glob, json, os, statistics, sys
 def binary_info(path):
     info = dict(line.rstrip("\n").split("=", 1) for line in open(path) if "=" in line)
     info["git_uncommitted"] = info.get("git_uncommitted", "").split()
     return info
-work, reps, epochs, target, per_epoch, batch, elapsed, peer_reason, init_desc = sys.argv[1:]
+work, reps, epochs, target, per_epoch, batch, elapsed, peer_reason, init_desc, workload = sys.argv[1:]
 reps, epochs, target, per_epoch, batch = int(reps), int(epochs), float(target), int(per_epoch), int(batch)
 epoch_samples = per_epoch * batch
 
@@ -214,9 +241,10 @@ if os.path.exists(peer_path):
         })
 
 out = {
-    "benchmark": f"time to {target} Fashion-MNIST test accuracy: sgdscope threads engine vs PyTorch peer",
+    "benchmark": f"time to {target} Fashion-MNIST test accuracy ({workload}): sgdscope threads engine vs PyTorch peer",
     "settings": {
-        "model": "MLP 784-256-128-10 ReLU, softmax cross-entropy, float32",
+        "model": "MLP 784-256-128-10 ReLU, softmax cross-entropy, float32" if workload == "fashion" else
+                 "LeNet-5 (conv 6@5x5 p2, relu, maxpool 2, conv 16@5x5, relu, maxpool 2, 400-120-84-10 relu), softmax cross-entropy, float32",
         "batch": batch, "lr": 0.05, "momentum": 0.9, "init": init_desc,
         "evaluation": f"test accuracy once per epoch ({per_epoch} updates of {batch}) on both sides; times are epoch-granular",
         "cap_epochs": epochs, "rounds": reps,
@@ -228,7 +256,8 @@ out = {
     "ours": {k: summarize(v) for k, v in sorted(ours.items())},
     "torch": {k: summarize(v) for k, v in sorted(peer.items())} if not peer_reason else None,
     "torch_skipped": peer_reason or None,
-    "torch_reference_from_issue_seconds": {"torch_single": 10.7, "torch_ddp_P2": 17.9, "torch_hogwild_P2": 7.6},
+    "torch_reference_from_issue_seconds": {"torch_single": 10.7, "torch_ddp_P2": 17.9, "torch_hogwild_P2": 7.6}
+        if workload == "fashion" else {"torch_single": 43.0},
     "ratios_ours_over_torch": {},
     "script_seconds": int(elapsed),
 }
@@ -244,8 +273,19 @@ def ratio(a, b):
 if not peer_reason:
     o = out["ours"]
     t = out["torch"]
-    for ours_name, torch_name in (("sync_P1", "torch_single"), ("sync_P2", "torch_ddp_P2"),
-                                  ("async_lockfree_P2", "torch_hogwild_P2"), ("async_lock_P2", "torch_hogwild_P2")):
+    pairs = ((("sync_P1", "torch_single"), ("sync_P2", "torch_ddp_P2"), ("async_lockfree_P2", "torch_hogwild_P2"),
+              ("async_lock_P2", "torch_hogwild_P2")) if workload == "fashion" else
+             (("sync_P1", "torch_single"), ("sync_P2", "torch_single_t2"), ("sync_P2", "torch_ddp_P2")))
+    # against torch's best configuration: the one with the fewest seconds to the target
+    reached = {k: med(t, k, "seconds_to_target") for k in t}
+    reached = {k: v for k, v in reached.items() if v}
+    if reached:
+        best = min(reached, key=reached.get)
+        out["torch_best_configuration"] = best
+        for ours_name in o:
+            out["ratios_ours_over_torch"][f"{ours_name} / best torch ({best}): seconds_to_target"] = ratio(
+                med(o, ours_name, "seconds_to_target"), reached[best])
+    for ours_name, torch_name in pairs:
         out["ratios_ours_over_torch"][f"{ours_name} / {torch_name}"] = {
             field: ratio(med(o, ours_name, field), med(t, torch_name, field))
             for field in ("seconds_to_target", "samples_to_target", "training_samples_per_s")

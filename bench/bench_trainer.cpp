@@ -1,8 +1,8 @@
 // Throughput of the trainers, as JSON (one object): samples/s and time per update for the parabola preset
-// (sync P = 1, 2) and the fashion-mnist model (batch 256, sync P = 1, 2 x K = 1, 3, chunks of 8 (automatic)
-// and of 64; async P = 2), on every kernel path this CPU has (--isa to pick one). Each figure: warm-up, then a
-// window of about --seconds of wall time, median of --reps windows.
-//   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion] [--isa scalar|avx2|avx512]
+// (sync P = 1, 2), the fashion-mnist model (batch 256, sync P = 1, 2 x K = 1, 3, chunks of 8 (automatic)
+// and of 64; async P = 2) and LeNet-5 (fashion-cnn: batch 256, sync P = 1, 2), on every kernel path this CPU has
+// (--isa to pick one). Each figure: warm-up, then a window of about --seconds of wall time, median of --reps windows.
+//   bench_trainer [--seconds S] [--reps N] [--only parabola|fashion|fashion-cnn] [--isa scalar|avx2|avx512]
 #include "core/common/Json.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/nn/kernels/Isa.h"
@@ -147,6 +147,12 @@ int main(int argc, char** argv)
             }
             run("fashion", fashion, Mode::Async, {2, 1, 0, AsyncApply::Lock}, 30);
             run("fashion", fashion, Mode::Async, {2, 1, 0, AsyncApply::LockFree}, 30); // as PyTorch's Hogwild
+        }
+        if ((only.empty() || only == "fashion-cnn")
+            && std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+            const PreparedRun cnn = prepare("fashion-cnn", {{"mode", "sync"}});
+            for (const int p : {1, 2})
+                run("fashion-cnn", cnn, Mode::Sync, {p, 1, 0}, 10); // chunks of 8 (automatic)
         }
     }
     Json out = Json::object();

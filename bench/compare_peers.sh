@@ -3,13 +3,18 @@
 # (bench_kernels: the square product's Gflop/s, the kernels' own peak here) and the PyTorch peer harness
 # (../shared/peers, its OpenBLAS build), alternating, REPS times each; prints one JSON object with the medians
 # and the ratios the issues set as targets. Needs python3-torch and the peers' OpenBLAS (peers/setup_openblas.sh).
-#   bench/compare_peers.sh [build-dir]      REPS=3 PEERS=../shared/peers SECONDS_PER=3
+# LeNet-5 (fashion-cnn) is measured the same way: our sync P = 1, 2 against torch's single process on 1 and 2
+# threads (its oneDNN convolutions). ONLY=fashion-cnn (or fashion, parabola) runs that workload alone on both sides.
+#   bench/compare_peers.sh [build-dir]      REPS=3 PEERS=../shared/peers SECONDS_PER=3 ONLY=
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 PEERS=${PEERS:-$here/../shared/peers}
 REPS=${REPS:-3}
 SECONDS_PER=${SECONDS_PER:-3}
+ONLY=${ONLY:-}
+case "$ONLY" in ""|parabola|fashion|fashion-cnn) ;; *) echo "compare_peers: ONLY=$ONLY: one of parabola, fashion, fashion-cnn" >&2; exit 2 ;; esac
+wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 for b in bench_trainer bench_kernels; do
   [ -x "$build/bench/$b" ] || { echo "compare_peers: build first ($build/bench/$b missing)" >&2; exit 2; }
 done
@@ -21,17 +26,25 @@ trap 'rm -rf "$work"' EXIT
 peer() { LD_LIBRARY_PATH="$blas" timeout 280 /usr/bin/python3 "$PEERS/torch_peer.py" "$@" --out "$work/peer.jsonl" >/dev/null 2>>"$work/peer.log"; }
 for rep in $(seq 1 "$REPS"); do
   echo "compare_peers: round $rep of $REPS" >&2
-  "$build/bench/bench_trainer" --seconds "$SECONDS_PER" --reps 1 2>/dev/null > "$work/ours-$rep.json"
+  "$build/bench/bench_trainer" --seconds "$SECONDS_PER" --reps 1 ${ONLY:+--only "$ONLY"} 2>/dev/null > "$work/ours-$rep.json"
   "$build/bench/bench_kernels" --seconds 1 --reps 1 2>/dev/null > "$work/kernels-$rep.json"
-  peer seed --N 50 --mode single --threads 1 --rep "$rep" --tag seed
-  peer fashion --mode single --threads 1 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
-  peer fashion --mode single --threads 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
-  peer fashion --mode hogwild --P 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
-  peer fashion --mode accum --P 1 --k 3 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
-  peer peak --seconds 2 --rep "$rep" --tag peak  # the GEMM bound: fashion's products alone, torch.mm, one thread
+  if wants parabola; then
+    peer seed --N 50 --mode single --threads 1 --rep "$rep" --tag seed
+  fi
+  if wants fashion; then
+    peer fashion --mode single --threads 1 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+    peer fashion --mode single --threads 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+    peer fashion --mode hogwild --P 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+    peer fashion --mode accum --P 1 --k 3 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion
+    peer peak --seconds 2 --rep "$rep" --tag peak  # the GEMM bound: fashion's products alone, torch.mm, one thread
+  fi
+  if wants fashion-cnn; then
+    peer fashion-cnn --mode single --threads 1 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion-cnn
+    peer fashion-cnn --mode single --threads 2 --seconds "$SECONDS_PER" --rep "$rep" --tag fashion-cnn
+  fi
 done
 
-/usr/bin/python3 - "$work" "$REPS" <<'PY'
+ONLY="$ONLY" /usr/bin/python3 - "$work" "$REPS" <<'PY'
 import json, statistics, sys, glob, os
 work, reps = sys.argv[1], int(sys.argv[2])
 ours = {}
@@ -113,6 +126,13 @@ out["ratios"] = {
     "fashion_sync_P1_step_gflops_share_of_square (target >= 0.75)": step_share(fastest),
     "fashion_sync_P1_step_gflops_share_of_square_avx2": step_share("avx2"),
     "fashion_sync_P1_share_of_torch_gemm_bound": ratio(ours_med("fashion", "sync", 1, 1), gemm_bound),
+    # LeNet-5: our sync (chunks of 8, the fixed tree) against torch's single process (oneDNN convolutions).
+    "fashion_cnn_sync_P1_vs_torch_1_thread (target >= 1.5 on avx512)": ratio(ours_med("fashion-cnn", "sync", 1, 1), peer_med("fashion-cnn", "single", 1, 1, 1)),
+    "fashion_cnn_sync_P2_vs_torch_2_threads (target >= 1.5 on avx512)": ratio(ours_med("fashion-cnn", "sync", 2, 1), peer_med("fashion-cnn", "single", 2, 1, 1)),
+    "fashion_cnn_sync_P1_vs_torch_1_thread_avx2": ratio(ours_med("fashion-cnn", "sync", 1, 1, path="avx2"), peer_med("fashion-cnn", "single", 1, 1, 1)),
+    "fashion_cnn_sync_P2_vs_torch_2_threads_avx2": ratio(ours_med("fashion-cnn", "sync", 2, 1, path="avx2"), peer_med("fashion-cnn", "single", 2, 1, 1)),
 }
+if os.environ.get("ONLY"):  # one workload: the others' ratios have nothing to compare
+    out["ratios"] = {k: v for k, v in out["ratios"].items() if v is not None or k == "kernels_path"}
 print(json.dumps(out, indent=2))
 PY

@@ -112,6 +112,12 @@ inline QStringList blasModelWithBatch(int batch)
 }
 inline const QStringList blasModel = blasModelWithBatch(512);
 
+/// Blobs read as 8 x 8 images by a small convolutional network (convolutions, pooling, a flatten).
+inline const QStringList convModel {QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--model"),
+    QStringLiteral("input1x8x8,conv4x3x3p1,maxpool2,conv6x3x3,dense10"), QStringLiteral("--activation"),
+    QStringLiteral("relu"), QStringLiteral("--samples"), QStringLiteral("2048"), QStringLiteral("--batch"),
+    QStringLiteral("256"), QStringLiteral("--momentum"), QStringLiteral("0.9")};
+
 /// The parabola with a batch of 50 in chunks of 5 and two micro-batches.
 inline const QStringList parabola {QStringLiteral("--preset"), QStringLiteral("parabola"), QStringLiteral("--batch"),
     QStringLiteral("50"), QStringLiteral("--chunk"), QStringLiteral("5"), QStringLiteral("--accum"),

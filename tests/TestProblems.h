@@ -1,11 +1,12 @@
 #pragma once
 // Small problems and an independent reference trainer shared by the core tests.
 
-#include "ReferenceMlp.h"
+#include "ReferenceNetwork.h"
 #include "core/data/DataOrder.h"
 #include "core/data/Dataset.h"
 #include "core/data/GeneratedData.h"
 #include "core/nn/Initialization.h"
+#include "core/nn/ModelText.h"
 #include "core/train/Problem.h"
 #include "core/train/TrainerSettings.h"
 
@@ -22,12 +23,26 @@ inline std::shared_ptr<Problem> blobsProblem(
     auto data = std::make_shared<DataSplit>();
     data->train = makeBlobs(samples, 8, 3, 1.0, 11);
     auto p = std::make_shared<Problem>();
-    p->spec.layers = std::move(layers);
-    p->spec.activation = activation;
-    p->spec.loss = LossKind::SoftmaxCrossEntropy;
+    p->spec = NetworkSpec::mlp(layers, activation, LossKind::SoftmaxCrossEntropy);
     p->layout = ParameterLayout(p->spec);
     p->data = data;
     p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::Glorot, 5);
+    return p;
+}
+
+/// A small convolutional network on blobs of 64 features read as 8 x 8 images, 10 classes: two convolutions (one
+/// padded), a max pool, ReLU, a dense output layer.
+inline std::shared_ptr<Problem> convProblem(std::int64_t samples = 240)
+{
+    auto data = std::make_shared<DataSplit>();
+    data->train = makeBlobs(samples, 64, 10, 1.0, 13);
+    auto p = std::make_shared<Problem>();
+    p->spec = networkFromModel(parseModelText("input1x8x8,conv4x3x3p1,maxpool2,conv6x3x3,dense10"),
+        TensorShape::vector(64), Activation::Relu, LossKind::SoftmaxCrossEntropy);
+    p->spec.check();
+    p->layout = ParameterLayout(p->spec);
+    p->data = data;
+    p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::He, 5);
     return p;
 }
 
@@ -36,9 +51,7 @@ inline std::shared_ptr<Problem> parabolaProblem(std::int64_t points = 50)
     auto data = std::make_shared<DataSplit>();
     data->train = makeParabola(points);
     auto p = std::make_shared<Problem>();
-    p->spec.layers = {1, 5, 1};
-    p->spec.activation = Activation::Tanh;
-    p->spec.loss = LossKind::MeanSquaredError;
+    p->spec = NetworkSpec::mlp({1, 5, 1}, Activation::Tanh, LossKind::MeanSquaredError);
     p->layout = ParameterLayout(p->spec);
     p->data = data;
     p->initialParameters = initialParameters(p->spec, p->layout, WeightInit::StandardNormal, 0);
@@ -121,7 +134,7 @@ private:
     TrainerSettings m_settings;
     DataOrder m_order;
     BatchCursor m_cursor;
-    ReferenceMlp m_workspace;
+    ReferenceNetwork m_workspace;
     std::vector<double> m_inputs, m_targets, m_params, m_velocity;
     std::vector<std::int32_t> m_labels;
 };

@@ -1,8 +1,8 @@
 // The bits must not change, on any machine: every run that is deterministic (any sync run, async at one worker)
 // gives the params_digest recorded here, whatever the CPU and on every kernel path (each row runs on the
 // scalar reference and on every vector path this CPU has; paths it lacks are skipped). Recorded once, at the
-// kernel order of core/nn/kernels/Isa.h (kernelOrderVersion 1); a change of the source that changes them must
-// say so and record them anew.
+// kernel order of core/nn/kernels/Isa.h (kernelOrderVersion 1; the convolutions' rows when they came); a change of
+// the source that changes them must say so and record them anew.
 #include "app/CommandLine.h"
 #include "core/io/ParameterDigest.h"
 #include "core/metrics/TrainingObserver.h"
@@ -59,6 +59,19 @@ private slots:
             "ccc565c7bbc1a318f22ceaf5a0da89b3948efd2ada89021208517d6fd7efc104");
         row("fashion async P1", "--preset fashion-mnist --mode async --workers 1 --steps 30 --samples 10000",
             "45407f6df50097de07f11fc9abc03a63f3dd6059730e03d85b9c29b0792e7703");
+        // LeNet-5 (fashion-cnn): convolutions, pooling and a flatten; P x K and one worker give the same bits.
+        row("fashion-cnn sync P1", "--preset fashion-cnn --mode sync --workers 1 --steps 8 --samples 4096",
+            "48c82ef5b8dca777b1721cda1b1bb9f0141fa91add1a6cb7d8ea7d9ca1988e8f");
+        row("fashion-cnn sync P3 K2", "--preset fashion-cnn --mode sync --workers 3 --accum 2 --steps 8 --samples 4096",
+            "48c82ef5b8dca777b1721cda1b1bb9f0141fa91add1a6cb7d8ea7d9ca1988e8f");
+        row("fashion-cnn async P1", "--preset fashion-cnn --mode async --workers 1 --steps 6 --samples 4096",
+            "17b5128e5f596a762dd0261809e23095a7900952d679fe771bd68b86152373c2");
+        // strides, padding, average pooling and tanh on generated data
+        row("blobs conv sync P2",
+            "--preset blobs --model input1x8x8,conv5x3x3s2p1,avgpool2,dense10 --activation tanh --mode sync --workers "
+            "2 "
+            "--steps 20 --samples 2048",
+            "f2c15f54263cb4cc3ba81bad91e31c8a2eac9062f5d297ea60a9d03f6ab3ff92");
         for (const char* mode : {"sync", "async"}) {
             rows.emplace_back(std::string("csv relu ") + mode,
                 QStringList {QStringLiteral("--dataset"), QStringLiteral("csv"), QStringLiteral("--data"), csv}
@@ -75,7 +88,7 @@ private slots:
         // The scalar path built without FMA instructions (std::fma a library call, as on a CPU without FMA; run
         // here on the rows that do not take minutes at its speed).
         for (const auto& [name, args, digest] : rows) {
-            if (!args.contains(QStringLiteral("fashion-mnist")))
+            if (!args.contains(QStringLiteral("fashion-mnist")) && !args.contains(QStringLiteral("fashion-cnn")))
                 QTest::addRow("%s, scalar without FMA instructions", name.c_str()) << args << digest << -1;
         }
     }

@@ -150,6 +150,31 @@ private slots:
             "--target-accuracy: csv has no test set");
         row("two-targets", args("--preset blobs --target-accuracy 0.9 --target-loss 0.1"),
             "--target-accuracy: cannot be combined with --target-loss");
+
+        // Models that cannot be built, named by their layer (blobs: 64 features, 10 classes; read as 1x8x8 images).
+        row("model-not-a-layer", args("--preset blobs --model dense16,pool2"),
+            "--model: layer 2 'pool2': not a layer; use denseN, convCxK");
+        row("model-conv-form", args("--preset blobs --model input1x8x8,conv6,dense10"),
+            "--model: layer 2 'conv6': a convolution is convCxK[xK][sS][pP]");
+        row("model-empty-layer", args("--preset blobs --model dense16,,dense10"), "--model: layer 2 is empty");
+        row("model-kernel-too-large", args("--preset blobs --model input1x8x8,conv4x9x9,dense10"),
+            "--model: layer 2 'conv4x9x9' (input 1x8x8): its 9x9 kernel is larger than its 8x8 input");
+        row("model-pool-does-not-divide", args("--preset blobs --model input1x8x8,conv4x3x3,maxpool4,dense10"),
+            "--model: layer 3 'maxpool4' (input 4x6x6): its 4x4 windows do not divide its 6x6 input");
+        row("model-pool-too-large", args("--preset blobs --model input1x8x8,avgpool3x9,dense10"),
+            "--model: layer 2 'avgpool3x9' (input 1x8x8): its 3x9 window is larger than its 8x8 input");
+        row("model-input-does-not-fit", args("--preset blobs --model input1x7x7,conv4x3x3,dense10"),
+            "--model: layer 1 'input1x7x7' (input 64): an image of 1x7x7 has 49 values, but each sample has 64");
+        row("model-conv-on-features", args("--preset blobs --model conv4x3x3,dense10"),
+            "--model: layer 1 'conv4x3x3' (input 64): a convolution reads an image, but its input is a vector");
+        row("model-padding", args("--preset blobs --model input1x8x8,conv4x3x3p3,dense10"),
+            "--model: layer 2 'conv4x3x3p3' (input 1x8x8): its padding 3 is not smaller than its 3x3 kernel");
+        row("model-outputs", args("--preset blobs --model input1x8x8,conv4x3x3,dense12"),
+            "--model: the last layer 'dense12' gives 12 outputs but blobs needs 10 outputs (one per class)");
+        row("model-and-layers", args("--preset blobs --model dense10 --layers 64,10"),
+            "--model: cannot be combined with --layers");
+        row("model-names-activations", args("--preset blobs --model dense16,tanh,dense10 --activation relu"),
+            "--activation: the model line names its own activations (dense16,tanh,dense10)");
     }
 
     void badInputExitsTwoAndWritesNothing()
@@ -372,9 +397,7 @@ private slots:
         QVERIFY(evaluated.contains("2000"));
 
         // The saved parameters are the run's: same digest.
-        MlpSpec spec;
-        spec.layers = {1, 5, 1};
-        const ParameterLayout layout(spec);
+        const ParameterLayout layout(NetworkSpec::mlp({1, 5, 1}, Activation::Tanh, LossKind::MeanSquaredError));
         const ParamVector saved = readSafetensors(params.toStdString(), layout);
         QCOMPARE(parameterDigest(layout, saved.data()), run.at("params_digest").get<std::string>());
         // The charts are there, and no temporary files are left behind.

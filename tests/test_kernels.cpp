@@ -4,14 +4,15 @@
 // element-wise functions lane for lane like their scalar form, and within their stated accuracy of the C
 // library; and a whole forward and backward pass against the double-precision reference MLP. Paths this CPU
 // lacks are reported as skipped.
-#include "ReferenceMlp.h"
+#include "KernelTestTools.h"
+#include "ReferenceNetwork.h"
 
 #include "core/common/Error.h"
 #include "core/common/PortableMath.h"
 #include "core/common/Rng.h"
 #include "core/data/GeneratedData.h"
 #include "core/nn/Initialization.h"
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/nn/kernels/KernelTable.h"
 #include "core/train/DatasetView.h"
@@ -25,6 +26,7 @@
 #include <numeric>
 
 using namespace sgdscope;
+using namespace sgdscope::testing;
 
 namespace {
 
@@ -36,76 +38,6 @@ constexpr double kLogUlps = 2.0;
 constexpr double kTanhUlps = 8.0; // the rational approximation's worst, near saturation (measured 6.9)
 constexpr double kTanhAbsolute = 5e-7;
 constexpr double kLogisticUlps = 4.0;
-
-struct Path
-{
-    const char* name;
-    const kernels::KernelTable* table;
-    bool supported;
-};
-
-/// Every table in the binary: both builds of the scalar reference, AVX2 and AVX-512 where this CPU has them.
-std::vector<Path> paths()
-{
-    return {{"scalar", &kernels::scalarKernels, true},
-        {"scalar-fma", &kernels::scalarFmaKernels, __builtin_cpu_supports("fma") != 0},
-        {"avx2", &kernels::avx2Kernels, isaSupported(Isa::Avx2)},
-        {"avx512", &kernels::avx512Kernels, isaSupported(Isa::Avx512)}};
-}
-
-std::vector<float> randomFloats(std::size_t n, Rng& rng, double scale = 1.0)
-{
-    std::vector<float> v(n + 64); // the kernels may read a vector past the end
-    for (std::size_t i = 0; i < n; ++i)
-        v[i] = static_cast<float>(scale * rng.normal());
-    // Exact zeros and values of opposite signs: sums that cancel, and the sign of a zero result.
-    for (std::size_t i = 0; i < n; i += 7)
-        v[i] = 0.0f;
-    return v;
-}
-
-std::uint32_t bits(float x)
-{
-    std::uint32_t u = 0;
-    std::memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-/// The same bits, or both NaN (a NaN's payload may depend on the order of an instruction's operands).
-bool sameFloat(float a, float b)
-{
-    return bits(a) == bits(b) || (std::isnan(a) && std::isnan(b));
-}
-
-QString firstDifference(const float* got, const float* want, std::size_t n)
-{
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!sameFloat(got[i], want[i]))
-            return QStringLiteral("element %1: %2 instead of %3").arg(i).arg(got[i], 0, 'g', 9).arg(want[i], 0, 'g', 9);
-    }
-    return {};
-}
-
-/// The canonical tree over chunks [lo, lo + size) cut at `count`, each leaf an fma chain of its samples from 0.
-float treeValue(int lo, int size, int count, const std::function<float(int)>& leaf)
-{
-    if (size == 1)
-        return leaf(lo);
-    const int half = size / 2;
-    if (lo + half >= count)
-        return treeValue(lo, half, count, leaf);
-    const float left = treeValue(lo, half, count, leaf);
-    const float right = treeValue(lo + half, half, count, leaf);
-    return left + right;
-}
-
-float canonicalTree(int count, const std::function<float(int)>& leaf)
-{
-    int size = 1;
-    while (size < count)
-        size *= 2;
-    return treeValue(0, size, count, leaf);
-}
 
 struct Shape
 {
@@ -434,10 +366,8 @@ private slots:
     {
         QFETCH(int, activation);
         QFETCH(int, loss);
-        MlpSpec spec;
-        spec.layers = {20, 33, 17, 4};
-        spec.activation = static_cast<Activation>(activation);
-        spec.loss = static_cast<LossKind>(loss);
+        const NetworkSpec spec
+            = NetworkSpec::mlp({20, 33, 17, 4}, static_cast<Activation>(activation), static_cast<LossKind>(loss));
         const ParameterLayout layout(spec);
         const Dataset data = spec.loss == LossKind::SoftmaxCrossEntropy ? makeBlobs(200, 20, 4, 1.0, 8) : [&] {
             Dataset d = makeBlobs(200, 20, 4, 1.0, 8);
@@ -466,7 +396,7 @@ private slots:
             if (!p.supported)
                 continue;
             kernels::useKernelTableForTesting(p.table); // every build, the scalar one without FMA instructions too
-            MlpWorkspace workspace(spec, 50);
+            NetworkWorkspace workspace(spec, 50);
             std::vector<ParamVector> buffers(static_cast<std::size_t>(plan.bufferCount), ParamVector(params.size()));
             std::vector<float*> stack;
             for (const int id : plan.workers.front().stackBuffers)
@@ -498,7 +428,7 @@ private slots:
             dv.targetRows = 4;
         }
         std::vector<double> dparams(params.begin(), params.end()), reference(params.size());
-        testing::ReferenceMlp mlp(spec);
+        testing::ReferenceNetwork mlp(spec);
         mlp.gradient(layout, dparams.data(), dv, indices.data(), n, 1.0 / n, reference.data());
         double largest = 0;
         for (const double r : reference)

@@ -30,6 +30,7 @@ private slots:
         for (int n = 1; n <= 4; ++n) {
             QTest::addRow("parabola-N%d", n) << parabola << n;
             QTest::addRow("blas-model-N%d", n) << blasModel << n;
+            QTest::addRow("conv-model-N%d", n) << convModel << n;
         }
     }
     void syncDigestEqualsThreadsEngine()

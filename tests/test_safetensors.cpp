@@ -3,21 +3,22 @@
 #include "core/common/Json.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/Initialization.h"
+#include "core/nn/ModelText.h"
 #include "core/nn/ParameterLayout.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace sgdscope;
 
 namespace {
-MlpSpec seedSpec()
+NetworkSpec seedSpec()
 {
-    MlpSpec spec;
-    spec.layers = {1, 5, 1};
-    return spec;
+    return NetworkSpec::mlp({1, 5, 1}, Activation::Tanh, LossKind::MeanSquaredError);
 }
 
 /// A file with the given header text and data size (the length field is computed).
@@ -40,9 +41,65 @@ class TestSafetensors : public QObject
 {
     Q_OBJECT
 private slots:
+    // LeNet-5 (the fashion-cnn preset's model line) against a file PyTorch wrote (torch_peer.py net-oracle
+    // --make-init, tests/data/README.md): the same tensor names in the same order, the same shapes and byte
+    // ranges, so PyTorch's load_state_dict takes what we export; and its values come back bit for bit.
+    void lenetExportMatchesPyTorchsOwnFile()
+    {
+        const NetworkSpec spec
+            = networkFromModel(parseModelText("conv6x5x5p2,maxpool2,conv16x5x5,maxpool2,dense120,dense84,dense10"),
+                TensorShape::image(1, 28, 28), Activation::Relu, LossKind::SoftmaxCrossEntropy);
+        spec.check();
+        const ParameterLayout layout(spec);
+        QCOMPARE(layout.parameterCount(), std::size_t(61706));
+        const std::string torchPath = SGDSCOPE_TEST_DATA "/lenet_oracle_init.safetensors";
+        QFile torchFile(QString::fromStdString(torchPath));
+        QVERIFY(torchFile.open(QIODevice::ReadOnly));
+        const std::string torchBytes = torchFile.readAll().toStdString();
+        QVERIFY(torchBytes.size() > 8);
+        auto headerOf = [](const std::string& bytes) {
+            std::uint64_t n = 0;
+            std::memcpy(&n, bytes.data(), 8);
+            return parseJson(bytes.substr(8, n), "header");
+        };
+        const ParamVector params = readSafetensors(torchPath, layout);
+        const std::string ours = encodeSafetensors(layout, params.data());
+        const Json torchHeader = headerOf(torchBytes);
+        const Json ourHeader = headerOf(ours);
+        std::vector<std::string> torchNames;
+        for (const auto& [name, entry] : torchHeader.items())
+            if (name != "__metadata__")
+                torchNames.push_back(name);
+        QCOMPARE(torchNames.size(), layout.tensors().size());
+        // PyTorch's state_dict order is the layer order; our export writes the tensors in our layout's order.
+        std::vector<std::pair<std::int64_t, std::string>> byOffset;
+        for (const std::string& name : torchNames)
+            byOffset.emplace_back(torchHeader.at(name).at("data_offsets").at(0).get<std::int64_t>(), name);
+        std::sort(byOffset.begin(), byOffset.end());
+        for (std::size_t i = 0; i < byOffset.size(); ++i) {
+            const std::string& name = byOffset[i].second;
+            QCOMPARE(layout.tensors()[i].name, name);
+            QVERIFY2(ourHeader.contains(name), name.c_str());
+            QCOMPARE(ourHeader.at(name).at("shape").dump(), torchHeader.at(name).at("shape").dump());
+            QCOMPARE(ourHeader.at(name).at("data_offsets").dump(), torchHeader.at(name).at("data_offsets").dump());
+            QCOMPARE(ourHeader.at(name).at("dtype").dump(), torchHeader.at(name).at("dtype").dump());
+        }
+        QCOMPARE(ourHeader.at("1.weight").at("shape").dump(), std::string("[6,1,5,5]"));
+        QCOMPARE(ourHeader.at("12.bias").at("shape").dump(), std::string("[10]"));
+        // The data bytes are PyTorch's, bit for bit (both files end with the same little-endian floats).
+        const std::size_t dataBytes = layout.parameterCount() * sizeof(float);
+        QCOMPARE(ours.substr(ours.size() - dataBytes), torchBytes.substr(torchBytes.size() - dataBytes));
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("lenet.safetensors")).toStdString();
+        writeSafetensors(path, layout, params.data(), {});
+        const ParamVector back = readSafetensors(path, layout);
+        QCOMPARE(back.size(), params.size());
+        QCOMPARE(std::memcmp(back.data(), params.data(), params.size() * sizeof(float)), 0);
+    }
+
     void roundTripWithPyTorchNames()
     {
-        const MlpSpec spec = seedSpec();
+        const NetworkSpec spec = seedSpec();
         const ParameterLayout layout(spec);
         const ParamVector params = initialParameters(spec, layout, WeightInit::StandardNormal, 3);
         QTemporaryDir dir;

@@ -104,6 +104,30 @@ private slots:
         }
     }
 
+    // The cost model of a convolutional network: LeNet-5's multiply-adds, layer by layer (a convolution's output values
+    // x its taps, a dense layer's inputs x outputs), 2 flops each forward, for the weight gradients, and for the input
+    // gradients above the first convolution; its messages are its 61,706 parameters. On the ideal cluster one worker
+    // computes that work and the chunk tree's additions at the host's speed.
+    void costModelCountsConvolutions()
+    {
+        const Run r = runApp(nextOut(),
+            words("--preset fashion-cnn --mode sync --samples 512 --batch 256 --steps 2 --engine sim --cluster ideal "
+                  "--workers 1"));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        const Json& run = firstRun(r);
+        const double conv1 = 28.0 * 28 * 6 * (1 * 5 * 5);
+        const double conv2 = 10.0 * 10 * 16 * (6 * 5 * 5);
+        const double dense = 400.0 * 120 + 120 * 84 + 84 * 10;
+        const double flops = 2 * (conv1 + conv2 + dense) * 2 + 2 * (conv2 + dense);
+        QCOMPARE(run.at("cost_model").at("flops_per_sample").get<double>(), flops);
+        QCOMPARE(run.at("cost_model").at("message_bytes").get<double>(), 61706.0 * 4);
+        // and the tree's additions: 2 updates of 32 chunks of 8 samples, 31 additions of the gradient each
+        const double speed = run.at("host_flops").get<double>();
+        const double computed = run.at("all_workers").at("compute_seconds").get<double>();
+        QVERIFY2(std::fabs(computed / ((512 * flops + 2 * 31 * 61706.0) / speed) - 1.0) <= 1e-9,
+            qPrintable(QStringLiteral("%1 s of compute for 512 samples").arg(computed)));
+    }
+
     // Time as fine as the model: the parabola's update is under a nanosecond of work (SimGrid's sleeps round to
     // 1 ns; its executions do not). One worker on the ideal cluster pushes every compute + apply; eight equal
     // workers (6 samples each) keep the server under its load, so each of them pushes every compute + apply

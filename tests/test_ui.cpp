@@ -20,7 +20,7 @@
 
 #include "core/common/Json.h"
 #include "core/metrics/RunMetrics.h"
-#include "core/nn/MlpSpec.h"
+#include "core/nn/NetworkSpec.h"
 #include "core/run/RunConfig.h"
 
 #include <algorithm>

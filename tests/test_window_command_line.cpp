@@ -97,6 +97,30 @@ private slots:
         QCOMPARE(w.windowTitle(), QStringLiteral("sgdscope \u2014 blobs \u00b7 256 workers \u00b7 simulated wan"));
     }
 
+    // A convolutional model: the preset's model line, or the command line's, as it will be built.
+    void convolutionalModelLine()
+    {
+        MainWindow w;
+        QCOMPARE(w.applySettings(windowSettings({{"preset", "fashion-cnn"}})), QString());
+        QVERIFY2(w.panel()->summaryText().startsWith(QStringLiteral(
+                     "fashion-mnist: conv6x5x5p2,maxpool2,conv16x5x5,maxpool2,dense120,dense84,dense10 relu, "
+                     "cross-entropy")),
+            qPrintable(w.panel()->summaryText()));
+        MainWindow mine;
+        QCOMPARE(mine.applySettings(windowSettings(
+                     {{"preset", "fashion-cnn"}, {"model", "conv4x5x5,avgpool2,tanh,dense10"}, {"momentum", "0.5"}})),
+            QString());
+        QVERIFY2(mine.panel()->optionsText().contains(QStringLiteral("--model conv4x5x5,avgpool2,tanh,dense10")),
+            qPrintable(mine.panel()->optionsText()));
+        QVERIFY2(mine.panel()->summaryText().startsWith(
+                     QStringLiteral("fashion-mnist: conv4x5x5,avgpool2,tanh,dense10, cross-entropy, momentum 0.5")),
+            qPrintable(mine.panel()->summaryText()));
+        // A model line that does not parse is refused before the window opens, naming the layer.
+        const QString refused = refusalOf({{"preset", "fashion-cnn"}, {"model", "conv4x5x5,maxpool,dense10"}});
+        QVERIFY2(
+            refused.startsWith(QStringLiteral("--model: layer 2 'maxpool': a pool is maxpoolK")), qPrintable(refused));
+    }
+
     void configFileAsOnTheCommandLine()
     {
         SKIP_IF_FORK_UNDER_TSAN();

@@ -23,8 +23,9 @@ namespace {
 bool belongsToThePreset(const QString& name)
 {
     static const QStringList names {QStringLiteral("data"), QStringLiteral("dataset"), QStringLiteral("samples"),
-        QStringLiteral("targets"), QStringLiteral("csv-header"), QStringLiteral("layers"), QStringLiteral("activation"),
-        QStringLiteral("loss"), QStringLiteral("weight-init"), QStringLiteral("init"), QStringLiteral("momentum")};
+        QStringLiteral("targets"), QStringLiteral("csv-header"), QStringLiteral("layers"), QStringLiteral("model"),
+        QStringLiteral("activation"), QStringLiteral("loss"), QStringLiteral("weight-init"), QStringLiteral("init"),
+        QStringLiteral("momentum")};
     return names.contains(name);
 }
 

@@ -37,26 +37,22 @@ Controller::PresetInfo Controller::presetInfo(
         settings.options.removeIf([](const QPair<QString, QString>& o) { return o.first == QStringLiteral("slow"); });
         settings.workers = 1; // (the model and data do not depend on the workers)
         const RunConfig c = sessionOptionsConfig(settings);
-        std::vector<int> widths = c.layers;
         info.trainSamples = trainingSetSize(c);
-        if (const auto data = cache ? findCachedData(*cache, c) : nullptr) {
+        const auto data = cache ? findCachedData(*cache, c) : nullptr;
+        if (data)
             info.trainSamples = data->train.size();
-            widths = modelWidths(c, data->train); // as prepareRun builds the model
-        }
+        // as prepareRun builds the model
+        const QString model = QString::fromStdString(modelSummary(c, data ? &data->train : nullptr));
         info.batch = c.batch > 0 ? c.batch : static_cast<int>(info.trainSamples);
         info.learningRate = c.lr;
         info.classification = c.loss == LossKind::SoftmaxCrossEntropy;
-        QString layers;
-        for (std::size_t i = 0; i < widths.size(); ++i)
-            layers += (i ? QStringLiteral("-") : QString()) + QString::number(widths[i]);
-        const QString data = c.data.empty()
+        const QString dataName = c.data.empty()
             ? QString::fromStdString(toString(c.dataset))
             : QStringLiteral("%1 (%2)").arg(
                 QFileInfo(QString::fromStdString(c.data)).fileName(), QString::fromStdString(toString(c.dataset)));
         // (The learning rate has a slider of its own: the preset's would contradict it.)
-        info.summary = QStringLiteral("%1: MLP %2 %3, %4%5")
-                           .arg(data, layers.isEmpty() ? tr("(widths from the data)") : layers,
-                               QString::fromStdString(toString(c.activation)), QString::fromStdString(toString(c.loss)))
+        info.summary = QStringLiteral("%1: %2, %3%4")
+                           .arg(dataName, model, QString::fromStdString(toString(c.loss)))
                            .arg(c.momentum > 0 ? QStringLiteral(", momentum %1").arg(c.momentum) : QString());
     } catch (const std::exception& e) {
         info.problem = QString::fromUtf8(e.what());

@@ -113,9 +113,10 @@ QString WindowFileActions::openData(const QString& path)
         first.error = QString::fromUtf8(e.what());
     }
     QApplication::restoreOverrideCursor();
-    if (!first.error.isEmpty() && !s.option(QStringLiteral("layers")).isEmpty())
-        first.error += tr(" (--layers %1 is the command line's: it stays for new data)")
-                           .arg(s.option(QStringLiteral("layers")));
+    for (const QString& model : {QStringLiteral("layers"), QStringLiteral("model")}) {
+        if (!first.error.isEmpty() && !s.option(model).isEmpty())
+            first.error += tr(" (--%1 %2 is the command line's: it stays for new data)").arg(model, s.option(model));
+    }
     if (!first.error.isEmpty())
         return tr("Could not open %1 as data: %2").arg(QDir::toNativeSeparators(path), first.error);
     m_window->adoptOpenedData(s, first);

@@ -18,6 +18,9 @@ struct Dataset
     Eigen::MatrixXf targets;
     std::vector<std::int32_t> labels;
     int classes = 0;
+    /// Each sample's features read as an image, {channels, height, width} channel-major (IDX image files:
+    /// one channel of rows x columns); empty when the features are no image.
+    std::vector<int> imageShape;
 
     std::int64_t size() const { return inputs.cols(); }
     int features() const { return static_cast<int>(inputs.rows()); }

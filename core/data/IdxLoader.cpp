@@ -219,6 +219,8 @@ Dataset idxToDataset(const IdxArray& images, const IdxArray& labels, const std::
         for (std::size_t p = 0; p < pixels; ++p)
             dst[p] = static_cast<float>(src[p]) * scale;
     }
+    if (images.dims.size() == 3)
+        d.imageShape = {1, static_cast<int>(images.dims[1]), static_cast<int>(images.dims[2])};
     d.labels.assign(labels.data.begin(), labels.data.end());
     const int maxLabel = *std::max_element(labels.data.begin(), labels.data.end());
     d.classes = std::max(2, maxLabel + 1);

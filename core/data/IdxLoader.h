@@ -25,7 +25,7 @@ std::vector<std::uint32_t> peekIdxDims(const std::string& path);
 IdxArray parseIdx(const std::string& bytes, const std::string& what, std::uint64_t maxBytes = 1ULL << 32);
 
 /// Builds a classification set from an images array (N x ...) and a labels array (N): pixels scaled to
-/// [0, 1], classes = max label + 1 (at least 2).
+/// [0, 1], classes = max label + 1 (at least 2); an array of N x rows x columns gives images of one channel.
 Dataset idxToDataset(const IdxArray& images, const IdxArray& labels, const std::string& name,
     const std::string& imagesWhat, const std::string& labelsWhat);
 

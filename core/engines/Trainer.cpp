@@ -70,7 +70,7 @@ int Trainer::chunkSizeFor(int batch) const
     return sgdscope::chunkSizeFor(m_settings.chunk, batch);
 }
 
-MlpWorkspace& Trainer::workspace(int worker)
+NetworkWorkspace& Trainer::workspace(int worker)
 {
     // Capacity: the largest pass any batch size up to the current one can ask for.
     const int capacity = std::min(m_passSamples, m_settings.batch);
@@ -79,7 +79,7 @@ MlpWorkspace& Trainer::workspace(int worker)
         m_workspaceCapacity = capacity;
     }
     while (m_workspaces.size() <= static_cast<std::size_t>(worker))
-        m_workspaces.push_back(std::make_unique<MlpWorkspace>(m_problem->spec, m_workspaceCapacity));
+        m_workspaces.push_back(std::make_unique<NetworkWorkspace>(m_problem->spec, m_workspaceCapacity));
     return *m_workspaces[static_cast<std::size_t>(worker)];
 }
 

@@ -4,7 +4,7 @@
 #include "core/metrics/RunMetrics.h"
 #include "core/metrics/TrainingObserver.h"
 #include "core/metrics/WindowCutter.h"
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/train/Evaluator.h"
 #include "core/train/Problem.h"
 #include "core/train/StragglerModel.h"
@@ -137,9 +137,9 @@ protected:
     /// Whether the run should stop now (requestStop(), or a cancellation request from a signal).
     bool stopRequestedNow() const;
     /// Creates the worker's workspace if needed (driving thread only, outside parallel regions).
-    MlpWorkspace& workspace(int worker);
+    NetworkWorkspace& workspace(int worker);
     /// The worker's existing workspace; safe inside parallel regions (never allocates).
-    MlpWorkspace& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
+    NetworkWorkspace& workspaceAt(int worker) { return *m_workspaces[static_cast<std::size_t>(worker)]; }
     int chunkSizeFor(int batch) const;
     /// Sync-like updates of `batch` samples to make now, at most `cap`: no further than `limits`, the sample budget
     /// and the next whole-set evaluation allow (at least one).
@@ -184,7 +184,7 @@ private:
     bool m_diverged = false;
     std::int64_t m_divergedAt = -1;
     bool m_stopped = false;
-    std::vector<std::unique_ptr<MlpWorkspace>> m_workspaces;
+    std::vector<std::unique_ptr<NetworkWorkspace>> m_workspaces;
     int m_workspaceCapacity = 0;
     int m_passSamples = 0;
 };

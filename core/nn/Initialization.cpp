@@ -6,15 +6,23 @@
 
 namespace sgdscope {
 
-ParamVector initialParameters(const MlpSpec& spec, const ParameterLayout& layout, WeightInit init, std::uint64_t seed)
+ParamVector initialParameters(
+    const NetworkSpec& spec, const ParameterLayout& layout, WeightInit init, std::uint64_t seed)
 {
     ParamVector params(layout.paddedSize(), 0.0f);
     Rng rng(seed);
-    for (int l = 0; l < spec.layerCount(); ++l) {
-        const double in = spec.layers[static_cast<std::size_t>(l)];
-        const double out = spec.layers[static_cast<std::size_t>(l) + 1];
-        const auto& w = layout.weight(l);
-        const auto& b = layout.bias(l);
+    const std::vector<TensorShape> shapes = spec.shapes();
+    int weighted = 0;
+    for (std::size_t l = 0; l < spec.layers.size(); ++l) {
+        const LayerSpec& layer = spec.layers[l];
+        if (!layer.weighted())
+            continue;
+        const double area = layer.kind == LayerKind::Conv ? double(layer.kernelHeight) * layer.kernelWidth : 1.0;
+        const double in = (layer.kind == LayerKind::Conv ? shapes[l].channels : double(shapes[l].size())) * area;
+        const double out = layer.outputs * area;
+        const auto& w = layout.weight(weighted);
+        const auto& b = layout.bias(weighted);
+        ++weighted;
         switch (init) {
         case WeightInit::StandardNormal:
             for (std::size_t i = 0; i < w.size; ++i)

@@ -2,19 +2,30 @@
 
 namespace sgdscope {
 
-ParameterLayout::ParameterLayout(const MlpSpec& spec)
+ParameterLayout::ParameterLayout(const NetworkSpec& spec)
 {
     constexpr std::size_t alignFloats = 16; // 64 bytes
     std::size_t offset = 0;
-    for (int l = 0; l < spec.layerCount(); ++l) {
-        const auto in = static_cast<std::int64_t>(spec.layers[static_cast<std::size_t>(l)]);
-        const auto out = static_cast<std::int64_t>(spec.layers[static_cast<std::size_t>(l) + 1]);
-        const std::string prefix = std::to_string(2 * l) + ".";
+    const std::vector<TensorShape> shapes = spec.shapes();
+    for (std::size_t l = 0; l < spec.layers.size(); ++l) {
+        const LayerSpec& layer = spec.layers[l];
+        if (!layer.weighted())
+            continue;
+        const auto out = static_cast<std::int64_t>(layer.outputs);
+        const TensorShape& in = shapes[l];
+        const std::string prefix = std::to_string(spec.moduleIndex(static_cast<int>(l))) + ".";
         for (int part = 0; part < 2; ++part) {
             Tensor t;
             t.name = prefix + (part == 0 ? "weight" : "bias");
-            t.shape = part == 0 ? std::vector<std::int64_t> {out, in} : std::vector<std::int64_t> {out};
-            t.size = static_cast<std::size_t>(part == 0 ? out * in : out);
+            if (part == 1)
+                t.shape = {out};
+            else if (layer.kind == LayerKind::Dense)
+                t.shape = {out, in.size()};
+            else
+                t.shape = {out, in.channels, layer.kernelHeight, layer.kernelWidth};
+            t.size = 1;
+            for (const std::int64_t d : t.shape)
+                t.size *= static_cast<std::size_t>(d);
             t.offset = offset;
             offset += (t.size + alignFloats - 1) / alignFloats * alignFloats;
             m_count += t.size;

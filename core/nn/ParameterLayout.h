@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/nn/MlpSpec.h"
+#include "core/nn/NetworkSpec.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -10,10 +10,12 @@
 
 namespace sgdscope {
 
-/// Where each tensor lives in the flat parameter vector. Tensors are named and shaped as PyTorch's
-/// nn.Sequential(Linear, Act, Linear, ...) state_dict: "0.weight" [out, in] (row-major), "0.bias" [out],
-/// "2.weight", ... (the index counts the activation modules too). Each tensor starts on a 64-byte boundary
-/// so that every worker's gradient buffer has the same alignment (part of what makes results bitwise
+/// Where each tensor lives in the flat parameter vector. Tensors are named and shaped as the state_dict of
+/// PyTorch's nn.Sequential of the network's layers, one module each (NetworkSpec::moduleIndex): a dense layer's
+/// "I.weight" [out, in] (row-major) and "I.bias" [out], a convolution's "I.weight" [out, channels, kh, kw] and
+/// "I.bias" [out]; an MLP's are "0.weight", "0.bias", "2.weight", ... (the index counts the activation modules
+/// too), LeNet-5's "1.weight" (after the input's nn.Unflatten) to "12.bias". Each tensor starts on a 64-byte
+/// boundary so that every worker's gradient buffer has the same alignment (part of what makes results bitwise
 /// reproducible across worker counts).
 class ParameterLayout
 {
@@ -27,9 +29,10 @@ public:
     };
 
     ParameterLayout() = default;
-    explicit ParameterLayout(const MlpSpec& spec);
+    explicit ParameterLayout(const NetworkSpec& spec);
 
     const std::vector<Tensor>& tensors() const { return m_tensors; }
+    /// The tensors of the network's weighted layer number `layer` (0 for its first dense or convolution layer).
     const Tensor& weight(int layer) const { return m_tensors[static_cast<std::size_t>(2 * layer)]; }
     const Tensor& bias(int layer) const { return m_tensors[static_cast<std::size_t>(2 * layer + 1)]; }
     /// Floats to allocate (including alignment padding, which stays zero).

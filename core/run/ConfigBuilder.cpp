@@ -145,6 +145,21 @@ RunConfig ConfigBuilder::resolve(std::vector<std::string>* withoutEffect) const
             c.steps = 0;
     }
 
+    // The model is --layers (an MLP's widths) or --model (a list of layers): the user's replaces the preset's.
+    const Setting* layers = setting("layers");
+    const Setting* model = setting("model");
+    if (layers && model) {
+        if (layers->fromUser == model->fromUser)
+            throw SgdError(model->origin + ": cannot be combined with " + layers->origin + "; give one of them");
+        if (layers->fromUser) {
+            c.model.clear();
+            c.origins.erase("model");
+        } else {
+            c.layers.clear();
+            c.origins.erase("layers");
+        }
+    }
+
     // --data without --dataset: a folder holds IDX files, a file is CSV.
     const Setting* data = setting("data");
     const Setting* dataset = setting("dataset");

@@ -7,6 +7,7 @@
 #include "core/io/ParameterDigest.h"
 #include "core/io/Safetensors.h"
 #include "core/nn/Initialization.h"
+#include "core/nn/ModelText.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/DataSource.h"
 #include "core/run/EngineShapes.h"
@@ -132,9 +133,7 @@ void checkModes(const RunConfig& config)
 
 std::int64_t parameterCount(const RunConfig& config, const Dataset& train)
 {
-    MlpSpec spec;
-    spec.layers = modelWidths(config, train);
-    return static_cast<std::int64_t>(ParameterLayout(spec).parameterCount());
+    return static_cast<std::int64_t>(ParameterLayout(modelFor(config, train)).parameterCount());
 }
 
 std::vector<int> modelWidths(const RunConfig& config, const Dataset& train)
@@ -149,6 +148,69 @@ std::vector<int> modelWidths(const RunConfig& config, const Dataset& train)
         widths.back() = train.outputWidth();
     }
     return widths;
+}
+
+std::vector<LayerSpec> modelLayers(const RunConfig& config, const Dataset& train)
+{
+    std::vector<LayerSpec> layers = config.model;
+    // As a preset's widths (modelWidths): a preset's model on other data gives that data's outputs.
+    if (config.originOf("model").find("(from preset") != std::string::npos) {
+        for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
+            if (l->kind == LayerKind::Dense) {
+                l->outputs = train.outputWidth();
+                break;
+            }
+            if (l->weighted())
+                break;
+        }
+    }
+    return layers;
+}
+
+std::string modelSummary(const RunConfig& config, const Dataset* train)
+{
+    if (!config.model.empty()) {
+        const std::vector<LayerSpec> layers = train ? modelLayers(config, *train) : config.model;
+        return modelText(layers) + (namesActivations(layers) ? "" : " " + toString(config.activation));
+    }
+    const std::vector<int> widths = train ? modelWidths(config, *train) : config.layers;
+    std::string text;
+    for (std::size_t i = 0; i < widths.size(); ++i)
+        text += (i ? "-" : "") + std::to_string(widths[i]);
+    return "MLP " + (text.empty() ? std::string("(widths from the data)") : text) + " " + toString(config.activation);
+}
+
+NetworkSpec modelFor(const RunConfig& config, const Dataset& train)
+{
+    const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;
+    const std::string dataName = toString(config.dataset);
+    const std::string needs = std::to_string(train.outputWidth())
+        + (classification ? " outputs (one per class)" : " outputs (one per target)");
+    if (config.model.empty()) {
+        const NetworkSpec spec = NetworkSpec::mlp(modelWidths(config, train), config.activation, config.loss);
+        const std::vector<int> widths = spec.widths();
+        if (widths.front() != train.features())
+            throw SgdError(config.originOf("layers") + ": the first width is " + std::to_string(widths.front())
+                + " but " + dataName + " has " + std::to_string(train.features()) + " input features");
+        if (widths.back() != train.outputWidth())
+            throw SgdError(config.originOf("layers") + ": the last width is " + std::to_string(widths.back()) + " but "
+                + dataName + " needs " + needs);
+        return spec;
+    }
+    const TensorShape data = train.imageShape.size() == 3
+        ? TensorShape::image(train.imageShape[0], train.imageShape[1], train.imageShape[2])
+        : TensorShape::vector(train.features());
+    const NetworkSpec spec = networkFromModel(modelLayers(config, train), data, config.activation, config.loss);
+    try {
+        spec.check();
+    } catch (const SgdError& e) {
+        throw SgdError(config.originOf("model") + ": " + e.what()
+            + (data.flat ? "" : " (" + dataName + "'s samples are images of " + data.text() + ")"));
+    }
+    if (spec.outputs() != train.outputWidth())
+        throw SgdError(config.originOf("model") + ": the last layer '" + layerText(spec.layers.back()) + "' gives "
+            + std::to_string(spec.outputs()) + " outputs but " + dataName + " needs " + needs);
+    return spec;
 }
 
 PreparedRun prepareRun(const RunConfig& config)
@@ -173,19 +235,11 @@ PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<con
             + " has class labels; use --loss cross-entropy");
 
     auto problem = std::make_shared<Problem>();
-    problem->spec.activation = config.activation;
-    problem->spec.loss = config.loss;
-    problem->spec.layers = modelWidths(config, train);
+    problem->spec = modelFor(config, train);
     if (!config.layers.empty())
-        run.config.layers = problem->spec.layers; // (a preset's, fitted to the data)
-    if (problem->spec.layers.front() != train.features())
-        throw SgdError(config.originOf("layers") + ": the first width is "
-            + std::to_string(problem->spec.layers.front()) + " but " + dataName + " has "
-            + std::to_string(train.features()) + " input features");
-    if (problem->spec.layers.back() != train.outputWidth())
-        throw SgdError(config.originOf("layers") + ": the last width is " + std::to_string(problem->spec.layers.back())
-            + " but " + dataName + " needs " + std::to_string(train.outputWidth())
-            + (classification ? " outputs (one per class)" : " outputs (one per target)"));
+        run.config.layers = problem->spec.widths(); // (a preset's, fitted to the data)
+    if (!config.model.empty())
+        run.config.model = modelLayers(config, train);
 
     checkModes(config);
     TrainerSettings& s = run.settings;
@@ -223,10 +277,10 @@ PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<con
         config.modesSideBySide, config.runs(Mode::LocalSgd), config.runs(Mode::DcAsgd), config.runs(Mode::Backup)};
     run.modelMemoryBytes = modelMemoryBytes(problem->spec, s, chunk, shape);
     run.residentWhenPrepared = residentBytes();
-    requireMemory(run.modelMemoryBytes, config.originOf("layers"),
-        "an MLP " + problem->spec.layersText() + " trained by " + std::to_string(config.workers)
-            + (config.workers == 1 ? " worker" : " workers") + " in " + (config.modes.size() == 1 ? "mode " : "modes ")
-            + config.modesText(),
+    requireMemory(run.modelMemoryBytes, config.originOf(config.model.empty() ? "layers" : "model"),
+        (problem->spec.isMlp() ? "an MLP " + widthsText(problem->spec.widths()) : "the model " + problem->spec.text())
+            + " trained by " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers") + " in "
+            + (config.modes.size() == 1 ? "mode " : "modes ") + config.modesText(),
         "Use smaller layers or fewer workers.");
     problem->layout = ParameterLayout(problem->spec);
     problem->data = data;

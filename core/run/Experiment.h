@@ -43,6 +43,15 @@ std::int64_t checkRunnable(const RunConfig& config, std::shared_ptr<const DataSp
 /// The model's widths on `train`: the user's --layers as given (prepareRun refuses them if they do not fit),
 /// a preset's with the data's input and output widths, none: no hidden layer.
 std::vector<int> modelWidths(const RunConfig& config, const Dataset& train);
+/// --model's layers on `train`: the user's as given, a preset's with the data's outputs.
+std::vector<LayerSpec> modelLayers(const RunConfig& config, const Dataset& train);
+/// The network prepareRun trains on `train`: --model's layers, or an MLP of modelWidths(); checked against the
+/// data (SgdError naming the option and the layer that does not fit).
+NetworkSpec modelFor(const RunConfig& config, const Dataset& train);
+/// The model in a few words, as the window's preset line shows it: "MLP 784-256-128-10 relu" (widths with the data's
+/// input and output when `train` is given, "MLP (widths from the data)" when none are known), or the model line and
+/// its activation ("conv6x5x5p2,maxpool2,dense10 relu"; a line that names its activations alone).
+std::string modelSummary(const RunConfig& config, const Dataset* train);
 /// The model's parameter count on `train`, as prepareRun builds the model.
 std::int64_t parameterCount(const RunConfig& config, const Dataset& train);
 /// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.

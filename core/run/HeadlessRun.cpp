@@ -7,7 +7,7 @@
 #include "core/io/MetricsCsv.h"
 #include "core/io/Safetensors.h"
 #include "core/io/TraceJson.h"
-#include "core/nn/MlpSpec.h"
+#include "core/nn/ModelText.h"
 #include "core/run/ModeChild.h"
 #include "core/run/Options.h"
 #include "core/run/RunSummary.h"
@@ -23,13 +23,6 @@
 namespace sgdscope {
 
 namespace {
-std::string layersText(const std::vector<int>& layers)
-{
-    MlpSpec spec;
-    spec.layers = layers;
-    return spec.layersText();
-}
-
 std::atomic<int> g_signal {0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
@@ -188,8 +181,11 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
             100.0 * m.bandwidthSpread);
     if (run.config.layers != asGiven.layers)
         std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
-            layersText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),
-            layersText(run.config.layers).c_str());
+            widthsText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),
+            widthsText(run.config.layers).c_str());
+    if (run.config.model != asGiven.model)
+        std::fprintf(stderr, "note: the preset's model %s takes %s's outputs: %s (choose with --model)\n",
+            modelText(asGiven.model).c_str(), toString(asGiven.dataset).c_str(), modelText(run.config.model).c_str());
 }
 
 std::vector<Mode> modesOf(const RunConfig& config)
@@ -342,7 +338,11 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     if (!config.saveParams.empty() && !runs.empty()) {
         const ModeResult& first = runs.front()->result;
         writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
-            {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", run.problem->spec.layersText()}});
+            {{"sgdscope_mode", modeName(first.mode)},
+                run.problem->spec.isMlp()
+                    ? std::pair<const std::string, std::string> {"sgdscope_layers",
+                        widthsText(run.problem->spec.widths())}
+                    : std::pair<const std::string, std::string> {"sgdscope_model", run.problem->spec.text()}});
     }
     if (!cutShort)
         writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");

@@ -21,21 +21,55 @@ constexpr double simPushBytes = 80.0;
 constexpr double simSlicePushBytes = 360.0;
 } // namespace
 
-double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, int chunkSize, const MemoryShape& shape)
+double modelMemoryBytes(
+    const NetworkSpec& spec, const TrainerSettings& settings, int chunkSize, const MemoryShape& shape)
 {
     double params = 0.0;
-    double widths = 0.0;
-    double widest = 0.0;
-    double largestLayer = 0.0;
-    for (int l = 0; l < spec.layerCount(); ++l) {
-        const double in = spec.layers[static_cast<std::size_t>(l)];
-        const double out = spec.layers[static_cast<std::size_t>(l) + 1];
-        params += in * out + out + 32; // with alignment padding
-        largestLayer = std::max(largestLayer, (in + 64) * (out + 64));
-    }
-    for (const int w : spec.layers) {
-        widths += w;
-        widest = std::max(widest, static_cast<double>(w));
+    double perSample = 0.0; // floats of one sample in a workspace: every layer's values and two layers' deltas
+    double largestLayer = 0.0; // a layer's packed weights or strips, and a convolution's tree entries
+    const std::vector<TensorShape> shapes = spec.shapes();
+    if (spec.isMlp()) {
+        const std::vector<int> widths = spec.widths();
+        double sum = 0.0;
+        double widest = 0.0;
+        for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+            const double in = widths[l];
+            const double out = widths[l + 1];
+            params += in * out + out + 32; // with alignment padding
+            largestLayer = std::max(largestLayer, (in + 64) * (out + 64));
+        }
+        for (const int w : widths) {
+            sum += w;
+            widest = std::max(widest, static_cast<double>(w));
+        }
+        perSample = sum + 3 * widest + 17.0 * static_cast<double>(widths.size());
+    } else {
+        double widest = 0.0;
+        for (const TensorShape& t : shapes) {
+            perSample += static_cast<double>(t.size()) + 17.0;
+            widest = std::max(widest, static_cast<double>(t.size()) + 17.0);
+        }
+        perSample += 2 * widest;
+        for (std::size_t l = 0; l < spec.layers.size(); ++l) {
+            const LayerSpec& layer = spec.layers[l];
+            const double in = static_cast<double>(shapes[l].size());
+            if (layer.kind == LayerKind::Dense) {
+                params += in * layer.outputs + layer.outputs + 32;
+                largestLayer = std::max(largestLayer, (in + 64) * (layer.outputs + 64));
+            } else if (layer.kind == LayerKind::Conv) {
+                const double taps = static_cast<double>(shapes[l].channels) * layer.kernelHeight * layer.kernelWidth;
+                const double weights = taps * layer.outputs + layer.outputs;
+                params += weights + 32;
+                // packed strips (64 positions) and the transposed weights; the weight gradient's entries (a tree of
+                // 12 levels, a subtree's nodes), a sample's padded image and output gradient
+                const double entries = (taps + 1) * (layer.outputs + 16) * (12 + 1 + 32);
+                const double sample
+                    = static_cast<double>(shapes[l].size()) * 2 + static_cast<double>(shapes[l + 1].size()) * 2;
+                largestLayer = std::max(largestLayer,
+                    64 * std::max(taps, layer.outputs * 1.0 * layer.kernelHeight * layer.kernelWidth) + weights
+                        + entries + sample);
+            }
+        }
     }
     const int workers = std::max(1, settings.workers);
     const double p = workers;
@@ -58,7 +92,6 @@ double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, in
     // A workspace holds a pass (at most passSamplesFor the model) of every layer's values and two layers of
     // deltas, rows padded, and the packed weights of its largest layer; the evaluator's, 256 samples.
     const double pass = std::min<double>(passSamples, batch);
-    const double perSample = widths + 3 * widest + 17.0 * static_cast<double>(spec.layers.size());
     const double workspace = perSample * pass + largestLayer + perSample * 256; // training + evaluation
     // Workspaces: one per worker thread here; per machine thread for the simulated cluster (it computes the
     // workers' parts on this machine's cores); one in an MPI process.

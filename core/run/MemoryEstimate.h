@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/engines/EngineKind.h"
-#include "core/nn/MlpSpec.h"
+#include "core/nn/NetworkSpec.h"
 #include "core/train/TrainerSettings.h"
 
 namespace sgdscope {
@@ -22,6 +22,7 @@ struct MemoryShape
 
 /// An upper estimate of what training this model needs in one process besides the data: parameters,
 /// momentum, the workers' reduction buffers, snapshots and activations.
-double modelMemoryBytes(const MlpSpec& spec, const TrainerSettings& settings, int chunkSize, const MemoryShape& shape);
+double modelMemoryBytes(
+    const NetworkSpec& spec, const TrainerSettings& settings, int chunkSize, const MemoryShape& shape);
 
 } // namespace sgdscope

@@ -1,6 +1,7 @@
 #include "core/run/Options.h"
 
 #include "core/common/Error.h"
+#include "core/nn/ModelText.h"
 #include "core/run/Presets.h"
 #include "core/train/StragglerModel.h"
 
@@ -223,15 +224,35 @@ std::vector<OptionSpec> makeTable()
     layers.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
         c.layers = parseLayers(joinedItems(v.items, ","), origin);
     };
-    layers.load = [](const RunConfig& c) {
-        MlpSpec spec;
-        spec.layers = c.layers;
-        return Json(spec.layersText());
-    };
+    layers.load = [](const RunConfig& c) { return c.layers.empty() ? Json() : Json(widthsText(c.layers)); };
     t.push_back(layers);
+    OptionSpec model = base("model", "LIST", OptionType::List,
+        "the network's layers, e.g. conv6x5x5p2,maxpool2,conv16x5x5,maxpool2,dense120,dense84,dense10: denseN, "
+        "convCxK[xK][sS][pP] (C channels, K x K kernel, stride S, padding P), maxpoolK, avgpoolK, flatten, relu | "
+        "tanh | sigmoid | identity, and first inputCxHxW (the features as an image; default: the data's own); "
+        "--activation follows every dense and conv layer but the last unless the list names one (not with --layers)");
+    model.store = [](RunConfig& c, const OptionValue& v, const std::string& origin) {
+        try {
+            c.model = parseModelText(joinedItems(v.items, ","));
+        } catch (const SgdError& e) {
+            throw SgdError(origin + ": " + e.what());
+        }
+    };
+    model.load = [](const RunConfig& c) { return c.model.empty() ? Json() : Json(modelText(c.model)); };
+    t.push_back(model);
     OptionSpec activation = choice("activation", "A", activationNames, &RunConfig::activation,
-        "hidden-layer activation (needs a hidden layer): tanh | relu | sigmoid | identity");
+        "activation after every layer with weights but the last (an MLP's hidden layers): tanh | relu | sigmoid | "
+        "identity");
     activation.whyInapplicable = [](const RunConfig& c) {
+        if (!c.model.empty()) {
+            if (namesActivations(c.model))
+                return std::string("the model line names its own activations (") + modelText(c.model) + ")";
+            int weighted = 0;
+            for (const LayerSpec& l : c.model)
+                weighted += l.weighted() ? 1 : 0;
+            return weighted > 1 ? std::string()
+                                : std::string("the model has one layer with weights, so no activation is applied");
+        }
         return c.layers.size() > 2
             ? std::string()
             : "the model has no hidden layer, so no activation is applied; give --layers with a hidden layer "

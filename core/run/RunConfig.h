@@ -5,7 +5,7 @@
 #include "core/engines/EngineKind.h"
 #include "core/engines/sim/SimCluster.h"
 #include "core/metrics/Events.h"
-#include "core/nn/MlpSpec.h"
+#include "core/nn/NetworkSpec.h"
 #include "core/train/TrainerSettings.h"
 
 #include <algorithm>
@@ -60,6 +60,7 @@ struct RunConfig
     double momentum = 0.0;
     std::uint64_t seed = 0;
     std::vector<int> layers; // empty: inputs and outputs from the data, no hidden layer
+    std::vector<LayerSpec> model; // --model: the layers as the model line lists them (instead of layers)
     Activation activation = Activation::Tanh;
     LossKind loss = LossKind::MeanSquaredError;
     WeightInit weightInit = WeightInit::StandardNormal;

@@ -13,7 +13,7 @@ void addGradient(float* dst, const float* src, std::size_t first, std::size_t la
         dst[i] += src[i];
 }
 
-int computeWorkerPart(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+int computeWorkerPart(NetworkWorkspace& workspace, const ParameterLayout& layout, const float* params,
     const SampleView<float>& data, const std::uint32_t* batchIndices, const WorkerReduction& part, float scale,
     std::vector<ParamVector>& buffers, double* chunkLoss)
 {
@@ -150,7 +150,7 @@ void SliceReduction::ensureBuffers(std::size_t parameterCount)
         buffers.emplace_back(parameterCount, 0.0f);
 }
 
-double SliceReduction::compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+double SliceReduction::compute(NetworkWorkspace& workspace, const ParameterLayout& layout, const float* params,
     const SampleView<float>& data, const std::uint32_t* indices, std::vector<ParamVector>& into)
 {
     computeWorkerPart(workspace, layout, params, data, indices, plan.workers.front(),

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/nn/ParameterLayout.h"
 #include "core/nn/SampleView.h"
 #include "core/train/ReductionPlan.h"
@@ -22,7 +22,7 @@ void addGradient(float* dst, const float* src, std::size_t first, std::size_t la
 ///
 /// Every engine computes gradients through this one function, so a chunk's gradient is the same bits wherever
 /// and whenever it is computed.
-int computeWorkerPart(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+int computeWorkerPart(NetworkWorkspace& workspace, const ParameterLayout& layout, const float* params,
     const SampleView<float>& data, const std::uint32_t* batchIndices, const WorkerReduction& part, float scale,
     std::vector<ParamVector>& buffers, double* chunkLoss);
 
@@ -87,10 +87,10 @@ struct SliceReduction
 
     /// The gradient at `params` of the samples `indices` (as many as prepared for) into `into` (the gradient ends in
     /// into[plan.rootBuffer]); returns the sum of the samples' losses, in chunk order.
-    double compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+    double compute(NetworkWorkspace& workspace, const ParameterLayout& layout, const float* params,
         const SampleView<float>& data, const std::uint32_t* indices, std::vector<ParamVector>& into);
     /// The same into its own buffers: gradient() then holds it.
-    double compute(MlpWorkspace& workspace, const ParameterLayout& layout, const float* params,
+    double compute(NetworkWorkspace& workspace, const ParameterLayout& layout, const float* params,
         const SampleView<float>& data, const std::uint32_t* indices)
     {
         return compute(workspace, layout, params, data, indices, buffers);

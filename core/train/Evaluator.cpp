@@ -22,7 +22,7 @@ EvalSums Evaluator::evaluate(
     const std::int64_t blocks = (n + evalBlock - 1) / evalBlock;
     const int threads = static_cast<int>(std::min<std::int64_t>(threadsWanted, std::max<std::int64_t>(1, blocks)));
     while (m_workspaces.size() < static_cast<std::size_t>(threads))
-        m_workspaces.push_back(std::make_unique<MlpWorkspace>(m_problem->spec, evalCapacity));
+        m_workspaces.push_back(std::make_unique<NetworkWorkspace>(m_problem->spec, evalCapacity));
     std::vector<EvalSums> perBlock(static_cast<std::size_t>(blocks));
     std::exception_ptr failure;
     std::atomic<bool> skipped {false};

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/data/Dataset.h"
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/train/Problem.h"
 
 #include <exception>
@@ -34,7 +34,7 @@ public:
 
 private:
     const Problem* m_problem;
-    std::vector<std::unique_ptr<MlpWorkspace>> m_workspaces;
+    std::vector<std::unique_ptr<NetworkWorkspace>> m_workspaces;
 };
 
 } // namespace sgdscope

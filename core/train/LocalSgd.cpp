@@ -26,7 +26,7 @@ void LocalSgdModels::prepare(
     }
 }
 
-double LocalSgdModels::computeGradient(int worker, MlpWorkspace& workspace, const ParameterLayout& layout,
+double LocalSgdModels::computeGradient(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
     const SampleView<float>& data, const std::uint32_t* batchIndices)
 {
     Model& m = m_models[static_cast<std::size_t>(worker)];

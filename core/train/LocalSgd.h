@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/nn/ParameterLayout.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/ReductionPlan.h"
@@ -32,7 +32,7 @@ public:
 
     /// Worker w's gradient on its model, of its slice of the batch `batchIndices`; returns the sum of the
     /// samples' losses (the samples: sliceSamples).
-    double computeGradient(int worker, MlpWorkspace& workspace, const ParameterLayout& layout,
+    double computeGradient(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
         const SampleView<float>& data, const std::uint32_t* batchIndices);
     /// Applies worker w's last gradient to its model with its momentum.
     void applyStep(int worker, const MomentumSgd& rule, float lr);

@@ -11,7 +11,7 @@ namespace sgdscope {
 /// trainers (and their workers).
 struct Problem
 {
-    MlpSpec spec;
+    NetworkSpec spec;
     ParameterLayout layout;
     std::shared_ptr<const DataSplit> data;
     ParamVector initialParameters;

@@ -36,15 +36,22 @@ int defaultChunkSize(int batch)
     return std::max(1, std::max(forCount, forMost));
 }
 
-int passSamplesFor(const MlpSpec& spec)
+int passSamplesFor(const NetworkSpec& spec)
 {
     constexpr int mostSamples = 256;
     constexpr double floatsPerPass = 1 << 20; // 4 MB of activations and deltas
     double perSample = 0;
     double widest = 0;
-    for (const int width : spec.layers) {
-        perSample += width + 17; // the bias column and the padding of a row
-        widest = std::max(widest, width + 17.0);
+    if (spec.isMlp()) {
+        for (const int width : spec.widths()) {
+            perSample += width + 17; // the bias column and the padding of a row
+            widest = std::max(widest, width + 17.0);
+        }
+    } else {
+        for (const TensorShape& s : spec.shapes()) {
+            perSample += static_cast<double>(s.size()) + (s.flat ? 17.0 : 0.0);
+            widest = std::max(widest, static_cast<double>(s.size()) + 17.0);
+        }
     }
     perSample += 2 * widest;
     return static_cast<int>(std::clamp(std::floor(floatsPerPass / perSample), 1.0, double(mostSamples)));

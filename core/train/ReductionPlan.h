@@ -43,7 +43,7 @@ int chunkSizeFor(int given, int batch);
 
 /// Samples a worker computes at once (one forward and backward pass): at most 256, fewer for wide models
 /// (about 4 MB of values); any pass size gives the same bits (a chunk cut by a pass resumes in the next).
-int passSamplesFor(const MlpSpec& spec);
+int passSamplesFor(const NetworkSpec& spec);
 
 /// The fixed reduction of chunk gradients, and who does which part of it.
 ///

@@ -9,8 +9,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    static const sgdscope::ParameterLayout seed(sgdscope::MlpSpec {{1, 5, 1}});
-    static const sgdscope::ParameterLayout wider(sgdscope::MlpSpec {{3, 4}});
+    using sgdscope::NetworkSpec;
+    static const sgdscope::ParameterLayout seed(
+        NetworkSpec::mlp({1, 5, 1}, sgdscope::Activation::Tanh, sgdscope::LossKind::MeanSquaredError));
+    static const sgdscope::ParameterLayout wider(
+        NetworkSpec::mlp({3, 4}, sgdscope::Activation::Tanh, sgdscope::LossKind::MeanSquaredError));
     const std::string bytes(reinterpret_cast<const char*>(data), size);
     for (const auto* layout : {&seed, &wider}) {
         try {

@@ -228,7 +228,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
     const IndexRange slice = balancedPart(settings.batch, settings.workers, worker);
     const int chunk = chunkSizeFor(settings.chunk, settings.batch);
     const int passSamples = passSamplesFor(problem->spec);
-    MlpWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
+    NetworkWorkspace workspace(problem->spec, std::min(passSamples, settings.batch));
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     std::vector<char> receive(64 + params.size() * sizeof(float));
     StragglerModel stragglers(settings);

@@ -98,9 +98,9 @@ int lastArrival(const std::vector<double>& arrivals)
 /// h-th batch (every rank takes the same batches from its copy of the data), each followed by its straggler
 /// delay. Returns the sum of its samples' losses (not finite: diverged, the round's later steps are not taken).
 double localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cursor, int batch,
-    MlpWorkspace& workspace, const Problem& problem, const SampleView<float>& view, const StragglerModel& stragglers,
-    std::int64_t globalStep, const MomentumSgd& rule, float lr, const std::atomic<bool>& stop, RankSpans& spans,
-    int& samples)
+    NetworkWorkspace& workspace, const Problem& problem, const SampleView<float>& view,
+    const StragglerModel& stragglers, std::int64_t globalStep, const MomentumSgd& rule, float lr,
+    const std::atomic<bool>& stop, RankSpans& spans, int& samples)
 {
     std::vector<const std::uint32_t*> batches;
     for (int h = 0; h < steps; ++h)

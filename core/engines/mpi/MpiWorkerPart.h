@@ -2,7 +2,7 @@
 
 #include "core/data/DataOrder.h"
 #include "core/engines/mpi/MpiMessage.h"
-#include "core/nn/MlpWorkspace.h"
+#include "core/nn/NetworkWorkspace.h"
 #include "core/train/ChunkGradients.h"
 #include "core/train/DatasetView.h"
 #include "core/train/Problem.h"
@@ -37,7 +37,7 @@ struct MpiWorkerPart
     ReductionPlan plan;
     int worker;
     std::vector<int> outgoing;
-    MlpWorkspace workspace;
+    NetworkWorkspace workspace;
     std::vector<ParamVector> buffers;
     std::vector<double> chunkLoss;
 };

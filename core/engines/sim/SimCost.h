@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/nn/MlpSpec.h"
+#include "core/nn/NetworkSpec.h"
 #include "core/nn/ParameterLayout.h"
 
 #include <cstdint>
@@ -11,10 +11,12 @@ namespace sgdscope {
 /// host's speed, and messages of the parameters' real size over the links.
 struct SimCost
 {
-    SimCost(const MlpSpec& spec, const ParameterLayout& layout);
+    SimCost(const NetworkSpec& spec, const ParameterLayout& layout);
 
-    /// Forward and backward pass of one sample: 2 flops per multiply-add forward, 2 for the weight gradient
-    /// and 2 for the input gradient of every layer but the first.
+    /// Forward and backward pass of one sample: 2 flops per multiply-add forward (a dense layer's inputs x
+    /// outputs, a convolution's output values x channels x kh x kw), 2 for the weight gradient and 2 for the
+    /// input gradient of every weighted layer but the first. Pooling, activations and copies are not counted
+    /// (the local cluster's calibration measures the whole step, so their time is in its speed).
     double flopsPerSample = 0.0;
     /// Adding two gradients (a node of the reduction tree).
     double addFlops = 0.0;

@@ -93,6 +93,68 @@ struct WeightGradientArgs
     float* tiles = nullptr; // slotFloats(program->depth) floats: the stack entries of one tile, and scratch
 };
 
+/// The shape of a 2-D convolution (cross-correlation, as nn.Conv2d) over the samples of a pass. Images are stored
+/// channel-major over the pass: value (c, s, y, x) of the input at x[c * inStride + (s * height + y) * width + x],
+/// and the output likewise with its own sizes and outStride. A channel's samples lie back to back, so one
+/// channel of the whole pass is a single run of positions.
+struct ConvGeometry
+{
+    int samples = 0;
+    int channels = 0; // input
+    int height = 0;
+    int width = 0;
+    int outChannels = 0;
+    int outHeight = 0;
+    int outWidth = 0;
+    int kernelHeight = 1;
+    int kernelWidth = 1;
+    int stride = 1;
+    int padding = 0; // zeros on every side, less than the kernel's sides
+    std::ptrdiff_t inStride = 0;
+    std::ptrdiff_t outStride = 0;
+};
+
+/// z[o][s][oy][ox] = bias[o], then fma(w[o][c][ky][kx], x[c][s][iy][ix], z) for the taps (c, ky, kx) in index
+/// order, iy = oy * stride - padding + ky and ix likewise, x = 0 outside the image (the padding's zeros are
+/// terms of the chain). w is PyTorch's [outChannels, channels, kh, kw], row-major.
+struct ConvForwardArgs
+{
+    ConvGeometry g;
+    const float* x = nullptr;
+    const float* w = nullptr;
+    const float* bias = nullptr;
+    float* z = nullptr;
+    float* scratch = nullptr; // convScratchFloats(g, 0) floats
+};
+
+/// The gradient with respect to the input: dx[c][s][iy][ix] = 0, then fma(w[o][c][ky][kx], dz[o][s][oy][ox], dx)
+/// for the taps (o, ky, kx) in index order whose output oy = (iy + padding - ky) / stride and ox likewise exists
+/// (a whole number, inside the output). Taps without an output may enter the chain as products with zero: from
+/// a start at +0, an fma adds an exact zero to a value that is never -0, so they change no bit (for finite w).
+struct ConvInputGradientArgs
+{
+    ConvGeometry g;
+    const float* dz = nullptr;
+    const float* w = nullptr;
+    float* dx = nullptr;
+    float* scratch = nullptr; // convScratchFloats(g, 0) floats
+};
+
+/// A convolution's weight and bias gradients over the samples of a pass, reduced by the tree program: for every
+/// tree leaf the fma chain over its samples s in order, and over each sample's output positions (oy, ox) in
+/// row-major order, starting from 0, of dz[o][s][oy][ox] * x[c][s][iy][ix] (gw[o][c][ky][kx], x = 0 outside the
+/// image) and of dz[o][s][oy][ox] * 1 (gb[o]). Stack position j lives in weights[j] (w's layout) and biases[j].
+struct ConvWeightGradientArgs
+{
+    ConvGeometry g;
+    const float* dz = nullptr;
+    const float* x = nullptr;
+    const TreeProgram* program = nullptr;
+    float* const* weights = nullptr;
+    float* const* biases = nullptr;
+    float* scratch = nullptr; // convScratchFloats(g, program->depth) floats
+};
+
 enum class ElementFunction
 {
     Tanh,
@@ -113,6 +175,11 @@ struct KernelTable
     void (*activate)(ElementFunction f, float* x, std::size_t count) = nullptr;
     /// delta[i] *= f'(z[i]), written in terms of the activation a[i] = f(z[i]), for i < count.
     void (*multiplyByDerivative)(ElementFunction f, float* delta, const float* a, std::size_t count) = nullptr;
+    /// The working memory of the three convolution kernels (the weight gradient's for trees of `depth` levels).
+    std::size_t (*convScratchFloats)(const ConvGeometry& g, int depth) = nullptr;
+    void (*convForward)(const ConvForwardArgs&) = nullptr;
+    void (*convInputGradient)(const ConvInputGradientArgs&) = nullptr;
+    void (*convWeightGradient)(const ConvWeightGradientArgs&) = nullptr;
 };
 
 extern const KernelTable scalarKernels; // built without instruction-set flags: std::fma is a library call

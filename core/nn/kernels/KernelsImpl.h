@@ -19,6 +19,7 @@
 #include "core/common/PortableMath.h"
 #include "core/nn/kernels/KernelTable.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -45,10 +46,11 @@ constexpr int vectorsFor(int columns)
 
 /// C rows [0, Rows) x columns [0, valid) of one tile: C = init + A * B over kLength, with A read in place
 /// (A(r, kk) = a[r * lda + kk]) and B packed (row kk of the panel at b + kk * gemmWidth).
-/// init: the running sum already in C (resume), else bias (a row vector), else 0.
+/// init: the running sum already in C (resume), else bias (a row vector: bias[j] for column j), else rowBias
+/// (a column: rowBias[r] for row r, a convolution's), else 0.
 template<int Rows, int Vectors>
 void gemmTile(int kLength, const float* a, std::ptrdiff_t lda, const float* b, float* c, std::ptrdiff_t ldc, int valid,
-    const float* bias, bool resume)
+    const float* bias, const float* rowBias, bool resume)
 {
     Vec acc[Rows][Vectors];
     if (resume) {
@@ -57,6 +59,14 @@ void gemmTile(int kLength, const float* a, std::ptrdiff_t lda, const float* b, f
 #pragma GCC unroll 16
             for (int j = 0; j < Vectors; ++j)
                 acc[r][j] = Vec::loadPartial(c + r * ldc + j * lanes, valid - j * lanes);
+        }
+    } else if (rowBias) {
+#pragma GCC unroll 16
+        for (int r = 0; r < Rows; ++r) {
+            const Vec init = Vec::broadcast(rowBias + r);
+#pragma GCC unroll 16
+            for (int j = 0; j < Vectors; ++j)
+                acc[r][j] = init;
         }
     } else {
         Vec init[Vectors];
@@ -96,8 +106,8 @@ void gemmTile(int kLength, const float* a, std::ptrdiff_t lda, const float* b, f
     }
 }
 
-using GemmTileFunction
-    = void (*)(int, const float*, std::ptrdiff_t, const float*, float*, std::ptrdiff_t, int, const float*, bool);
+using GemmTileFunction = void (*)(
+    int, const float*, std::ptrdiff_t, const float*, float*, std::ptrdiff_t, int, const float*, const float*, bool);
 
 template<int Vectors>
 GemmTileFunction gemmTileFor(int rows)
@@ -178,7 +188,7 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, float* c, std
                 const int rows = minOf(gemmRows, m - i0);
                 const GemmTileFunction tile = rows == gemmRows ? full : gemmTileFor(rows, vectors);
                 tile(kLength, a + i0 * lda + k0, lda, panel, c + i0 * ldc + j0, ldc, valid, bias ? bias + j0 : nullptr,
-                    k0 > 0);
+                    nullptr, k0 > 0);
             }
         }
     }
@@ -531,6 +541,8 @@ void weightGradient(const WeightGradientArgs& x)
     }
 }
 
+#include "core/nn/kernels/ConvKernelsImpl.h"
+
 // --- element-wise ------------------------------------------------------------------------------------------------
 
 /// x[i] = op(x[i]) (or op(x[i], y[i])) vector by vector; the last vector partial (its lanes beyond count are
@@ -603,5 +615,7 @@ namespace sgdscope::kernels {
 extern const KernelTable SGDSCOPE_KERNEL_TABLE;
 const KernelTable SGDSCOPE_KERNEL_TABLE {SGDSCOPE_KERNEL_NAME, &SGDSCOPE_KERNEL_NS::packFloats,
     &SGDSCOPE_KERNEL_NS::slotFloats, &SGDSCOPE_KERNEL_NS::linearForward, &SGDSCOPE_KERNEL_NS::inputGradient,
-    &SGDSCOPE_KERNEL_NS::weightGradient, &SGDSCOPE_KERNEL_NS::activate, &SGDSCOPE_KERNEL_NS::multiplyByDerivative};
+    &SGDSCOPE_KERNEL_NS::weightGradient, &SGDSCOPE_KERNEL_NS::activate, &SGDSCOPE_KERNEL_NS::multiplyByDerivative,
+    &SGDSCOPE_KERNEL_NS::convScratchFloats, &SGDSCOPE_KERNEL_NS::convForward,
+    &SGDSCOPE_KERNEL_NS::convInputGradient, &SGDSCOPE_KERNEL_NS::convWeightGradient};
 } // namespace sgdscope::kernels
