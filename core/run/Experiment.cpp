@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/common/MemoryBudget.h"
+#include "core/common/ThreadCoreTime.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/engines/sim/SimCost.h"
 #include "core/io/ParameterDigest.h"
@@ -283,6 +284,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
 {
     auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
     const auto wallStart = std::chrono::steady_clock::now();
+    const auto coreStart = coreTimeOfThisProcess();
     std::string failure;
     try {
         if (afterSlice) {
@@ -294,12 +296,21 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         }
         trainer->endOfRun(observer);
     } catch (const RunFailure& e) {
-        // A peer died, hung or failed: what was done is kept, and nothing more is asked of the others.
+        // A peer died, hung or failed: what was done is kept (every update counted, in the figures and the
+        // recorded curve alike), and nothing more is asked of the others.
         failure = e.what();
+        trainer->reportUntilFailure(observer);
+    } catch (const std::bad_alloc&) {
+        // Out of memory: the run cannot go on, but what it did is kept as for a failed peer (in an MPI job this is
+        // rank 0, and the job then ends). Its records were allocated as it went: reporting them allocates little.
+        failure = std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : "")
+            + "out of memory during the run, after " + std::to_string(trainer->updates()) + " updates";
+        trainer->reportUntilFailure(observer);
     }
     if (afterSlice && failure.empty())
         afterSlice(*trainer);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    const auto coreEnd = coreTimeOfThisProcess();
     ModeResult result;
     result.mode = mode;
     result.engine = trainer->engineName();
@@ -313,6 +324,10 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
     result.wallSeconds = wall;
+    if (coreStart.first >= 0 && coreEnd.first >= 0) {
+        result.onCoreSeconds = coreEnd.first - coreStart.first;
+        result.waitedForACoreSeconds = coreEnd.second - coreStart.second;
+    }
     result.failure = failure;
     // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
     // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).

@@ -55,6 +55,10 @@ struct ModeResult
     std::int64_t samples = 0;
     double seconds = 0.0; // the mode's clock: real seconds, or virtual ones on a simulated cluster
     double wallSeconds = 0.0; // real seconds the training took (evaluations included)
+    // This process's threads while the mode trained: seconds on a core and runnable but waiting for one (the
+    // kernel's run-queue delay, ThreadCoreTime.h; -1 where it does not say).
+    double onCoreSeconds = -1.0;
+    double waitedForACoreSeconds = -1.0;
     EvaluationRecord final; // of the final parameters, or the last evaluation if finalIsLastEvaluation
     /// An interrupted or failed run is not evaluated again at its end: `final` is its last evaluation, made
     /// before its last updates (at final.index updates, final.samples samples).
@@ -93,7 +97,8 @@ ModeStanding standingOf(const Trainer& trainer);
 ModeStanding standingOf(const ModeResult& result);
 
 /// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters (at a
-/// normal end only). A RunFailure during the run ends it, failed, with what was done.
+/// normal end only). A RunFailure during the run (a peer of an MPI job died, hung or failed) or running out of
+/// memory ends it, failed, with what was done.
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer);
 /// The same in slices of about `sliceSeconds` of the mode's clock, calling `afterSlice` with the trainer after
 /// each and once at the end (a live progress stream, --progress).

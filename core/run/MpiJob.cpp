@@ -210,10 +210,15 @@ Json engineJson(const MpiContext& mpi)
         Json list = Json::array();
         for (const RankWork& w : work)
             list.push_back(Json {{"rank", w.rank}, {"pid", w.pid}, {"computed_samples", w.computedSamples},
-                {isSyncLike(mode) ? "updates" : "pushes", w.updates}});
+                {isSyncLike(mode) ? "updates" : "pushes", w.updates},
+                {"on_core_seconds", w.onCoreSeconds >= 0 ? Json(w.onCoreSeconds) : Json(nullptr)},
+                {"waited_for_a_core_seconds",
+                    w.waitedForACoreSeconds >= 0 ? Json(w.waitedForACoreSeconds) : Json(nullptr)}});
         ranks[modeName(mode)] = list;
     }
-    engine["ranks"] = ranks; // per mode: what each rank computed, counted by that rank
+    // per mode: what each rank computed, counted by that rank, and how long its threads ran and waited for a core
+    // (the kernel's run-queue delay: what the operating system took from it, in its waits and unaccounted time)
+    engine["ranks"] = ranks;
     return engine;
 }
 

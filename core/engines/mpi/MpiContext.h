@@ -19,6 +19,10 @@ struct RankWork
     long pid = 0;
     std::int64_t computedSamples = 0; // samples whose gradient this rank computed
     std::int64_t updates = 0; // sync: updates it took part in; async: its pushes
+    // Its process's threads while it served the mode: seconds on a core, and seconds runnable but waiting for one
+    // (the kernel's run-queue delay; -1 where the kernel does not say).
+    double onCoreSeconds = -1.0;
+    double waitedForACoreSeconds = -1.0;
 };
 
 /// This process's place in an MPI job (Open MPI, started by mpirun), and the few MPI operations the MPI
