@@ -30,6 +30,8 @@ std::string layersText(const std::vector<int>& layers)
 }
 
 std::atomic<int> g_signal {0};
+std::atomic<int> g_peerSignal {0}; // an MPI job's rank 0: the first signal another rank passed on
+std::atomic<int> g_peerRank {-1};
 static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void onSignal(int sig)
@@ -125,11 +127,29 @@ void installInterruptHandlers()
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
     std::signal(SIGUSR1, onSignal); // what mpirun forwards to its processes at once (a clean stop)
+    // A file beyond the process's size limit (ulimit -f) is a write error with its reason ("File too large"), said
+    // with the file's name, not a process killed without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
 }
 
 int interruptSignal()
 {
-    return g_signal.load();
+    const int own = g_signal.load();
+    return own != 0 ? own : g_peerSignal.load();
+}
+
+void interruptForRank(int rank, int signal)
+{
+    int none = 0;
+    if (signal == 0 || !g_peerSignal.compare_exchange_strong(none, signal))
+        return;
+    g_peerRank.store(rank);
+    requestCancellation();
+}
+
+int interruptedRank()
+{
+    return g_signal.load() == 0 && g_peerSignal.load() != 0 ? g_peerRank.load() : -1;
 }
 
 int interruptedExitCode(int signal)
@@ -137,7 +157,7 @@ int interruptedExitCode(int signal)
     return signal == SIGUSR1 ? 0 : 128 + signal;
 }
 
-void prepareOutputs(const RunConfig& config)
+std::vector<std::string> prepareOutputs(const RunConfig& config)
 {
     const std::vector<std::string> created = ensureWritableDirectory(config.out, "--out");
     try {
@@ -146,11 +166,17 @@ void prepareOutputs(const RunConfig& config)
         if (!config.trace.empty())
             checkWritableFilePath(config.trace, "--trace");
     } catch (const SgdError&) {
-        std::error_code ec;
-        for (auto it = created.rbegin(); it != created.rend(); ++it)
-            std::filesystem::remove(*it, ec);
+        removeFolders(created);
         throw;
     }
+    return created;
+}
+
+void removeFolders(const std::vector<std::string>& folders)
+{
+    std::error_code ec;
+    for (auto it = folders.rbegin(); it != folders.rend(); ++it)
+        std::filesystem::remove(*it, ec); // (an empty folder only: one with files in it stays)
 }
 
 /// Workers beyond the chunks (sync) or the batch (async) have nothing to do: said once, it is not an error.
@@ -282,11 +308,14 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
             "simulated workers); peak_resident_bytes: this process's peak (VmHWM) when the summary was written"}};
     const int signal = interruptSignal();
     summary["interrupted"] = signal != 0 && firstFailure.empty();
-    if (signal != 0 && firstFailure.empty())
+    if (signal != 0 && firstFailure.empty()) {
         summary["stopped_by"] = signal == SIGUSR1 ? "SIGUSR1 (a requested stop)"
             : signal == SIGINT                    ? "SIGINT"
             : signal == SIGTERM                   ? "SIGTERM"
                                                   : "signal " + std::to_string(signal);
+        if (interruptedRank() >= 0)
+            summary["stopped_by_rank"] = interruptedRank(); // an MPI job's: the rank that was signalled
+    }
     summary["failed"] = !firstFailure.empty();
     if (!firstFailure.empty())
         summary["failure"] = firstFailure;

@@ -36,16 +36,25 @@ using ProgressFactory = std::function<std::unique_ptr<ProgressReporter>(Mode mod
 
 /// Installs SIGINT, SIGTERM and SIGUSR1 handlers that ask the run to stop (a second SIGINT or SIGTERM ends the
 /// process). SIGUSR1 is a requested stop (the window's Pause of an MPI job, passed on by mpirun): the run ends
-/// with exit code 0; SIGINT and SIGTERM end it with 128 + the signal.
+/// with exit code 0; SIGINT and SIGTERM end it with 128 + the signal. SIGXFSZ is ignored: a file beyond the size limit
+/// is a write error named with its file.
 void installInterruptHandlers();
-/// The signal that interrupted the run, or 0.
+/// The signal that interrupted the run, or 0: this process's own, else the one another rank of an MPI job passed on.
 int interruptSignal();
+/// On rank 0 of an MPI job: rank `rank` was asked to stop by `signal` (it passed it on through the watch); the run
+/// stops as if this process had been signalled (thread-safe, lock-free; this process's own signal takes precedence).
+void interruptForRank(int rank, int signal);
+/// The rank whose signal stopped the run when this process had none of its own, or -1.
+int interruptedRank();
 /// The exit code of a run stopped by `signal` (0 for SIGUSR1, a requested stop).
 int interruptedExitCode(int signal);
 
 /// The output folder (created) and the other output paths (checked), before any training; the folders it made
-/// are removed again if something is refused. Throws SgdError naming the option.
-void prepareOutputs(const RunConfig& config);
+/// are removed again if something is refused. Throws SgdError naming the option. Returns the folders it made,
+/// deepest last (removeFolders takes them away again if the run does not start after all).
+std::vector<std::string> prepareOutputs(const RunConfig& config);
+/// Removes the folders prepareOutputs made, deepest first, if they are still empty.
+void removeFolders(const std::vector<std::string>& folders);
 /// Says (on stderr) what is not an error but worth knowing: workers with nothing to do, a slow fraction that
 /// rounds to no worker, a preset's model that takes the data's widths.
 void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int syncWorkers, int asyncWorkers);

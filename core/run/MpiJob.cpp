@@ -242,11 +242,14 @@ Json engineJson(const MpiContext& mpi)
     std::fprintf(stderr, "sgdscope: %s; the job ends, and %s/summary.json says what was done\n", failure.c_str(),
         run.config.out.c_str());
     std::fflush(stderr);
-    // The mode that was running when the problem stopped it failed (it was not interrupted by a signal).
-    if (!runs.empty() && runs.back()->result.failure.empty() && runs.back()->result.interrupted
-        && interruptSignal() == 0) {
-        runs.back()->result.failure = failure;
-        runs.back()->result.interrupted = false;
+    // The mode that was running when the problem stopped it failed (it was not interrupted by a signal), and its
+    // failure is the job's, as the watch named it (an MPI call may have failed first, with less to say).
+    if (!runs.empty()) {
+        ModeResult& last = runs.back()->result;
+        if (!last.failure.empty() || (last.interrupted && interruptSignal() == 0)) {
+            last.failure = failure;
+            last.interrupted = false;
+        }
     }
     mpi.stopWatch(false);
     PeerWatch* watch = mpi.watch();
@@ -273,6 +276,9 @@ Json engineJson(const MpiContext& mpi)
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
         leave(mpi, 1);
     }
+    // An MPI call may fail before the watch has seen why (rank 0 gone, or this process stopped for so long that
+    // the others gave it up): what the watch finds decides what, if anything, this rank says.
+    watch->settle();
     const bool ownError = !watch->hasProblem();
     if (ownError)
         watch->reportError(error);
@@ -282,14 +288,31 @@ Json engineJson(const MpiContext& mpi)
     const PeerProblem problem = *watch->problem();
     if (problem.kind == PeerProblem::Kind::Ended)
         leave(mpi, problem.exitCode);
+    // This process was stopped (or starved) so long that rank 0 gave it up and said so: what it finds now is the
+    // job ending because of it, and it says nothing more.
+    if (problem.kind == PeerProblem::Kind::Stalled)
+        leave(mpi, 1);
     // Rank 0 is gone or silent: the first other rank says so (and this rank's own error, which rank 0 never
     // said).
     if (ownError)
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
     if (mpi.rank() == 1)
-        std::fprintf(stderr, "sgdscope: rank 1: %s; the job ends without results (rank 0 writes them)\n",
-            problem.describe(watch->silence()).c_str());
+        std::fprintf(stderr, "sgdscope: rank 1: %s; %s\n", problem.describe(watch->silence()).c_str(),
+            problem.kind == PeerProblem::Kind::Silent ? "the job ends (rank 0 writes what was done if it runs again)"
+                                                      : "the job ends without results (rank 0 writes them)");
     leave(mpi, 1);
+}
+
+/// The job's failure as rank 0 names it: a failure of the MPI calls themselves ("the MPI connection with rank 1
+/// failed") is named after what the watch finds of it once it has looked at every peer again (rank 1 gone, or this
+/// process stopped so long that the others gave it up); rank 0's own errors stay as they are.
+std::string namedFailure(MpiContext& mpi, const std::string& failure, bool fromPeers)
+{
+    PeerWatch* watch = mpi.watch();
+    if (!watch || !fromPeers)
+        return failure;
+    watch->settle();
+    return watch->hasProblem() ? watch->problem()->describe(watch->silence()) : failure;
 }
 
 int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts,
@@ -315,16 +338,21 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     }
 
     // 2. From here a peer is given up only when it is gone, silent or failed.
-    mpi.startWatch(config.peerTimeout);
+    //    A stop signal to any rank ends the job as one to rank 0 does (the watch passes it on).
+    mpi.startWatch(
+        config.peerTimeout, [] { return interruptSignal(); }, [](int r, int sig) { interruptForRank(r, sig); });
 
     // 3. Each process loads its own copy of the data and checks everything; the ranks that fail say why.
+    //    The output paths are checked now (a bad --out is refused before anything loads) but the folder is made
+    //    only once training is about to begin: a job refused or failed before it leaves nothing behind.
     PreparedRun run;
     problem.clear();
+    std::vector<std::string> madeFolders; // rank 0: the output folders this job made
     try {
         run = prepareRun(config);
         problem = messageSizeProblem(run, size);
         if (rank == 0 && problem.empty())
-            prepareOutputs(config);
+            removeFolders(prepareOutputs(config));
     } catch (const std::bad_alloc&) {
         problem = "out of memory while loading the data and building the model";
     } catch (const std::exception& e) {
@@ -353,10 +381,31 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
         // Every process's clock against rank 0's, for one time axis.
         mpi.estimateClockOffsets();
+        std::string outputs;
+        if (rank == 0) {
+            try {
+                madeFolders = prepareOutputs(config);
+            } catch (const SgdError& e) {
+                outputs = e.what();
+            }
+        }
+        if (agreeOnProblems(mpi, outputs))
+            return refused(mpi);
     } catch (const RunFailure& e) {
-        // A rank died, hung or failed before training: nothing to summarise.
-        if (rank == 0)
-            std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n", e.what());
+        // A rank died, hung or failed before training: nothing to summarise, and nothing left behind.
+        if (rank == 0) {
+            removeFolders(madeFolders);
+            std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n",
+                namedFailure(mpi, e.what(), true).c_str());
+        } else if (PeerWatch* watch = mpi.watch(); watch && mpi.rank() == 1) {
+            // Rank 0 cannot say it is gone: the first other rank does (nothing if rank 0 ended the job, or if this
+            // process was itself stopped so long that rank 0 gave it up and said so).
+            watch->settle();
+            if (const auto p = watch->problem();
+                p && (p->kind == PeerProblem::Kind::Gone || p->kind == PeerProblem::Kind::Silent))
+                std::fprintf(stderr, "sgdscope: rank 1: %s, before training began; nothing written\n",
+                    p->describe(watch->silence()).c_str());
+        }
         leave(mpi, 1);
     }
     if (rank == 0)
@@ -367,6 +416,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     // 4. Rank 0 trains and writes; the others serve it.
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
     std::string failure;
+    bool fromPeers = false; // a RunFailure (a peer, or the MPI calls with it), not this rank's own error
     try {
         for (const Mode mode : modesOf(config)) {
             // Rank 0 decides whether a next mode starts (after a stop or a failure it does not).
@@ -381,6 +431,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             if (rank == 0) {
                 runs.push_back(trainMode(modeRun, mode, progress));
                 failure = runs.back()->result.failure;
+                fromPeers = !failure.empty();
                 if (!failure.empty())
                     break;
             } else if (mode == Mode::Sync || mode == Mode::LocalSgd) {
@@ -395,6 +446,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
     } catch (const RunFailure& e) {
         failure = e.what();
+        fromPeers = true;
     } catch (const std::bad_alloc&) {
         failure = (rank == 0 ? "rank 0: " : "") + std::string("out of memory during the run");
     } catch (const std::exception& e) {
@@ -406,7 +458,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         failure = mpi.watch()->problem()->describe(mpi.watch()->silence());
     if (!failure.empty()) {
         if (rank == 0)
-            endFailedJob(mpi, run, runs, charts, failure);
+            endFailedJob(mpi, run, runs, charts, namedFailure(mpi, failure, fromPeers));
         endFailedPeer(mpi, failure);
     }
 
@@ -440,7 +492,8 @@ int runMpiJob(
     const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts, const ProgressFactory& progress)
 {
     MpiContext& mpi = MpiContext::init();
-    // Whatever goes wrong on this rank is said once, with its rank, and ends the job non-zero.
+    // Whatever goes wrong on this rank is said once, with its rank, and ends the job non-zero; rank 0 tells the
+    // others it ends the job, so that none of them takes its end for a death and says so too.
     try {
         return runJob(mpi, given, givenProblem, charts, progress);
     } catch (const std::bad_alloc&) {
@@ -448,6 +501,8 @@ int runMpiJob(
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), e.what());
     }
+    if (mpi.isRoot() && mpi.watch())
+        mpi.watch()->endJob(1);
     leave(mpi, 1);
 }
 
