@@ -329,43 +329,48 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     std::vector<const RunMetrics*> workers;
     for (const auto& r : runs)
         workers.push_back(&r->result.metrics);
-    writeFileAtomically(
-        joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim, workers));
-    // An interrupted or failed run may have little time left (mpirun kills a second after it passes SIGTERM on,
-    // or once a rank died): its summary goes first, saying which files are still to come; a finished run's
-    // summary goes last, so that its presence means every file is there.
-    const bool cutShort = signal != 0 || !firstFailure.empty();
-    if (cutShort) {
-        Json pending = Json::array();
-        if (charts)
-            for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"})
-                pending.push_back(name);
-        if (!config.trace.empty())
-            pending.push_back(config.trace);
-        if (!config.saveParams.empty())
-            pending.push_back(config.saveParams);
-        summary["written_after_this_file"] = pending;
-        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+    // summary.json first, the most valuable file: it names the files still to come, so that whatever stops the
+    // writing (mpirun's kill a second after it passes SIGTERM on, a dead rank, a full disk) leaves it saying what
+    // may be missing; once every file is written it is written again without that list. (A failure to write a file
+    // is thrown, naming it and its cause, once: the files after it would fail the same way on a full disk.)
+    Json pending = Json::array();
+    pending.push_back("metrics.csv");
+    if (charts)
+        for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"})
+            pending.push_back(name);
+    if (!config.trace.empty())
+        pending.push_back(config.trace);
+    if (!config.saveParams.empty() && !runs.empty())
+        pending.push_back(config.saveParams);
+    summary["written_after_this_file"] = pending;
+    const std::string summaryPath = joinPath(config.out, "summary.json");
+    writeFileAtomically(summaryPath, dumpJson(summary, 2) + "\n");
+    try {
+        writeFileAtomically(
+            joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim, workers));
         if (afterSummary)
             afterSummary();
+        if (charts)
+            charts(config.out, finished);
+        if (!config.trace.empty())
+            writeFileAtomically(config.trace,
+                traceJson(recorded,
+                    config.engine == EngineKind::Sim ? "virtual time, "
+                            + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
+                                                       : "platform " + config.platform)
+                                                     : std::string(),
+                    config.engine == EngineKind::Mpi));
+        if (!config.saveParams.empty() && !runs.empty()) {
+            const ModeResult& first = runs.front()->result;
+            writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
+                {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", run.problem->spec.layersText()}});
+        }
+        summary.erase("written_after_this_file");
+        writeFileAtomically(summaryPath, dumpJson(summary, 2) + "\n");
+    } catch (const SgdError& e) {
+        throw SgdError(
+            std::string(e.what()) + "; " + summaryPath + ", written first, lists the files that may be missing");
     }
-    if (charts)
-        charts(config.out, finished);
-    if (!config.trace.empty())
-        writeFileAtomically(config.trace,
-            traceJson(recorded,
-                config.engine == EngineKind::Sim ? "virtual time, "
-                        + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
-                                                   : "platform " + config.platform)
-                                                 : std::string(),
-                config.engine == EngineKind::Mpi));
-    if (!config.saveParams.empty() && !runs.empty()) {
-        const ModeResult& first = runs.front()->result;
-        writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
-            {{"sgdscope_mode", modeName(first.mode)}, {"sgdscope_layers", run.problem->spec.layersText()}});
-    }
-    if (!cutShort)
-        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
     if (!firstFailure.empty())
         return 1;
     if (signal != 0)

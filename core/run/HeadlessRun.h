@@ -65,11 +65,12 @@ std::vector<Mode> modesOf(const RunConfig& config);
 std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress);
 
 /// Writes every output file, each atomically, and returns the exit code: 0 done, 3 diverged, 1 failed (a run's
-/// failure), 128 + signal interrupted (0 for SIGUSR1). A finished run's summary.json goes last, so that its
-/// presence means every file is there; an interrupted or failed run's goes first, with metrics.csv, and names
-/// the files still to come (a stopped MPI job may have a second left). `engineSummary` is added under the
-/// engine's name; `failure` (the job's, e.g. a dead rank) marks the whole run failed. `afterSummary` is called
-/// once the first files are written (an interrupted or failed run's summary.json and metrics.csv).
+/// failure), 128 + signal interrupted (0 for SIGUSR1). summary.json goes first, naming the files still to come
+/// (`written_after_this_file`: a stopped MPI job may have a second left, a disk may fill up), then metrics.csv, the
+/// charts, the trace and the parameters; then summary.json again without that list, so that a summary without it
+/// means every file is there. A file that cannot be written throws SgdError naming it and the cause, and nothing
+/// more is written. `engineSummary` is added under the engine's name; `failure` (the job's, e.g. a dead rank) marks
+/// the whole run failed. `afterSummary` is called once summary.json and metrics.csv are written.
 int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<HeadlessModeRun>>& runs,
     const ChartWriter& charts, const Json& engineSummary, const std::string& failure = {},
     const std::function<void()>& afterSummary = {});

@@ -466,7 +466,19 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     //    every process ends with rank 0's exit code.
     int exitCode = 0;
     if (rank == 0) {
-        exitCode = writeResults(run, runs, charts, engineJson(mpi));
+        try {
+            exitCode = writeResults(run, runs, charts, engineJson(mpi));
+        } catch (const std::bad_alloc&) {
+            std::fprintf(
+                stderr, "sgdscope: rank 0: out of memory while writing the results in %s\n", run.config.out.c_str());
+            exitCode = 1;
+        } catch (const std::exception& e) {
+            // A file that cannot be written (a full disk): said once, here, and the others end with this exit code
+            // instead of finding rank 0 gone.
+            std::fprintf(stderr, "sgdscope: %s\n", e.what());
+            exitCode = 1;
+        }
+        std::fflush(stderr);
         // The results are written: a rank that leaves from here on is no failure.
         mpi.stopWatch();
     }
