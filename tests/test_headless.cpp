@@ -307,6 +307,55 @@ private slots:
         QVERIFY2(idx.stderrText.contains(QStringLiteral("train-images-idx3-ubyte")), qPrintable(idx.stderrText));
     }
 
+    // Data as users bring it: a CSV whose target column holds a few class numbers (scikit-learn's digits: 0 to 9) is
+    // classified with cross-entropy where the loss is the preset's, and the note says so; with the user's own mse the
+    // note says that the column looks like classes. (It once trained mse on the numbers without a word.)
+    void classNumbersInACsvAreClassified()
+    {
+        const QString csvPath = m_dir.filePath(QStringLiteral("digits-like.csv"));
+        {
+            QFile csv(csvPath);
+            QVERIFY(csv.open(QIODevice::WriteOnly));
+            csv.write("a,b,c,class\n");
+            for (int i = 0; i < 200; ++i) {
+                const int label = i % 10;
+                csv.write(QStringLiteral("%1,%2,%3,%4\n")
+                              .arg(label * 0.1 + (i % 7) * 0.01)
+                              .arg(1.0 - label * 0.05)
+                              .arg((i % 3) * 0.5)
+                              .arg(label)
+                              .toUtf8());
+            }
+        }
+        const QString out = m_dir.filePath(QStringLiteral("class-numbers"));
+        const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--data"),
+            csvPath, QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QVERIFY2(r.stderrText.contains(QStringLiteral("holds 10 distinct whole numbers from 0 to 9: they are taken as 10 "
+                                                      "classes, trained with cross-entropy")),
+            qPrintable(r.stderrText));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.at("config").at("loss").get<std::string>(), std::string("cross-entropy"));
+        QCOMPARE(summary.at("config").at("layers").get<std::string>(), std::string("3,5,10"));
+
+        // The user's own loss stays theirs, said once.
+        const Result mine = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out + QStringLiteral("-mse"),
+            QStringLiteral("--data"), csvPath, QStringLiteral("--loss"), QStringLiteral("mse"), QStringLiteral("--steps"),
+            QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
+        QVERIFY2(mine.exitCode == 0, qPrintable(mine.stderrText));
+        QVERIFY2(mine.stderrText.contains(QStringLiteral("as class labels do; they are trained on as numbers with mse")),
+            qPrintable(mine.stderrText));
+        QCOMPARE(readJson(out + QStringLiteral("-mse/summary.json")).at("config").at("loss").get<std::string>(),
+            std::string("mse"));
+
+        // Real-valued targets are numbers: no note.
+        const Result numbers = runApp({QStringLiteral("--headless"), QStringLiteral("--out"),
+            out + QStringLiteral("-numbers"), QStringLiteral("--data"), QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"),
+            QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
+        QCOMPARE(numbers.exitCode, 0);
+        QVERIFY2(!numbers.stderrText.contains(QStringLiteral("whole numbers")), qPrintable(numbers.stderrText));
+    }
+
     // Time to target: the run stops at the first evaluation that reaches it, and says when.
     void targetEndsTheRunAndIsReported()
     {

@@ -85,6 +85,38 @@ EngineChoice engineChoiceFor(
     }
     return engine;
 }
+/// A CSV file whose one target column holds a few class numbers (scikit-learn's digits: 0 to 9) is classified, as
+/// IDX data is, when the loss is the preset's (mse, made for its own data) and the model's last width is not the
+/// user's or fits the classes: with cross-entropy over the classes, not mse on the numbers (which ends at the
+/// labels' variance). Either way the note says what the column was taken for.
+void takeClassNumbersAsClasses(PreparedRun& run, std::shared_ptr<const DataSplit>& data)
+{
+    RunConfig& config = run.config;
+    int distinct = 0;
+    const int classes = config.dataset == DatasetKind::Csv ? classesInTargets(data->train, &distinct) : 0;
+    if (classes == 0)
+        return;
+    const std::string column = "the target column of '" + config.data + "' holds " + std::to_string(distinct)
+        + " distinct whole numbers from 0 to " + std::to_string(classes - 1);
+    const bool lossIsOurs = config.originOf("loss").find("(from preset") != std::string::npos;
+    const bool layersAllow = config.layers.size() < 2
+        || config.originOf("layers").find("(from preset") != std::string::npos || config.layers.back() == classes;
+    if (!lossIsOurs || !layersAllow) {
+        run.dataNote = column + ", as class labels do; they are trained on as numbers with mse"
+            + (lossIsOurs ? " (--layers ends in " + std::to_string(config.layers.back()) + " outputs)"
+                          : " (" + config.originOf("loss") + ")")
+            + ": --loss cross-entropy classifies them";
+        return;
+    }
+    auto classified = std::make_shared<DataSplit>();
+    classified->train = withTargetsAsClasses(data->train, classes);
+    data = std::move(classified);
+    config.loss = LossKind::SoftmaxCrossEntropy;
+    config.origins["loss"] = config.originOf("data") + " (its target column holds class numbers)";
+    run.dataNote = column + ": they are taken as " + std::to_string(classes)
+        + " classes, trained with cross-entropy (--loss mse trains on them as numbers)";
+}
+
 /// Whether the engine runs every mode of the list, and the modes' own options fit the run.
 void checkModes(const RunConfig& config)
 {
@@ -131,10 +163,12 @@ PreparedRun prepareRun(const RunConfig& config)
     return prepareRun(config, std::make_shared<DataSplit>(loadData(config)));
 }
 
-PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+PreparedRun prepareRun(const RunConfig& given, std::shared_ptr<const DataSplit> data)
 {
     PreparedRun run;
-    run.config = config;
+    run.config = given;
+    takeClassNumbersAsClasses(run, data);
+    const RunConfig& config = run.config;
     const Dataset& train = data->train;
     const std::string dataName = toString(config.dataset);
     const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;

@@ -32,6 +32,8 @@ struct PreparedRun
     /// (its resident memory then, the data loaded; -1 if unknown).
     double modelMemoryBytes = 0.0;
     double residentWhenPrepared = -1.0;
+    /// What the data's labels were taken for, when it is worth a note (a CSV column of class numbers), else empty.
+    std::string dataNote;
 };
 
 /// Loads and checks; throws SgdError (naming the option, field or file) on bad input.

@@ -211,6 +211,8 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
             "describe this load, not this machine\n",
             100.0 * std::max(0.0, m.waitedForACoreShare), static_cast<unsigned long long>(m.messageBytes),
             100.0 * m.bandwidthSpread);
+    if (!run.dataNote.empty())
+        std::fprintf(stderr, "note: %s\n", run.dataNote.c_str());
     if (run.config.layers != asGiven.layers)
         std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
             layersText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),
