@@ -54,6 +54,10 @@ CommandLine parseCommandLine(const std::vector<std::string>& args)
             flag(cl.sessionChild);
             continue;
         }
+        if (name == "mode-child") {
+            flag(cl.modeChild);
+            continue;
+        }
         const OptionSpec* spec = findOption(name);
         if (!spec && name != "config")
             throw SgdError("--" + name.substr(0, 60) + ": unknown option; see --help for the list");
@@ -155,10 +159,17 @@ std::string helpText()
         line("--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName), o.help);
     line("--list-presets", "print the presets and exit");
     line("--session-child", "(used by the window) a training session driven by JSON lines on standard input");
+    line("--mode-child", "(used by headless runs) one simulated mode of a list, in a fresh simulation of its own");
     line("--version", "print the version and the kernel path (SGDSCOPE_ISA=scalar|avx2|avx512 forces one) and exit");
     line("--help", "this text");
     out += "\nSettings come from the preset, then the --config file, then the command line, each overriding the\n"
            "one before. An option that would have no effect in the resulting run is refused, with the reason.\n";
+    out += "\nOne step for each mode (--lr is for a batch of B samples): sync and backup apply lr to the mean "
+           "gradient\n"
+           "of the batch (backup: of the gradients kept); local-sgd's workers each apply lr to the mean gradient of\n"
+           "their own B / P samples and the models are averaged (one local step without momentum is sync); async, ssp\n"
+           "and dc-asgd apply a push of b = B / P samples with lr x b / B (--async-lr scaled): every mode takes the\n"
+           "same step per sample.\n";
     out += "\nSimulated clusters (--engine sim --cluster C), each a star of hosts around one switch:\n";
     const std::string clusters = simulatedClustersText();
     for (std::size_t at = 0; at < clusters.size();) {

@@ -17,6 +17,7 @@ struct CommandLine
     bool version = false;
     bool listPresets = false;
     bool sessionChild = false; // the window's simulated-cluster process (app/SessionChild.h)
+    bool modeChild = false; // a simulated mode's own process (core/run/ModeChild.h)
     std::string configFile;
     std::vector<std::pair<std::string, std::string>> options; // run options in order, names without dashes
     /// Arguments that are not options: the window opens a run folder or data set named so (`sgdscope RUN_DIR`);

@@ -6,6 +6,7 @@
 #include "core/common/Error.h"
 #include "core/run/ConfigBuilder.h"
 #include "core/run/EngineShapes.h"
+#include "core/run/ModeChild.h"
 #include "ui/MainWindow.h"
 #include "ui/RunFolder.h"
 #include "ui/TrainingSession.h"
@@ -108,6 +109,13 @@ int main(int argc, char** argv)
         for (const auto& name : presetNames())
             std::cout << name << '\n';
         return 0;
+    }
+    if (commandLine.modeChild) {
+        if (commandLine.headless || !commandLine.options.empty() || !commandLine.configFile.empty()) {
+            std::cerr << "sgdscope: --mode-child takes its request on standard input, not as options\n";
+            return 2;
+        }
+        return serveModeChild();
     }
     if (commandLine.sessionChild) {
         if (commandLine.headless || !commandLine.options.empty() || !commandLine.configFile.empty()) {

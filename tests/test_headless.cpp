@@ -406,7 +406,7 @@ private slots:
         const QList<QByteArray> lines = metrics.readAll().split('\n');
         QCOMPARE(lines.front(),
             QByteArray("mode,kind,update,samples,seconds,batch_loss,staleness,wait_seconds,worker,train_loss,"
-                       "train_accuracy,test_loss,test_accuracy,made_others_wait_seconds"));
+                       "train_accuracy,test_loss,test_accuracy,made_others_wait_seconds,learning_rate"));
         QVERIFY(lines.size() > 2000);
         QVERIFY(lines[1].startsWith("sync,update,0,50,"));
         // One evaluation row per evaluation: the final parameters are not evaluated twice.

@@ -61,8 +61,9 @@ private slots:
         if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty())
             QSKIP("mpirun is not installed (Debian: openmpi-bin)");
         const Run r = runApp(nextOut(),
-            words("--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync --engine sim "
-                  "--cluster local-mpi"),
+            words(
+                "--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync --topology tree --engine sim "
+                "--cluster local-mpi"),
             mpiEnvironment(), {}, kRunTimeoutMs);
         QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
         const Json& run = r.summary.at("runs").front();
@@ -129,7 +130,8 @@ private slots:
             QVERIFY(spinners.back()->waitForStarted());
         }
         const Run r = runApp(nextOut(),
-            words("--preset fashion-mnist --workers 2 --steps 2 --eval-every 0 --mode sync --engine sim --cluster "
+            words("--preset fashion-mnist --workers 2 --steps 2 --eval-every 0 --mode sync --topology tree --engine "
+                  "sim --cluster "
                   "local-mpi"),
             mpiEnvironment(), {QStringLiteral("taskset"), QStringLiteral("-c"), pin}, kRunTimeoutMs);
         for (auto& p : spinners) {
@@ -247,7 +249,8 @@ private slots:
         QProcessEnvironment env = mpiEnvironment();
         env.insert(QStringLiteral("SGDSCOPE_MPI_PROBE"), probe);
         const Run r = runApp(nextOut(),
-            words("--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync,async --engine sim "
+            words("--preset fashion-mnist --workers 2 --steps 12 --eval-every 0 --mode sync,async --topology tree "
+                  "--engine sim "
                   "--cluster local-mpi"),
             env, {}, kRunTimeoutMs);
         QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));

@@ -144,20 +144,17 @@ private slots:
         QCOMPARE(later, h);
     }
 
-    // The ideal cluster, 8 workers, each update one of them (a seeded draw) 4x slower. Sync: the 7 others wait 3
-    // of every 4 units: 7/8 x 3/4 = 0.656 of the workers' time. Backup with one backup worker: the 7 first gradients
-    // arrive together, the slow one is dropped, and everybody waits only for the server's adding and applying
-    // (derived from the cost model below).
+    // The ideal cluster, 8 workers, each update one of them (a seeded draw) 4x slower, both modes on the same wires
+    // (a parameter server, the default). Sync: the 7 others wait 3 of every 4 units of compute, and everybody waits
+    // for the server's adding (7 additions) and applying: about 7/8 x 3/4 = 0.656 of the workers' time. Backup with
+    // one backup worker: the 7 first gradients arrive together, the slow one is dropped, and everybody waits only for
+    // the server's adding (6) and applying (derived from the cost model below).
     void idealRotatingStragglerSyncAgainstBackup()
     {
         const Run r = runApp(nextOut(),
             words("--preset blobs --engine sim --cluster ideal --workers 8 --rotating-straggler 4 --steps 40 "
                   "--mode sync,backup --backup-workers 1"));
         QCOMPARE(r.exitCode, 0);
-        const double syncIdle = runOf(r, "sync").at("idle_fraction").get<double>();
-        QVERIFY2(
-            std::fabs(syncIdle - 7.0 / 8.0 * 3.0 / 4.0) <= kIdealIdleTolerance, qPrintable(QString::number(syncIdle)));
-
         const Json& backup = runOf(r, "backup");
         const Json& cost = backup.at("cost_model");
         const double perSample = cost.at("flops_per_sample").get<double>();
@@ -169,6 +166,13 @@ private slots:
         const double compute = 32 * perSample + (chunks - 1) * addition;
         const double serverWork = apply + 6 * addition;
         const double expected = serverWork / (compute + serverWork);
+        // Sync: per update 4 units of compute and the server's 7 additions and apply; the 7 fast workers wait 3
+        // units each, and all 8 wait for the server.
+        const double syncServer = apply + 7 * addition;
+        const double syncIdle = runOf(r, "sync").at("idle_fraction").get<double>();
+        const double syncExpected = (7 * 3 * compute + 8 * syncServer) / (8 * (4 * compute + syncServer));
+        QVERIFY2(std::fabs(syncIdle - syncExpected) <= kIdealIdleTolerance,
+            qPrintable(QStringLiteral("sync idles %1, derived %2").arg(syncIdle).arg(syncExpected)));
         const double idle = backup.at("idle_fraction").get<double>();
         QVERIFY2(std::fabs(idle - expected) <= kIdealIdleTolerance,
             qPrintable(QStringLiteral("backup idles %1, derived %2").arg(idle).arg(expected)));
@@ -181,13 +185,15 @@ private slots:
         for (const Json& w : backup.at("workers_detail"))
             QVERIFY2(w.at("made_others_wait_seconds").get<double>() < 1e-12,
                 qPrintable(QString::fromStdString(dumpJson(w, -1))));
-        // In sync the rotating straggler made the others wait 7 x 3/4 of the time, shared among the workers.
+        // In sync the rotating straggler made the others wait 7 x 3 units of compute per update, shared among the
+        // workers (the server's work is nobody's fault).
         double made = 0.0;
         for (const Json& w : runOf(r, "sync").at("workers_detail"))
             made += w.at("made_others_wait_seconds").get<double>();
         const double seconds = runOf(r, "sync").at("seconds").get<double>();
-        QVERIFY2(std::fabs(made / seconds - 7 * 0.75) <= 7 * kIdealIdleTolerance,
-            qPrintable(QString::number(made / seconds)));
+        const double madeExpected = 7 * 3 * compute / (4 * compute + syncServer);
+        QVERIFY2(std::fabs(made / seconds - madeExpected) <= 7 * kIdealIdleTolerance,
+            qPrintable(QStringLiteral("%1, derived %2").arg(made / seconds).arg(madeExpected)));
     }
 
     // One worker 4x slower in sync: it made the 3 others wait 3/4 of the time each; the others made nobody wait.
@@ -402,23 +408,45 @@ private slots:
         QCOMPARE(runOf(sim, "local-sgd").at("updates").get<int>(), 5); // 5 + 5 + 5 + 5 + 3 steps
     }
 
-    // --async-lr staleness divides each push's learning rate by its staleness in every mode that has staleness: the
-    // mean rate applied falls below --lr, and the parameters differ from the constant rate's.
-    void stalenessLearningRateActsInEveryStaleMode()
+    // The push learning rate rules, in every mode that pushes: by default (scaled) a push of b samples applies
+    // lr x b / B, sync's step per sample; constant applies lr; staleness divides the scaled rate by the push's
+    // staleness. summary.json says the rule and the rates applied (mean, min, max), and the parameters differ.
+    void pushLearningRateRulesActInEveryPushingMode()
     {
+        // 8 workers share a batch of 128: every push is 16 samples, b / B = 1/8.
         const char* args = "--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 --steps 40 --jitter 0.3 "
                            "--lr 0.01 --mode async,ssp,dc-asgd";
-        const Run constant = runApp(nextOut(), words(args));
-        const Run scaled = runApp(nextOut(), words(args) + words("--async-lr staleness"));
-        QCOMPARE(constant.exitCode, 0);
+        const Run scaled = runApp(nextOut(), words(args));
+        const Run constant = runApp(nextOut(), words(args) + words("--async-lr constant"));
+        const Run stale = runApp(nextOut(), words(args) + words("--async-lr staleness"));
         QCOMPARE(scaled.exitCode, 0);
+        QCOMPARE(constant.exitCode, 0);
+        QCOMPARE(stale.exitCode, 0);
+        const double perPush = static_cast<double>(static_cast<float>(0.01 * 16 / 128));
         for (const char* mode : {"async", "ssp", "dc-asgd"}) {
-            QCOMPARE(runOf(constant, mode).at("mean_learning_rate").get<double>(), static_cast<double>(0.01f));
-            const double mean = runOf(scaled, mode).at("mean_learning_rate").get<double>();
-            QVERIFY2(mean < 0.5 * 0.01,
-                qPrintable(QStringLiteral("%1: mean rate %2").arg(QString::fromLatin1(mode)).arg(mean)));
-            QVERIFY(digestOf(scaled, mode) != digestOf(constant, mode));
+            const Json& s = runOf(scaled, mode).at("learning_rate");
+            QCOMPARE(s.at("rule").get<std::string>(), std::string("scaled"));
+            QCOMPARE(s.at("given").get<double>(), 0.01);
+            QCOMPARE(s.at("min").get<double>(), perPush);
+            QCOMPARE(s.at("max").get<double>(), perPush);
+            const Json& c = runOf(constant, mode).at("learning_rate");
+            QCOMPARE(c.at("rule").get<std::string>(), std::string("constant"));
+            QCOMPARE(c.at("mean").get<double>(), static_cast<double>(0.01f));
+            const Json& d = runOf(stale, mode).at("learning_rate");
+            QCOMPARE(d.at("max").get<double>(), perPush); // pushes 0 or 1 stale
+            QVERIFY2(d.at("mean").get<double>() < 0.5 * perPush,
+                qPrintable(
+                    QStringLiteral("%1: mean rate %2").arg(QString::fromLatin1(mode)).arg(d.at("mean").get<double>())));
+            QVERIFY(digestOf(stale, mode) != digestOf(scaled, mode));
+            QVERIFY(digestOf(constant, mode) != digestOf(scaled, mode));
         }
+        // The team-wide modes apply lr per batch, and say so.
+        const Run sync = runApp(nextOut(),
+            words("--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 "
+                  "--steps 10 --lr 0.01 --mode sync"));
+        QCOMPARE(sync.exitCode, 0);
+        QCOMPARE(firstRun(sync).at("learning_rate").at("rule").get<std::string>(), std::string("batch"));
+        QCOMPARE(firstRun(sync).at("learning_rate").at("min").get<double>(), 0.01);
     }
 
     void badValuesAreRefused_data()

@@ -36,8 +36,9 @@ private slots:
             << wide + QStringLiteral("--mode async --workers 8 --batch 512 --steps 20 --jitter 0.2 --slow 2:3");
         QTest::addRow("async P32 datacenter") << wide
                 + QStringLiteral("--mode async --workers 32 --batch 512 --steps 10 --slow-fraction 0.1:4 --jitter 0.2");
-        QTest::addRow("sync P8 datacenter")
-            << wide + QStringLiteral("--mode sync --workers 8 --batch 512 --steps 20 --jitter 0.2 --slow 2:3");
+        QTest::addRow("sync P8 datacenter") << wide
+                + QStringLiteral(
+                    "--mode sync --topology tree --workers 8 --batch 512 --steps 20 --jitter 0.2 --slow 2:3");
         QTest::addRow("both P5 wan") << wide
                 + QStringLiteral("--mode both --workers 5 --batch 320 --steps 6 --jitter 0.2");
     }
@@ -123,8 +124,8 @@ private slots:
                     .arg(slowed),
                 {QStringLiteral("id=\"a\" speed=\"2Gf\""), b, QStringLiteral("id=\"c\" speed=\"2Gf\"")},
                 QStringLiteral("bandwidth=\"10GBps\" latency=\"10us\""));
-            const Run r
-                = runApp(nextOut(), onPlatform(file, "--mode sync --workers 3 --preset blobs --batch 96 --steps 20"));
+            const Run r = runApp(nextOut(),
+                onPlatform(file, "--mode sync --topology tree --workers 3 --preset blobs --batch 96 --steps 20"));
             QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
             const Json& w = firstRun(r).at("workers_detail");
             compute[slowed] = w[1].at("compute_seconds").get<double>();
@@ -147,7 +148,8 @@ private slots:
             const QString file = writePlatform(m_dir, QStringLiteral("link-%1.xml").arg(i),
                 {QStringLiteral("id=\"a\" speed=\"2Gf\""), QStringLiteral("id=\"b\" speed=\"2Gf\"")},
                 QStringLiteral("bandwidth=\"%1Bps\" latency=\"0s\"").arg(bandwidth[i]));
-            const Run r = runApp(nextOut(), onPlatform(file, "--mode sync --workers 2 --preset blobs --steps 20"));
+            const Run r = runApp(
+                nextOut(), onPlatform(file, "--mode sync --topology tree --workers 2 --preset blobs --steps 20"));
             QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
             const Json& run = firstRun(r);
             // Worker 1 sends its gradient to worker 0 once an update; worker 0 sends it the parameters back.
@@ -163,14 +165,15 @@ private slots:
     }
 
     // Several workers on one multi-core host (--placement pack) compute each on a core of their own, at the
-    // host's speed; async's server takes the next host. --placement spread needs a host per worker.
+    // host's speed; async's server takes the next host. --placement spread needs a host per worker. Sync runs on
+    // the tree here: on a parameter server its server would take the next host too.
     void packedWorkersShareAMultiCoreHost()
     {
         const QString file = writePlatform(m_dir, QStringLiteral("cores.xml"),
             {QStringLiteral("id=\"big\" speed=\"2Gf\" core=\"4\""), QStringLiteral("id=\"small\" speed=\"2Gf\"")},
             QStringLiteral("bandwidth=\"10GBps\" latency=\"10us\""));
         const Run packed = runApp(nextOut(),
-            onPlatform(file, "--placement pack --mode both --workers 4 --preset blobs --batch 96 --steps 10"));
+            onPlatform(file, "--placement pack --mode both --topology tree --workers 4 --preset blobs --batch 96 --steps 10"));
         QVERIFY2(packed.exitCode == 0, qPrintable(packed.stderrText));
         for (const Json& run : packed.summary.at("runs")) {
             QCOMPARE(run.at("placement").get<std::string>(), std::string("pack"));
@@ -181,7 +184,8 @@ private slots:
                 QCOMPARE(run.at("all_workers").at("communication_seconds").get<double>(), 0.0);
         }
         const QString out = nextOut();
-        const Run spread = runApp(out, onPlatform(file, "--mode sync --workers 4 --preset blobs --steps 10"));
+        const Run spread
+            = runApp(out, onPlatform(file, "--mode sync --topology tree --workers 4 --preset blobs --steps 10"));
         QCOMPARE(spread.exitCode, 2);
         QVERIFY2(
             spread.stderrText.contains(QStringLiteral("it has 2 hosts, and 4 workers need 4 with --placement spread")),

@@ -23,7 +23,9 @@
 #include "core/nn/MlpSpec.h"
 #include "core/run/RunConfig.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <QComboBox>
 #include <QDir>
@@ -204,10 +206,26 @@ private slots:
 
     void histogramsFoldTheirTailIntoTheLastBar()
     {
+        // More staleness values than bars: bins of a round width over the range seen.
         const auto [labels, counts] = stalenessBars({5, 4, 3, 2, 1, 1, 1}, false, 4);
         QCOMPARE(labels,
-            (QStringList {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3+")}));
-        QCOMPARE(counts, (std::vector<std::int64_t> {5, 4, 3, 5}));
+            (QStringList {QStringLiteral("0-1"), QStringLiteral("2-3"), QStringLiteral("4-5"), QStringLiteral("6-7")}));
+        QCOMPARE(counts, (std::vector<std::int64_t> {9, 5, 2, 1}));
+        // 1,024 simulated workers: every push is about 1,000 stale. The bars cover the range seen (990 to 1,061
+        // here) in bins of 5, none empty of meaning, instead of one overflow bar past 15; a status tail folded at
+        // 1,062 stays "or more".
+        std::vector<std::int64_t> wide(1063, 0);
+        for (int s = 990; s <= 1062; ++s)
+            wide[static_cast<std::size_t>(s)] = 1 + (s % 7);
+        const auto [wideLabels, wideCounts] = stalenessBars(wide, true, 16);
+        QCOMPARE(wideLabels.size(), 15);
+        QCOMPARE(wideLabels.front(), QStringLiteral("990-994"));
+        QCOMPARE(wideLabels.back(), QStringLiteral("1060+"));
+        std::int64_t total = 0;
+        for (const std::int64_t c : wide)
+            total += c;
+        QCOMPARE(std::accumulate(wideCounts.begin(), wideCounts.end(), std::int64_t(0)), total);
+        QVERIFY(std::all_of(wideCounts.begin(), wideCounts.end(), [](std::int64_t c) { return c > 0; }));
         // A tail the status already folded is labelled as such.
         QCOMPARE(stalenessBars({1, 1, 1, 9}, true, 4).first.back(), QStringLiteral("3+"));
         QCOMPARE(stalenessBars({1, 1, 1, 9}, false, 4).first.back(), QStringLiteral("3"));
@@ -530,19 +548,19 @@ private slots:
         s.modes.backupWorkers = 2;
         s.modes.localSteps = 5;
         s.modes.dcLambda = 0.25;
-        s.stalenessLearningRate = true;
+        s.pushLearningRate = QStringLiteral("staleness");
         const std::string line = sgdscope::dumpJson(sessionSettingsJson(s), -1);
         const SessionSettings r = sessionSettingsFromJson(sgdscope::parseJson(line, "line"));
         QVERIFY(r.modes == s.modes);
-        QVERIFY(r.stalenessLearningRate);
+        QCOMPARE(r.pushLearningRate, QStringLiteral("staleness"));
         // The push learning rate is live too (an MPI job's settings all need a new job).
         SessionSettings constant = s;
-        constant.stalenessLearningRate = false;
+        constant.pushLearningRate = QStringLiteral("constant");
         QVERIFY(constant.trainsDifferentlyFrom(s) && !constant.needsRestartComparedTo(s));
         SessionSettings mpi = s;
         mpi.engine = QStringLiteral("mpi");
         SessionSettings mpiConstant = mpi;
-        mpiConstant.stalenessLearningRate = false;
+        mpiConstant.pushLearningRate = QStringLiteral("scaled");
         QVERIFY(mpiConstant.needsRestartComparedTo(mpi));
         // A knob is a live change; a column's mode needs a new run.
         SessionSettings knob = s;

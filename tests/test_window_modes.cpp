@@ -240,15 +240,15 @@ private slots:
     }
 
     // `--async-lr staleness` on the window's command line sets the panel's push learning rate (not a plain run
-    // option), Copy command line carries it, and a running ssp column applies each push with lr / max(1, s): its
-    // mean applied rate is what the staleness histogram (every push) predicts, which is below lr as soon as a push
-    // is 2 or more stale (the constant rule gives lr exactly). Set back to constant while running, every later push
-    // has lr: the mean moves as that predicts.
+    // option), Copy command line carries it, and a running ssp column applies each push of b samples with
+    // lr x b / B / max(1, s): its mean applied rate is what the staleness histogram (every push) predicts, which is
+    // below lr x b / B as soon as a push is 2 or more stale (the scaled rule gives lr x b / B exactly). Set to scaled
+    // while running, every later push has lr x b / B: the mean moves as that predicts.
     void pushLearningRateFromTheCommandLineAppliesLive()
     {
         const SessionSettings s = windowSettings(
             {{"async-lr", "staleness"}, {"mode", "sync,ssp"}, {"workers", "2"}, {"slow", "1:8"}, {"ssp-bound", "50"}});
-        QVERIFY(s.stalenessLearningRate);
+        QCOMPARE(s.pushLearningRate, QStringLiteral("staleness"));
         QVERIFY(s.option(QStringLiteral("async-lr")).isEmpty()); // the control's, not a run option
         const QString args = headlessArguments(s, 0, QStringLiteral("out")).join(QLatin1Char(' '));
         QVERIFY2(args.contains(QStringLiteral("--async-lr staleness")), qPrintable(args));
@@ -263,10 +263,13 @@ private slots:
         MainWindow w;
         QCOMPARE(w.applySettings(s), QString());
         QComboBox* pushLr = w.panel()->pushLearningRateBox();
-        QCOMPARE(pushLr->currentIndex(), 1);
+        QCOMPARE(pushLr->currentData().toString(), QStringLiteral("staleness"));
         QVERIFY(pushLr->isEnabled());
-        QVERIFY(w.panel()->settings().stalenessLearningRate);
-        const double lr = static_cast<double>(static_cast<float>(w.panel()->settings().learningRate)); // as applied
+        QCOMPARE(w.panel()->settings().pushLearningRate, QStringLiteral("staleness"));
+        // A push is one of 2 equal slices of the batch: b / B = 1/2, and lr x b / B as a push applies it (a float).
+        const int batch = w.panel()->settings().globalBatch();
+        QVERIFY2(batch > 0 && batch % 2 == 0, qPrintable(QString::number(batch)));
+        const double lr = static_cast<double>(static_cast<float>(w.panel()->settings().learningRate * 0.5));
         // Sums over the column's staleness histogram: pushes, pushes 2 or more stale, and lr / max(1, s).
         struct Pushes
         {
@@ -298,14 +301,14 @@ private slots:
                            .arg(stale.meanLearningRate)
                            .arg(predicted)
                            .arg(lr)));
-        QVERIFY(w.statusLabel(RightColumn)->text().contains(QStringLiteral("mean lr")));
+        QVERIFY(w.statusLabel(RightColumn)->text().contains(QStringLiteral("mean push lr")));
 
-        // Constant again, live: a change the session marks, and from then on every push has lr.
-        pushLr->setCurrentIndex(0);
-        QVERIFY(!w.controller()->runningSettings().stalenessLearningRate);
+        // Scaled, live: a change the session marks, and from then on every push has lr x b / B.
+        pushLr->setCurrentIndex(pushLr->findData(QStringLiteral("scaled")));
+        QCOMPARE(w.controller()->runningSettings().pushLearningRate, QStringLiteral("scaled"));
         QCOMPARE(w.controller()->state(), Controller::State::Running);
         QTRY_VERIFY_WITH_TIMEOUT(!w.series(RightColumn).markers().empty(), 10000);
-        QVERIFY(!w.series(RightColumn).markers().back().text.contains(QStringLiteral("/staleness")));
+        QVERIFY(!w.series(RightColumn).markers().back().text.contains(QStringLiteral("staleness")));
         const ModeStatus before = w.series(RightColumn).status(); // after the change: later pushes have lr
         const Pushes p1 = pushesOf(before);
         QTRY_VERIFY_WITH_TIMEOUT(pushesOf(w.series(RightColumn).status()).stale >= p1.stale + 5, 60000);
@@ -319,7 +322,7 @@ private slots:
             / static_cast<double>(p2.all);
         QVERIFY(constant - divided > 20 * rounding * lr); // the two rules differ over these pushes
         QVERIFY2(std::abs(after.meanLearningRate - constant) < rounding * lr,
-            qPrintable(QStringLiteral("mean lr %1; constant from the change gives %2, lr / max(1, s) %3")
+            qPrintable(QStringLiteral("mean lr %1; scaled from the change gives %2, divided by max(1, s) %3")
                            .arg(after.meanLearningRate)
                            .arg(constant)
                            .arg(divided)));

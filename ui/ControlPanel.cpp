@@ -89,6 +89,16 @@ ControlPanel::ControlPanel(QWidget* parent)
     m_cluster->addItem(tr("wan (1 Gb/s, 30 ms)"), QStringLiteral("wan"));
     m_cluster->addItem(tr("platform file..."), QString());
     m_cluster->setCurrentIndex(m_cluster->findData(QStringLiteral("datacenter")));
+    m_topology = new QComboBox;
+    m_topology->addItem(tr("parameter server (every mode's)"), QStringLiteral("ps"));
+    m_topology->addItem(tr("binomial tree"), QStringLiteral("tree"));
+    m_topology->addItem(tr("all-reduce"), QStringLiteral("allreduce"));
+    m_topology->setToolTip(
+        tr("The wires of the team-wide modes (sync, backup, local-sgd) between the simulated hosts: a parameter "
+           "server, the wires every mode can use (the pushing modes always push to one; the default, so that the "
+           "columns compare modes on the same wires); a binomial tree; or an all-reduce (reduce-scatter, then "
+           "all-gather: each worker sends 2 (P - 1) / P of the parameters). Every topology sums the same fixed tree: "
+           "the bits do not change, only the time. Backup needs the parameter server. Applies on Reset."));
     m_cluster->setToolTip(tr("The simulated cluster: a built-in one (README has their figures) or a SimGrid "
                              "platform file (XML). Applies on Reset."));
     m_hosts = new QComboBox;
@@ -128,12 +138,15 @@ ControlPanel::ControlPanel(QWidget* parent)
            "element without a lock (async and ssp on this machine's threads; dc-asgd keeps the lock: it "
            "compensates under it). Applies live."));
     m_pushLr = new QComboBox;
-    m_pushLr->addItem(tr("constant (lr)"));
-    m_pushLr->addItem(tr("lr / max(1, staleness)"));
+    m_pushLr->addItem(tr("lr \u00d7 b / B (sync's step per sample)"), QStringLiteral("scaled"));
+    m_pushLr->addItem(tr("constant lr (P\u00d7 sync's step)"), QStringLiteral("constant"));
+    m_pushLr->addItem(tr("lr \u00d7 b / B / max(1, staleness)"), QStringLiteral("staleness"));
     m_pushLr->setToolTip(
-        tr("The learning rate a push of the pushing modes (async, ssp, dc-asgd) is applied with: the panel's, or "
-           "divided by the push's staleness (Zhang et al. 2016; --async-lr staleness). Sync, backup and local-sgd "
-           "have no staleness. Applies live."));
+        tr("The learning rate a push of the pushing modes (async, ssp, dc-asgd) is applied with. The panel's lr is "
+           "for a batch of B samples, and a push is the mean gradient of its own b = B / P: scaled by b / B, every "
+           "mode takes the same step per sample (the default, --async-lr scaled); constant applies the whole lr to "
+           "every push, P times sync's step per sample; staleness divides the scaled rate by the push's staleness "
+           "too (Zhang et al. 2016). Sync, backup and local-sgd apply lr per batch. Applies live."));
 
     m_target = new QComboBox;
     m_target->addItems({tr("none"), tr("test accuracy \u2265"), tr("training loss \u2264")});
@@ -197,6 +210,7 @@ ControlPanel::ControlPanel(QWidget* parent)
     auto* form = new QFormLayout(parallel);
     form->addRow(tr("Engine"), m_engine);
     form->addRow(tr("Cluster"), m_cluster);
+    form->addRow(tr("Wires"), m_topology);
     form->addRow(tr("Hosts"), m_hosts);
     form->addRow(m_engineNote);
     form->addRow(tr("Workers"), withValue(m_workers, m_workersValue));
@@ -266,6 +280,7 @@ ControlPanel::ControlPanel(QWidget* parent)
         engineChanged();
         emitSettings();
     });
+    connect(m_topology, &QComboBox::activated, this, [this] { emitSettings(); });
     connect(m_cluster, &QComboBox::activated, this, [this](int index) {
         if (index == m_cluster->count() - 1)
             pickFile(m_cluster, tr("SimGrid platform file"), tr("SimGrid platforms (*.xml);;All files (*)"));

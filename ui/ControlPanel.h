@@ -62,6 +62,7 @@ public:
     QDoubleSpinBox* targetValueBox() const { return m_targetValue; }
     QComboBox* engineBox() const { return m_engine; }
     QComboBox* clusterBox() const { return m_cluster; }
+    QComboBox* topologyBox() const { return m_topology; }
     QComboBox* hostsBox() const { return m_hosts; }
     QComboBox* applyBox() const { return m_apply; }
     QComboBox* pushLearningRateBox() const { return m_pushLr; }
@@ -113,6 +114,7 @@ private:
     std::shared_ptr<DataCache> m_cache;
     QComboBox* m_engine;
     QComboBox* m_cluster;
+    QComboBox* m_topology;
     QComboBox* m_hosts;
     QLabel* m_engineNote;
     QList<int> m_workerValues;

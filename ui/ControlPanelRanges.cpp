@@ -120,6 +120,7 @@ void ControlPanel::engineChanged()
         }
     };
     showRow(m_cluster, sim);
+    showRow(m_topology, sim);
     showRow(m_hosts, mpi);
     // An MPI job's modes have different worker counts (N, or N - 1 beside a parameter server): its batch is the
     // update's.

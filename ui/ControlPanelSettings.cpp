@@ -44,6 +44,7 @@ SessionSettings ControlPanel::settings() const
     s.cluster = platform ? QStringLiteral("datacenter") : cluster;
     s.platformFile = platform ? cluster : QString();
     s.hostFile = m_hosts->currentIndex() == 1 ? m_hosts->currentData().toString() : QString();
+    s.topology = m_topology->currentData().toString();
     const int batchIndex = std::clamp(m_batch->value(), 0, static_cast<int>(m_batchValues.size()) - 1);
     s.batch = m_batchValues.isEmpty() ? 0 : m_batchValues[batchIndex];
     s.accum = m_accum->value();
@@ -53,7 +54,7 @@ SessionSettings ControlPanel::settings() const
     s.jitter = exactValue(m_jitter, m_jitter->value() * jitterStep);
     s.seed = static_cast<std::uint64_t>(m_seed->value());
     s.lockFree = m_apply->currentIndex() == 1;
-    s.stalenessLearningRate = m_pushLr->currentIndex() == 1;
+    s.pushLearningRate = m_pushLr->currentData().toString();
     s.targetAccuracy = m_target->currentIndex() == 1 ? m_targetValue->value() : -1.0;
     s.targetLoss = m_target->currentIndex() == 2 ? m_targetValue->value() : -1.0;
     s.modes = m_modes;
@@ -115,6 +116,7 @@ void ControlPanel::setSettings(const SessionSettings& s)
         m_cluster->setCurrentIndex(std::max(0, static_cast<int>(m_cluster->findData(s.cluster))));
     }
     m_lastCluster = m_cluster->currentIndex();
+    m_topology->setCurrentIndex(std::max(0, static_cast<int>(m_topology->findData(s.topology))));
     if (!s.hostFile.isEmpty()) {
         m_hosts->setItemData(1, s.hostFile);
         m_hosts->setItemText(1, QFileInfo(s.hostFile).fileName());
@@ -145,7 +147,7 @@ void ControlPanel::setSettings(const SessionSettings& s)
     setExact(m_jitter, s.jitter);
     m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(s.seed, static_cast<std::uint64_t>(m_seed->maximum()))));
     m_apply->setCurrentIndex(s.lockFree ? 1 : 0);
-    m_pushLr->setCurrentIndex(s.stalenessLearningRate ? 1 : 0);
+    m_pushLr->setCurrentIndex(std::max(0, m_pushLr->findData(s.pushLearningRate)));
     updatePushControls();
     m_target->setCurrentIndex(s.targetAccuracy >= 0 ? 1 : s.targetLoss >= 0 ? 2 : 0);
     if (s.targetAccuracy >= 0 || s.targetLoss >= 0)

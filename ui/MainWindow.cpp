@@ -516,10 +516,8 @@ void MainWindow::updateStatus()
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
         text += syncLike ? tr(" \u00b7 wait %1/update").arg(duration(s.meanWait))
                          : tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
-        if (!syncLike && s.meanLearningRate > 0
-            && (m_controller->startedSettings().stalenessLearningRate
-                || m_controller->runningSettings().stalenessLearningRate))
-            text += tr(" \u00b7 mean lr %1").arg(s.meanLearningRate, 0, 'g', 3); // as applied: lr / staleness
+        if (!syncLike && s.meanLearningRate > 0) // as pushes applied it: lr x b / B (/ staleness), or lr
+            text += tr(" \u00b7 mean push lr %1").arg(s.meanLearningRate, 0, 'g', 3);
         if (s.targetAccuracy >= 0 || s.targetLoss >= 0)
             text += s.targetReached ? tr(" \u00b7 target at %1 s, %2 samples")
                                           .arg(s.targetSeconds, 0, 'f', 2)

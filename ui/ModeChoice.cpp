@@ -41,6 +41,11 @@ bool syncLikeMode(const QString& name)
     return m && isSyncLike(*m);
 }
 
+bool teamWideColumn(const SessionSettings& settings)
+{
+    return syncLikeMode(settings.modes.names[LeftColumn]) || syncLikeMode(settings.modes.names[RightColumn]);
+}
+
 const char* knobOption(Mode m)
 {
     switch (m) {

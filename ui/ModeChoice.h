@@ -24,6 +24,8 @@ QStringList modeNameList();
 /// Sync-like modes (sync, backup, local-sgd) train in team-wide updates and show the wait per update; the others
 /// push worker by worker and show staleness (core's isSyncLike).
 bool syncLikeMode(const QString& name);
+/// Whether a column of the session shows a team-wide mode (the only ones --topology concerns).
+bool teamWideColumn(const SessionSettings& settings);
 
 /// A mode's own run option ("ssp-bound", "backup-workers", "local-steps", "dc-lambda"; nullptr for sync and
 /// async), its symbol ("S", "B", "H", "\u03bb") and its value in `modes`.

@@ -258,10 +258,11 @@ Json sessionSettingsJson(const SessionSettings& s)
     j["jitter"] = s.jitter;
     j["seed"] = s.seed;
     j["lock_free"] = s.lockFree;
-    j["staleness_learning_rate"] = s.stalenessLearningRate;
+    j["push_learning_rate"] = s.pushLearningRate.toStdString();
     j["engine"] = s.engine.toStdString();
     j["cluster"] = s.cluster.toStdString();
     j["platform_file"] = s.platformFile.toStdString();
+    j["topology"] = s.topology.toStdString();
     j["host_file"] = s.hostFile.toStdString();
     j["batch_per_worker"] = s.batchPerWorker;
     j["modes"] = Json::array({s.modes.names[LeftColumn].toStdString(), s.modes.names[RightColumn].toStdString()});
@@ -294,10 +295,11 @@ SessionSettings sessionSettingsFromJson(const Json& j)
     s.jitter = number(field(j, "jitter"));
     s.seed = field(j, "seed").get<std::uint64_t>();
     s.lockFree = field(j, "lock_free").get<bool>();
-    s.stalenessLearningRate = field(j, "staleness_learning_rate").get<bool>();
+    s.pushLearningRate = text("push_learning_rate");
     s.engine = text("engine");
     s.cluster = text("cluster");
     s.platformFile = text("platform_file");
+    s.topology = text("topology");
     s.hostFile = text("host_file");
     s.batchPerWorker = field(j, "batch_per_worker").get<bool>();
     const Json& modes = field(j, "modes");

@@ -226,6 +226,47 @@ std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
     const std::vector<std::int64_t>& counts, bool tailFolded, int maxBars)
 {
     const int size = static_cast<int>(counts.size());
+    maxBars = std::max(4, maxBars);
+    int first = -1;
+    int last = -1;
+    for (int s = 0; s < size; ++s) {
+        if (counts[static_cast<std::size_t>(s)] > 0) {
+            first = first < 0 ? s : first;
+            last = s;
+        }
+    }
+    if (last >= maxBars) {
+        // More values than bars: bins of a round width over the range seen (1,024 workers have staleness near
+        // 1,000; bins 0 to 15 would put every push in the last one).
+        int width = 1;
+        for (int scale = 1;; scale *= 10) {
+            const int candidates[] = {scale, 2 * scale, 5 * scale};
+            bool found = false;
+            for (const int w : candidates) {
+                if ((last / w) - (first / w) + 1 <= maxBars) {
+                    width = w;
+                    found = true;
+                    break;
+                }
+            }
+            if (found)
+                break;
+        }
+        const int start = (first / width) * width;
+        const int bars = last / width - first / width + 1;
+        QStringList labels;
+        std::vector<std::int64_t> heights(static_cast<std::size_t>(bars), 0);
+        for (int s = first; s <= last; ++s)
+            heights[static_cast<std::size_t>((s - start) / width)] += counts[static_cast<std::size_t>(s)];
+        for (int b = 0; b < bars; ++b) {
+            const int low = start + b * width;
+            if (b == bars - 1 && tailFolded && last == size - 1)
+                labels << QStringLiteral("%1+").arg(low);
+            else
+                labels << (width == 1 ? QString::number(low) : QStringLiteral("%1-%2").arg(low).arg(low + width - 1));
+        }
+        return {labels, heights};
+    }
     const int bars = std::clamp(size, 4, std::max(4, maxBars));
     QStringList labels;
     std::vector<std::int64_t> heights(static_cast<std::size_t>(bars), 0);

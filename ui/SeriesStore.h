@@ -82,8 +82,10 @@ QList<QPointF> smoothed(const std::vector<LossPoint>& points, XAxisKind kind, do
 /// The mean of `value` per pixel column over [x0, x1] (x = the mode's seconds).
 QList<QPointF> meanTrend(const std::vector<LossPoint>& points, TrendValue value, double x0, double x1, int columns);
 
-/// Bars for a staleness histogram: 0, 1, 2, ... with everything from the last bar on counted in it
-/// ("N+"), at most `maxBars` bars (at least 4). `tailFolded`: counts' own last entry is already "s or more".
+/// Bars for a staleness histogram, at most `maxBars` bars (at least 4). When the staleness seen fits, one bar per
+/// value from 0: 0, 1, 2, ... (a tail beyond the bars counted in the last one, "N+"). Otherwise the bars follow the
+/// range seen: from the smallest staleness to the largest, in bins of an equal, round width (1, 2 or 5 times a power
+/// of ten), labelled by their range ("240-249"). `tailFolded`: counts' own last entry is already "s or more".
 std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
     const std::vector<std::int64_t>& counts, bool tailFolded, int maxBars);
 

@@ -187,9 +187,10 @@ struct SessionSettings
     double jitter = 0.0;
     std::uint64_t seed = 0;
     bool lockFree = false;
-    /// The pushing modes (async, ssp, dc-asgd) apply each push with lr / max(1, staleness) instead of lr
-    /// (--async-lr staleness); the team-wide modes have no staleness and ignore it.
-    bool stalenessLearningRate = false;
+    /// How the pushing modes (async, ssp, dc-asgd) scale the learning rate of a push of b samples (--async-lr):
+    /// "scaled" lr x b / B (sync's step per sample), "constant" lr, "staleness" lr x b / B / max(1, staleness). The
+    /// team-wide modes apply lr per batch and ignore it.
+    QString pushLearningRate = QStringLiteral("scaled");
     /// The batch slider counts samples per worker: each update takes workers x batch (weak scaling).
     bool batchPerWorker = false;
     /// Run options without a control of their own (from the window's command line or File > Open data), by
@@ -214,6 +215,8 @@ struct SessionSettings
     QString cluster = QStringLiteral("datacenter"); // sim: a built-in cluster ...
     QString platformFile; // ... or a SimGrid platform file (when set)
     QString hostFile; // mpi: mpirun's --hostfile (empty: this machine)
+    /// sim: the team-wide modes' wires (--topology): "ps" (a parameter server, every mode's), "tree", "allreduce".
+    QString topology = QStringLiteral("ps");
 
     bool external() const { return engine != QStringLiteral("threads"); }
 
@@ -227,9 +230,8 @@ struct SessionSettings
     {
         return workers != other.workers || globalBatch() != other.globalBatch() || accum != other.accum
             || learningRate != other.learningRate || slowWorker != other.slowWorker || slowFactor != other.slowFactor
-            || jitter != other.jitter || lockFree != other.lockFree
-            || stalenessLearningRate != other.stalenessLearningRate || batchPerWorker != other.batchPerWorker
-            || modes.knobsDifferFrom(other.modes);
+            || jitter != other.jitter || lockFree != other.lockFree || pushLearningRate != other.pushLearningRate
+            || batchPerWorker != other.batchPerWorker || modes.knobsDifferFrom(other.modes);
     }
 
     /// Settings that cannot change while a run goes on (they need Reset): the model and data, the seed, the
@@ -237,14 +239,14 @@ struct SessionSettings
     bool needsRestartComparedTo(const SessionSettings& other) const
     {
         if (preset != other.preset || seed != other.seed || engine != other.engine || cluster != other.cluster
-            || platformFile != other.platformFile || hostFile != other.hostFile || options != other.options
-            || modes.names != other.modes.names)
+            || topology != other.topology || platformFile != other.platformFile || hostFile != other.hostFile
+            || options != other.options || modes.names != other.modes.names)
             return true;
         if (engine == QStringLiteral("mpi"))
             return workers != other.workers || batch != other.batch || accum != other.accum
                 || learningRate != other.learningRate || slowWorker != other.slowWorker
                 || slowFactor != other.slowFactor || jitter != other.jitter || lockFree != other.lockFree
-                || stalenessLearningRate != other.stalenessLearningRate || batchPerWorker != other.batchPerWorker
+                || pushLearningRate != other.pushLearningRate || batchPerWorker != other.batchPerWorker
                 || modes.knobsDifferFrom(other.modes);
         return false;
     }

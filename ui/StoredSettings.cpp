@@ -22,7 +22,8 @@ SessionSettings storedSessionSettings(SessionSettings s)
     s.jitter = settings.value(QStringLiteral("jitter"), s.jitter).value<double>();
     s.seed = settings.value(QStringLiteral("seed"), 0).toULongLong();
     s.lockFree = settings.value(QStringLiteral("lockFree"), false).toBool();
-    s.stalenessLearningRate = settings.value(QStringLiteral("stalenessLearningRate"), false).toBool();
+    s.pushLearningRate = settings.value(QStringLiteral("pushLearningRate"), s.pushLearningRate).toString();
+    s.topology = settings.value(QStringLiteral("topology"), s.topology).toString();
     s.batchPerWorker = settings.value(QStringLiteral("batchPerWorker"), false).toBool();
     s.targetAccuracy = settings.value(QStringLiteral("targetAccuracy"), -1.0).value<double>();
     s.targetLoss = settings.value(QStringLiteral("targetLoss"), -1.0).value<double>();
@@ -57,7 +58,8 @@ void storeSessionSettings(const SessionSettings& s)
     settings.setValue(QStringLiteral("jitter"), s.jitter);
     settings.setValue(QStringLiteral("seed"), static_cast<qulonglong>(s.seed));
     settings.setValue(QStringLiteral("lockFree"), s.lockFree);
-    settings.setValue(QStringLiteral("stalenessLearningRate"), s.stalenessLearningRate);
+    settings.setValue(QStringLiteral("pushLearningRate"), s.pushLearningRate);
+    settings.setValue(QStringLiteral("topology"), s.topology);
     settings.setValue(QStringLiteral("batchPerWorker"), s.batchPerWorker);
     settings.setValue(QStringLiteral("targetAccuracy"), s.targetAccuracy);
     settings.setValue(QStringLiteral("targetLoss"), s.targetLoss);

@@ -40,8 +40,8 @@ QString settingsText(const SessionSettings& s, Mode mode)
         text += QStringLiteral(" w%1\u00d7%2").arg(s.slowWorker).arg(s.slowFactor, 0, 'g', 3);
     if (s.jitter > 0)
         text += QStringLiteral(" jitter %1").arg(s.jitter, 0, 'g', 2);
-    if (s.stalenessLearningRate && !isSyncLike(mode))
-        text += QStringLiteral("/staleness");
+    if (s.pushLearningRate != QStringLiteral("scaled") && !isSyncLike(mode))
+        text += QLatin1Char(' ') + s.pushLearningRate;
     if (const QString knob = knobLabel(s.modes, mode); !knob.isEmpty())
         text += QLatin1Char(' ') + knob;
     return text;
@@ -70,7 +70,8 @@ TrainerSettings trainerSettings(const PreparedRun& run, const SessionSettings& s
     t.dcLambda = s.modes.dcLambda;
     t.asyncApply = s.lockFree ? AsyncApply::LockFree : AsyncApply::Lock;
     // Read per push (threads) or per slice (the simulated parameter server): live from the next one.
-    t.asyncLearningRate = s.stalenessLearningRate ? AsyncLearningRate::Staleness : AsyncLearningRate::Constant;
+    t.asyncLearningRate
+        = valueNamed(asyncLearningRateNames, s.pushLearningRate.toStdString()).value_or(AsyncLearningRate::Scaled);
     // The automatic chunk rule unless --chunk was given, as headless: a window's run and its headless twin
     // give the same bits.
     t.chunk = run.config.chunk > 0 ? std::min(run.config.chunk, t.batch) : 0;
@@ -182,6 +183,8 @@ RunConfig sessionOptionsConfig(const SessionSettings& settings)
             builder.applyOption("cluster", settings.cluster.toStdString());
         else
             builder.applyOption("platform", settings.platformFile.toStdString());
+        if (settings.topology != QStringLiteral("ps") && teamWideColumn(settings))
+            builder.applyOption("topology", settings.topology.toStdString());
     } else if (settings.engine == QStringLiteral("mpi")) {
         builder.applyOption("engine", "mpi");
     }
@@ -215,8 +218,8 @@ MetricsBatch previewSession(std::shared_ptr<DataCache> cache, SessionSettings se
         }
         if (settings.engine == QStringLiteral("sim") && !settings.platformFile.isEmpty()) {
             // A platform file is read by the simulation's child at Start: its problems are said now.
-            const std::string why = platformFileProblem(
-                settings.platformFile.toStdString(), settings.workers, true, config.placement, true, true);
+            const std::string why
+                = platformFileProblem(settings.platformFile.toStdString(), settings.workers, config.placement, config);
             if (!why.empty())
                 throw SgdError("--platform: " + why);
         }

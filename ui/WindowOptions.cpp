@@ -148,6 +148,8 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     s.engine = QString::fromStdString(nameOf(engineNames, c.engine));
     if (names.count("cluster"))
         s.cluster = QString::fromStdString(nameOf(clusterNames, c.cluster));
+    if (names.count("topology"))
+        s.topology = QString::fromStdString(nameOf(topologyNames, c.topology));
     if (!c.platform.empty())
         s.platformFile = absolutePath(c.platform);
     const int mostWorkers = maxWindowWorkers(s.engine);
@@ -209,7 +211,7 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
     if (names.count("async-apply"))
         s.lockFree = c.asyncApply == AsyncApply::LockFree;
     if (names.count("async-lr")) // (ConfigBuilder has refused it without a pushing mode shown)
-        s.stalenessLearningRate = c.asyncLr == AsyncLearningRate::Staleness;
+        s.pushLearningRate = QString::fromStdString(nameOf(asyncLearningRateNames, c.asyncLr));
     if (names.count("target-accuracy"))
         s.targetAccuracy = c.targetAccuracy;
     if (names.count("target-loss"))
@@ -227,9 +229,9 @@ SessionSettings windowSettings(const std::vector<std::pair<std::string, std::str
 
     // The rest are the session's run options, in order, paths made absolute (children and copied command
     // lines may run elsewhere).
-    static const std::set<std::string> onPanel {"preset", "seed", "engine", "cluster", "platform", "workers", "batch",
-        "batch-per-worker", "accum", "lr", "jitter", "async-apply", "async-lr", "target-accuracy", "target-loss",
-        "mode", "ssp-bound", "backup-workers", "local-steps", "dc-lambda"};
+    static const std::set<std::string> onPanel {"preset", "seed", "engine", "cluster", "platform", "topology",
+        "workers", "batch", "batch-per-worker", "accum", "lr", "jitter", "async-apply", "async-lr", "target-accuracy",
+        "target-loss", "mode", "ssp-bound", "backup-workers", "local-steps", "dc-lambda"};
     for (const Given& g : given) {
         if (onPanel.count(g.name) || g.origin != lastOrigin[g.name] || (g.name == "slow" && slowOnPanel))
             continue;
@@ -257,6 +259,8 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
             args << QStringLiteral("--cluster") << s.cluster;
         else
             args << QStringLiteral("--platform") << s.platformFile;
+        if (s.topology != QStringLiteral("ps") && teamWideColumn(s))
+            args << QStringLiteral("--topology") << s.topology;
     } else if (mpi) {
         args << QStringLiteral("--engine") << QStringLiteral("mpi");
     }
@@ -295,10 +299,10 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
     if (s.lockFree && s.engine == QStringLiteral("threads") && lockFreeMode
         && !modes.contains(QStringLiteral("dc-asgd")))
         args << QStringLiteral("--async-apply") << QStringLiteral("lockfree");
-    // The staleness rule applies to the pushing modes run (headless refuses it without one).
-    if (s.stalenessLearningRate
+    // The push rule applies to the pushing modes run (headless refuses it without one); scaled is the default.
+    if (s.pushLearningRate != QStringLiteral("scaled")
         && std::any_of(modes.begin(), modes.end(), [](const QString& m) { return modeNamed(m) && !syncLikeMode(m); }))
-        args << QStringLiteral("--async-lr") << QStringLiteral("staleness");
+        args << QStringLiteral("--async-lr") << s.pushLearningRate;
     if (modes != QStringList {QStringLiteral("sync"), QStringLiteral("async")}) // (both: the default)
         args << QStringLiteral("--mode") << modes.join(QLatin1Char(','));
     for (const QString& name : modes) {

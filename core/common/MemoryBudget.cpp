@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace sgdscope {
@@ -57,6 +58,14 @@ double residentBytes()
 double peakResidentBytes()
 {
     return statusBytes("VmHWM:");
+}
+
+double largestChildPeakBytes()
+{
+    rusage usage {};
+    if (::getrusage(RUSAGE_CHILDREN, &usage) != 0)
+        return 0.0;
+    return static_cast<double>(usage.ru_maxrss) * 1024.0; // kilobytes on Linux
 }
 
 std::string formatBytes(double bytes)

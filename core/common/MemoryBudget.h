@@ -13,6 +13,9 @@ double availableMemoryBytes();
 /// where the kernel does not say.
 double residentBytes();
 double peakResidentBytes();
+/// The largest peak resident memory of this process's children that have ended and been waited for (getrusage's
+/// RUSAGE_CHILDREN), in bytes; 0 if none.
+double largestChildPeakBytes();
 
 /// "1.5 GB", "120 MB", "12 kB".
 std::string formatBytes(double bytes);

@@ -5,7 +5,7 @@
 #include "core/engines/mpi/MpiBackupTrainer.h"
 #include "core/engines/mpi/MpiSyncTrainer.h"
 #include "core/engines/sim/SimAsyncTrainer.h"
-#include "core/engines/sim/SimBackupTrainer.h"
+#include "core/engines/sim/SimServerTrainer.h"
 #include "core/engines/sim/SimSyncTrainer.h"
 #include "core/engines/threads/ThreadsAsyncTrainer.h"
 #include "core/engines/threads/ThreadsLocalSgdTrainer.h"
@@ -26,10 +26,11 @@ std::unique_ptr<Trainer> makeTrainer(
         throw SgdError(std::string("--mode: ") + modeName(mode) + " does not run across MPI processes");
     }
     if (engine.kind == EngineKind::Sim) {
-        if (mode == Mode::Sync || mode == Mode::LocalSgd)
+        // The team-wide modes on their --topology: a parameter server (backup's only one), a tree or an all-reduce.
+        if (mode == Mode::Backup || (isSyncLike(mode) && settings.topology == Topology::ParameterServer))
+            return std::make_unique<SimServerTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);
+        if (isSyncLike(mode))
             return std::make_unique<SimSyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);
-        if (mode == Mode::Backup)
-            return std::make_unique<SimBackupTrainer>(std::move(problem), settings, engine.sim, engine.simHosts);
         return std::make_unique<SimAsyncTrainer>(std::move(problem), settings, engine.sim, engine.simHosts, mode);
     }
     if (mode == Mode::LocalSgd)

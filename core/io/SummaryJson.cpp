@@ -75,6 +75,8 @@ Json summaryJson(const ModeSummaryRecord& r)
     Json j = Json::object();
     j["mode"] = modeName(r.mode);
     j["engine"] = r.engine;
+    if (!r.topology.empty())
+        j["topology"] = r.topology;
     j["workers"] = r.workers;
     j["batch"] = r.batch;
     j["accum"] = r.accum;
@@ -145,8 +147,8 @@ Json summaryJson(const ModeSummaryRecord& r)
         j["update_wait"] = updateWaitJson(m.updateWaits());
     for (const auto& [key, value] : r.modeFields.items())
         j[key] = value;
-    if (r.meanLearningRate >= 0)
-        j["mean_learning_rate"] = r.meanLearningRate; // as applied (--async-lr staleness)
+    if (!r.learningRate.empty())
+        j["learning_rate"] = r.learningRate;
     if (r.targetAccuracy >= 0 || r.targetLoss >= 0) {
         j["target"]
             = r.targetAccuracy >= 0 ? Json {{"test_accuracy", r.targetAccuracy}} : Json {{"train_loss", r.targetLoss}};

@@ -16,6 +16,7 @@ struct ModeSummaryRecord
 {
     Mode mode = Mode::Sync;
     std::string engine; // "threads", "sim", "mpi"
+    std::string topology; // the team-wide modes' wires between processes or hosts ("ps", "tree", "allreduce"); "": none
     int workers = 0;
     int batch = 0;
     int accum = 0;
@@ -32,7 +33,7 @@ struct ModeSummaryRecord
     double waitedForACoreSeconds = -1.0; // ... runnable but waiting for a core (the kernel's run-queue delay)
     const RunMetrics* metrics = nullptr; // every time, wait and staleness figure
     Json modeFields = Json::object(); // the mode's own section ("backup", "local_sgd", ...), after the waits
-    double meanLearningRate = -1.0; // as pushes applied it (< 0: not said)
+    Json learningRate = Json::object(); // the rule and the rates the updates or pushes applied (run/RunSummary.h)
     double targetAccuracy = -1.0; // the run's target (< 0: none)
     double targetLoss = -1.0;
     bool targetReached = false;

@@ -92,6 +92,9 @@ UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
         ++m_costs.clockLeads;
     }
     if (u.learningRate > 0) {
+        m_costs.learningRateMin
+            = m_costs.learningRates == 0 ? u.learningRate : std::min(m_costs.learningRateMin, u.learningRate);
+        m_costs.learningRateMax = std::max(m_costs.learningRateMax, u.learningRate);
         m_costs.learningRateSum += u.learningRate;
         ++m_costs.learningRates;
     }

@@ -78,6 +78,8 @@ public:
         std::int64_t compensated = 0;
         double learningRateSum = 0.0;
         std::int64_t learningRates = 0;
+        double learningRateMin = 0.0; // of the updates that reported one (0 if none did)
+        double learningRateMax = 0.0;
         double modelSpreadSum = 0.0; // local-sgd
         double modelSpreadMax = 0.0;
         std::int64_t averagings = 0;

@@ -29,7 +29,7 @@ void RunRecorder::onUpdate(const UpdateEvent& u, const UpdateFigures& f)
 
 RunRecorder::UpdatePoint RunRecorder::pointOf(const UpdateEvent& u, const UpdateFigures& f)
 {
-    return {u.index, u.samplesSeen, u.seconds, u.batchLoss, f.staleness, f.waitSeconds, u.worker};
+    return {u.index, u.samplesSeen, u.seconds, u.batchLoss, f.staleness, f.waitSeconds, u.worker, u.learningRate};
 }
 
 void RunRecorder::onEvaluation(const EvaluationRecord& e)

@@ -26,6 +26,7 @@ public:
         std::int64_t staleness;
         double waitSeconds; // sync: the longest wait of a worker in this update
         int worker;
+        double learningRate; // as applied (0: not reported)
     };
 
     static constexpr std::size_t defaultCapacity = 1 << 17;

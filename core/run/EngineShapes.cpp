@@ -16,10 +16,18 @@ std::string simulatedClustersText()
     return clusterFiguresText();
 }
 
-std::string platformFileProblem(
-    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async)
+bool needsParameterServer(const RunConfig& config)
 {
-    return checkPlatformFile(path, workers, server, placement, sync, async);
+    return config.runsAsync() || config.runs(Mode::Backup)
+        || (config.runsSync() && config.topology == Topology::ParameterServer);
+}
+
+std::string platformFileProblem(const std::string& path, int workers, Placement placement, const RunConfig& config)
+{
+    const bool teamWide = config.runsSync();
+    const bool server = needsParameterServer(config);
+    return checkPlatformFile(path, workers, server, placement, teamWide && config.topology == Topology::Tree, server,
+        teamWide && config.topology == Topology::AllReduce);
 }
 
 std::string kernelPathProblem()

@@ -15,15 +15,18 @@ namespace sgdscope {
 /// (the parameter server) in the others.
 int mpiJobWorkers(Mode mode, int processes);
 
+/// Whether `config`'s modes need a parameter server on the simulated cluster: the pushing modes, backup, and the
+/// team-wide modes on --topology ps (its host comes after the workers').
+bool needsParameterServer(const RunConfig& config);
+
 /// One line per built-in simulated cluster with its figures, separated by "; " (for --help and the README).
 std::string simulatedClustersText();
 
 /// Whether the SimGrid platform file at `path` takes `workers` workers (and a parameter server if `server`)
-/// placed by `placement`, with every route sync's tree (`sync`) and the server's workers (`async`) use: "" if
-/// so, else the reason in one line naming the host, link or file. Checked in a child process (SimGrid aborts
-/// on some errors).
-std::string platformFileProblem(
-    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async);
+/// placed by `placement`, with every route `config`'s modes use on its --topology (a tree's, the server's, or
+/// every pair's for an all-reduce): "" if so, else the reason in one line naming the host, link or file. Checked
+/// in a child process (SimGrid aborts on some errors).
+std::string platformFileProblem(const std::string& path, int workers, Placement placement, const RunConfig& config);
 
 /// A kernel path forced by SGDSCOPE_ISA that does not exist or that this CPU lacks ("" if none).
 std::string kernelPathProblem();

@@ -10,6 +10,7 @@
 #include "core/nn/Initialization.h"
 #include "core/nn/kernels/Isa.h"
 #include "core/run/DataSource.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/LocalCalibration.h"
 #include "core/run/MemoryEstimate.h"
 #include "core/run/MpiLinkCalibration.h"
@@ -43,15 +44,14 @@ EngineChoice engineChoiceFor(
                 + " threads, or --engine sim for a simulated cluster of up to 4096 workers");
         return engine;
     }
-    const bool server = config.runsAsync() || config.runs(Mode::Backup); // a parameter server too
+    const bool server = needsParameterServer(config);
     const int hosts = config.workers + (server ? 1 : 0);
     engine.simHosts = hosts;
     engine.sim.cluster = config.cluster;
     engine.sim.platformFile = config.platform;
     engine.sim.placement = config.placement;
     if (!config.platform.empty()) {
-        if (const std::string why = checkPlatformFile(
-                config.platform, config.workers, server, config.placement, config.runs(Mode::Sync), server);
+        if (const std::string why = platformFileProblem(config.platform, config.workers, config.placement, config);
             !why.empty())
             throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
     } else if (config.cluster == ClusterKind::Local || config.cluster == ClusterKind::LocalMpi) {
@@ -134,6 +134,17 @@ void checkModes(const RunConfig& config)
         throw SgdError(config.originOf("backup-workers") + ": " + std::to_string(config.backupWorkers)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
             + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
+    if (config.engine == EngineKind::Mpi && config.origins.count("topology") && config.topology != Topology::Tree
+        && (config.runs(Mode::Sync) || config.runs(Mode::LocalSgd)))
+        throw SgdError(config.originOf("topology")
+            + ": across MPI processes sync and local-sgd run on a tree (--topology "
+              "tree) so far; "
+            + nameOf(topologyNames, config.topology) + " is the simulated cluster's (--engine sim)");
+    if (config.runs(Mode::Backup) && config.engine != EngineKind::Threads
+        && config.topology != Topology::ParameterServer)
+        throw SgdError(config.originOf("topology") + ": backup cannot run on " + nameOf(topologyNames, config.topology)
+            + ": it applies the first P - B gradients to arrive, which only a parameter server sees arrive; use "
+              "--topology ps (the default) for backup, and for the modes beside it");
 }
 } // namespace
 
@@ -163,7 +174,7 @@ PreparedRun prepareRun(const RunConfig& config)
     return prepareRun(config, std::make_shared<DataSplit>(loadData(config)));
 }
 
-PreparedRun prepareRun(const RunConfig& given, std::shared_ptr<const DataSplit> data)
+PreparedRun prepareRun(const RunConfig& given, std::shared_ptr<const DataSplit> data, const EngineChoice* engine)
 {
     PreparedRun run;
     run.config = given;
@@ -258,6 +269,7 @@ PreparedRun prepareRun(const RunConfig& given, std::shared_ptr<const DataSplit> 
     s.dcAdaptive = config.dcAdaptive;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
+    s.topology = config.topology;
     if (config.targetAccuracy >= 0 && !data->test)
         throw SgdError(config.originOf("target-accuracy") + ": " + dataName
             + " has no test set, and the target is measured on held-out data; use --target-loss");
@@ -269,7 +281,7 @@ PreparedRun prepareRun(const RunConfig& given, std::shared_ptr<const DataSplit> 
         : std::max(perEpoch, (run.steps + maxEvaluationsPerRun - 1) / maxEvaluationsPerRun);
     s.evalEverySamples = evalEvery * s.batch;
     validateSettings(s, *problem);
-    run.engine = engineChoiceFor(config, problem, s);
+    run.engine = engine ? *engine : engineChoiceFor(config, problem, s);
     run.problem = std::move(problem);
     return run;
 }

@@ -44,7 +44,10 @@ std::vector<int> modelWidths(const RunConfig& config, const Dataset& train);
 /// The model's parameter count on `train`, as prepareRun builds the model.
 std::int64_t parameterCount(const RunConfig& config, const Dataset& train);
 /// The same with the data already loaded (loadData(config)), e.g. kept from an earlier run.
-PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data);
+/// With `engine`: that engine as it was chosen and measured before (a simulated mode's own process takes its parent's
+/// calibrations instead of measuring them again).
+PreparedRun prepareRun(
+    const RunConfig& config, std::shared_ptr<const DataSplit> data, const EngineChoice* engine = nullptr);
 /// The outcome of one mode's run, with what summary.json reports.
 struct ModeResult
 {

@@ -8,6 +8,7 @@
 #include "core/io/Safetensors.h"
 #include "core/io/TraceJson.h"
 #include "core/nn/MlpSpec.h"
+#include "core/run/ModeChild.h"
 #include "core/run/Options.h"
 #include "core/run/RunSummary.h"
 #include "core/train/ReductionPlan.h"
@@ -230,12 +231,17 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
     r->recorder = RunRecorder(1 << 17, run.config.trace.empty() ? 0 : 400000);
     HeadlessObserver observer(r->recorder, mode);
     std::unique_ptr<ProgressReporter> reporter = run.config.progress && progress ? progress(mode) : nullptr;
+    // A simulated mode of a list gets a fresh simulation: a process of its own (run/ModeChild.h). Alone, this
+    // process's simulation is fresh already.
+    const bool ownProcess = run.engine.kind == EngineKind::Sim && run.config.modes.size() > 1;
     if (reporter) {
         ProgressFanOut both(observer, *reporter);
-        r->result = runMode(
-            run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(standingOf(trainer)); });
+        r->result = ownProcess
+            ? runModeInChild(run, mode, both, 0.05, [&](const ModeStanding& s) { reporter->afterSlice(s); })
+            : runMode(
+                run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(standingOf(trainer)); });
     } else {
-        r->result = runMode(run, mode, observer);
+        r->result = ownProcess ? runModeInChild(run, mode, observer, 0.0, {}) : runMode(run, mode, observer);
     }
     const ModeResult& m = r->result;
     char loss[64];
@@ -296,7 +302,8 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
             firstFailure = r->result.failure;
     }
     summary["runs"] = modesJson;
-    const double peak = peakResidentBytes();
+    // A list of simulated modes trains each in a process of its own (run/ModeChild.h): its peak counts.
+    const double peak = std::max(peakResidentBytes(), largestChildPeakBytes());
     summary["memory"] = Json {
         {"estimate_bytes",
             run.residentWhenPrepared >= 0 ? Json(run.residentWhenPrepared + run.modelMemoryBytes) : Json(nullptr)},
@@ -307,7 +314,9 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
         {"note",
             "estimate = this process's resident memory when the run was prepared (libraries, the data) + what "
             "training was estimated to need (parameters, momenta, reduction buffers, snapshots, workspaces, "
-            "simulated workers); peak_resident_bytes: this process's peak (VmHWM) when the summary was written"}};
+            "simulated workers); peak_resident_bytes: this process's peak (VmHWM) when the summary was written, or the "
+            "largest "
+            "peak of a simulated mode's own process if larger"}};
     const int signal = interruptSignal();
     summary["interrupted"] = signal != 0 && firstFailure.empty();
     if (signal != 0 && firstFailure.empty()) {

@@ -72,8 +72,7 @@ void LiveModes::reconfigure(const TrainerSettings& settings)
     if (m_run.engine.kind == EngineKind::Sim && !sim.platformFile.empty()) {
         // More workers on a platform file: its routes between them are checked first (SimGrid ends the process
         // on a missing route).
-        const std::string why
-            = platformFileProblem(sim.platformFile, settings.workers, true, sim.placement, true, true);
+        const std::string why = platformFileProblem(sim.platformFile, settings.workers, sim.placement, m_run.config);
         if (!why.empty())
             throw SgdError("the platform file cannot take " + std::to_string(settings.workers) + " workers: " + why);
     }

@@ -349,10 +349,24 @@ std::vector<OptionSpec> makeTable()
     };
     t.push_back(apply);
     OptionSpec asyncLr = choice("async-lr", "R", asyncLearningRateNames, &RunConfig::asyncLr,
-        "modes with stale gradients (async, ssp, dc-asgd): constant | staleness (lr / max(1, staleness), Zhang et al. "
-        "2016)");
+        "modes that push one by one (async, ssp, dc-asgd), for a push of b samples: scaled (lr x b / B: sync's step "
+        "per sample; default) | constant (lr: P times sync's step per sample) | staleness (lr x b / B / max(1, "
+        "staleness), Zhang et al. 2016)");
     asyncLr.whyInapplicable = onlyForAsync;
     t.push_back(asyncLr);
+    OptionSpec topology = choice("topology", "T", topologyNames, &RunConfig::topology,
+        "sim and mpi: the wires of the team-wide modes (sync, backup, local-sgd): ps (a parameter server, the wires "
+        "every mode can use, pushing ones too; default) | tree (a binomial tree) | allreduce (reduce-scatter, then "
+        "all-gather). Each sums the same fixed tree: the bits do not change, only the time");
+    topology.whyInapplicable = [](const RunConfig& c) {
+        if (c.engine == EngineKind::Threads)
+            return std::string("applies to the simulated cluster and MPI processes (--engine sim or mpi): the threads "
+                               "engine's workers share memory");
+        return c.runsSync()
+            ? std::string()
+            : "applies to the team-wide modes (sync, backup, local-sgd), but --mode is " + c.modesText();
+    };
+    t.push_back(topology);
     OptionSpec ssp = integer("ssp-bound", "S", 0, 1e9, &RunConfig::sspBound,
         "ssp mode: a worker starts its push n + 1 only when every worker has n - S pushes applied, so no worker is "
         "more than S pushes ahead of the slowest when it starts one (default 3; 0 waits like sync, a large S is "
@@ -497,8 +511,16 @@ Json configJson(const RunConfig& config)
         if (o.whyInapplicable && !o.whyInapplicable(config).empty())
             continue; // a default that took no part in this run (e.g. the cluster of a threads run)
         Json value = o.load(config);
-        if (!value.is_null())
-            j[o.name] = std::move(value);
+        if (value.is_null())
+            continue;
+        // A number outside its option's range is a setting no one gave ("chunk": 0 is automatic): left out, so
+        // that the object reads back as the same configuration (a --config file, a mode's own process).
+        if ((o.type == OptionType::Integer || o.type == OptionType::Number) && value.is_number()) {
+            const double v = value.get<double>();
+            if (v < o.min || v > o.max || (o.minExclusive && v == o.min) || (o.maxExclusive && v == o.max))
+                continue;
+        }
+        j[o.name] = std::move(value);
     }
     return j;
 }

@@ -76,7 +76,8 @@ struct RunConfig
     double jitter = 0.0;
     double peerTimeout = 6.0; // --engine mpi: seconds of silence after which a process is given up (PeerWatch)
     AsyncApply asyncApply = AsyncApply::Lock;
-    AsyncLearningRate asyncLr = AsyncLearningRate::Constant;
+    AsyncLearningRate asyncLr = AsyncLearningRate::Scaled;
+    Topology topology = Topology::ParameterServer; // --topology: the team-wide modes' wires (sim, mpi)
     std::int64_t evalEvery = -1; // updates between whole-set losses; -1: automatic, 0: only at the end
     double targetAccuracy = -1.0; // stop when the test accuracy reaches it (< 0: no target)
     double targetLoss = -1.0; // stop when the training-set loss falls to it (< 0: no target)

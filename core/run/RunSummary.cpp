@@ -7,6 +7,13 @@ namespace sgdscope {
 
 namespace {
 
+/// Whether the mode's job has a parameter server beside its workers: the pushing modes, backup, and the team-wide
+/// modes on --topology ps.
+bool hasServer(const ModeResult& r)
+{
+    return !isSyncLike(r.mode) || r.mode == Mode::Backup || r.settings.topology == Topology::ParameterServer;
+}
+
 /// A simulated run's cluster: its name, hosts, calibrations and cost model (summary.json's members after
 /// "clock").
 Json clusterFields(const ModeResult& r)
@@ -41,8 +48,7 @@ Json clusterFields(const ModeResult& r)
             {"round_trips", link.roundTrips},
             {"measure", link.fromShortest ? "shortest round trips" : "median round trips"},
             {"processes", link.processes}, {"cores", link.cores},
-            {"core_share",
-                link.coreShare(r.settings.workers + (r.mode == Mode::Sync || r.mode == Mode::LocalSgd ? 0 : 1))},
+            {"core_share", link.coreShare(r.settings.workers + (hasServer(r) ? 1 : 0))},
             {"waited_for_a_core_share", link.waitedForACoreShare >= 0 ? Json(link.waitedForACoreShare) : Json(nullptr)},
             {"busy", link.busy()},
             {"note",
@@ -133,6 +139,37 @@ Json modeFields(const ModeResult& r)
     return j;
 }
 
+/// The learning rate: the rule that set it, as given, and as the updates or pushes applied it.
+Json learningRateFields(const ModeResult& r)
+{
+    const RunMetrics::ModeCosts& costs = r.metrics.costs();
+    const bool pushes = !isSyncLike(r.mode);
+    Json j = Json::object();
+    j["rule"] = pushes ? nameOf(asyncLearningRateNames, r.settings.asyncLearningRate) : std::string("batch");
+    j["given"] = r.settings.learningRate;
+    j["per_samples"] = r.settings.batch;
+    j["mean"] = costs.learningRates > 0 ? Json(costs.learningRateSum / static_cast<double>(costs.learningRates))
+                                        : Json(nullptr);
+    j["min"] = costs.learningRates > 0 ? Json(costs.learningRateMin) : Json(nullptr);
+    j["max"] = costs.learningRates > 0 ? Json(costs.learningRateMax) : Json(nullptr);
+    j["note"] = pushes
+        ? "given is the rate for a batch of per_samples samples; a push of b samples applies given x b / per_samples "
+          "(rule scaled: the step per sample of sync), given (constant), or given x b / per_samples / max(1, "
+          "staleness) (staleness); mean, min and max over the pushes applied"
+        : (r.mode == Mode::LocalSgd
+                ? "each worker's local step applies given to the mean gradient of its own samples, and the average of "
+                  "the workers' models makes the round: with one local step and no momentum, sync's step"
+                : "each update applies given to the mean gradient of its batch (backup: of the gradients kept)");
+    return j;
+}
+
+/// The wires a team-wide mode ran on: its --topology on the simulated cluster; across MPI processes sync and
+/// local-sgd run on a tree (their other topologies are the simulated cluster's so far).
+Topology wiresOf(const ModeResult& r)
+{
+    return r.engineChoice.kind == EngineKind::Mpi ? Topology::Tree : r.settings.topology;
+}
+
 } // namespace
 
 ModeSummaryRecord summaryRecord(const ModeResult& r)
@@ -140,6 +177,8 @@ ModeSummaryRecord summaryRecord(const ModeResult& r)
     ModeSummaryRecord s;
     s.mode = r.mode;
     s.engine = r.engine;
+    if (isSyncLike(r.mode) && r.engineChoice.kind != EngineKind::Threads)
+        s.topology = r.mode == Mode::Backup ? std::string("ps") : nameOf(topologyNames, wiresOf(r));
     s.workers = r.settings.workers;
     s.batch = r.settings.batch;
     s.accum = r.settings.accum;
@@ -157,9 +196,7 @@ ModeSummaryRecord summaryRecord(const ModeResult& r)
     s.waitedForACoreSeconds = r.waitedForACoreSeconds;
     s.metrics = &r.metrics;
     s.modeFields = modeFields(r);
-    const RunMetrics::ModeCosts& costs = r.metrics.costs();
-    if (!isSyncLike(r.mode) && costs.learningRates > 0)
-        s.meanLearningRate = costs.learningRateSum / costs.learningRates;
+    s.learningRate = learningRateFields(r);
     s.targetAccuracy = r.settings.targetAccuracy;
     s.targetLoss = r.settings.targetLoss;
     s.targetReached = r.target.reached;

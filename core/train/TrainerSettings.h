@@ -22,15 +22,30 @@ enum class AsyncApply
     Lock,
     LockFree
 };
+/// The learning rate a push applied on its own takes (async, ssp, dc-asgd). The learning rate is given for a batch of
+/// B samples; a push is the mean gradient of its own b samples (B / P of them).
 enum class AsyncLearningRate
 {
-    Constant,
-    Staleness
+    Scaled, // lr x b / B: every mode takes the same step per sample (the linear scaling rule read the other way)
+    Constant, // lr: P times sync's step per sample at P workers
+    Staleness, // lr x b / B / max(1, staleness) (Zhang, Gupta, Lian, Liu 2016)
 };
 inline constexpr NameTable<AsyncApply, 2> asyncApplyNames {
     {{"lock", AsyncApply::Lock}, {"lockfree", AsyncApply::LockFree}}};
-inline constexpr NameTable<AsyncLearningRate, 2> asyncLearningRateNames {
-    {{"constant", AsyncLearningRate::Constant}, {"staleness", AsyncLearningRate::Staleness}}};
+inline constexpr NameTable<AsyncLearningRate, 3> asyncLearningRateNames {{{"scaled", AsyncLearningRate::Scaled},
+    {"constant", AsyncLearningRate::Constant}, {"staleness", AsyncLearningRate::Staleness}}};
+
+/// The wires of the team-wide modes (sync, backup, local-sgd) between processes or simulated hosts: who sends what
+/// to whom. It decides only time: every topology sums the same fixed chunk tree in the same order (the bits do not
+/// change with it). The modes that push one by one always talk to a parameter server.
+enum class Topology
+{
+    ParameterServer, // every worker sends to one server, which applies the update and sends the parameters back
+    Tree, // a binomial tree: gradients summed up it, the parameters sent down it
+    AllReduce, // reduce-scatter, then all-gather (NCCL, Horovod): each rank sends 2 (P - 1) / P of the parameters
+};
+inline constexpr NameTable<Topology, 3> topologyNames {
+    {{"ps", Topology::ParameterServer}, {"tree", Topology::Tree}, {"allreduce", Topology::AllReduce}}};
 
 /// Everything a trainer needs besides the problem. The window may change workers, batch, accum, lr,
 /// stragglers, jitter and the modes' knobs (S, B, H, lambda) between updates (see Trainer::reconfigure).
@@ -59,7 +74,8 @@ struct TrainerSettings
     double dcLambda = 0.04; // dc-asgd: the compensation's lambda (0: none, exactly async)
     bool dcAdaptive = false; // dc-asgd: lambda / sqrt(mean square of the gradient + 1e-7), moving average 0.95
     AsyncApply asyncApply = AsyncApply::Lock;
-    AsyncLearningRate asyncLearningRate = AsyncLearningRate::Constant;
+    AsyncLearningRate asyncLearningRate = AsyncLearningRate::Scaled;
+    Topology topology = Topology::ParameterServer; // the team-wide modes' wires (simulated cluster, MPI)
     /// Time to target (as DAWNBench reports it): the first whole-set evaluation with test accuracy at least
     /// targetAccuracy, or training-set loss at most targetLoss, is recorded (and ends the run when
     /// stopAtTarget). Negative: no target.

@@ -42,9 +42,11 @@ void MomentumSgd::update(float* w, float* v, const float* g, float lr, std::size
     }
 }
 
-float LearningRateRule::at(std::int64_t staleness) const
+float LearningRateRule::at(std::int64_t staleness, int samples) const
 {
     double lr = m_learningRate;
+    if (m_policy != AsyncLearningRate::Constant && m_batch > 0)
+        lr = lr * static_cast<double>(samples) / static_cast<double>(m_batch);
     if (m_policy == AsyncLearningRate::Staleness)
         lr /= static_cast<double>(std::max<std::int64_t>(1, staleness));
     return static_cast<float>(lr);

@@ -42,21 +42,27 @@ private:
     float m_momentum;
 };
 
-/// The learning rate of an update: constant, or divided by its staleness (lr / max(1, staleness): Zhang,
-/// Gupta, Lian, Liu 2016, "Staleness-aware Async-SGD for Distributed Deep Learning").
+/// The learning rate of a push applied on its own (async, ssp, dc-asgd), for `learningRate` given per batch of
+/// `batch` samples: by default lr x b / B for a push of b samples, so that a push takes sync's step per sample
+/// (sync applies lr to the mean gradient of B samples; a push is the mean gradient of its b); constant: lr, what
+/// each push took before (P times sync's step per sample at P workers); staleness: lr x b / B / max(1, staleness)
+/// (Zhang, Gupta, Lian, Liu 2016, "Staleness-aware Async-SGD for Distributed Deep Learning").
 class LearningRateRule
 {
 public:
-    LearningRateRule(double learningRate, AsyncLearningRate policy)
+    LearningRateRule(double learningRate, AsyncLearningRate policy, int batch)
         : m_learningRate(learningRate)
         , m_policy(policy)
+        , m_batch(batch)
     {
     }
-    float at(std::int64_t staleness) const;
+    /// The rate of a push of `samples` samples applied `staleness` updates after its parameters were read.
+    float at(std::int64_t staleness, int samples) const;
 
 private:
     double m_learningRate;
     AsyncLearningRate m_policy;
+    int m_batch;
 };
 
 /// Delay compensation (DC-ASGD: Zheng, Meng, Wang, Chen, Yu, Ma, Liu 2017, "Asynchronous Stochastic Gradient

@@ -144,7 +144,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     for (int w = 0; w < m_workers; ++w)
         m_active += answer(w, true) ? 1 : 0;
     const MomentumSgd rule(m_settings.momentum);
-    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
+    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate, m_settings.batch);
     while (m_active > 0) {
         const int w = m_mpi.receiveAny(m_gradients);
         MpiMessageReader in(
@@ -174,7 +174,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
                     m_gradient.data(), m_params.data(), m_sent[static_cast<std::size_t>(w)].data(), m_params.size());
             const float* step
                 = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
-            event.learningRate = rate.at(m_updates - versionRead);
+            event.learningRate = rate.at(m_updates - versionRead, count);
             MomentumSgd::apply(m_params.data(), step, static_cast<float>(event.learningRate), 0, m_params.size());
             ++m_pushes[static_cast<std::size_t>(w)];
             m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up

@@ -78,7 +78,8 @@ std::string placeWorkers(
     return "its hosts have " + std::to_string(cores) + " cores in all, and " + who + " need " + std::to_string(actors);
 }
 
-std::vector<std::pair<int, int>> routesNeeded(const std::vector<int>& hostOf, int workers, bool sync, bool async)
+std::vector<std::pair<int, int>> routesNeeded(
+    const std::vector<int>& hostOf, int workers, bool sync, bool async, bool allPairs)
 {
     std::vector<std::pair<int, int>> pairs;
     auto both = [&](int a, int b) {
@@ -93,6 +94,10 @@ std::vector<std::pair<int, int>> routesNeeded(const std::vector<int>& hostOf, in
         both(w, w - (w & -w));
     for (int w = 0; w < workers && async; ++w)
         both(w, workers);
+    for (int a = 0; a < workers && allPairs; ++a) {
+        for (int b = a + 1; b < workers; ++b)
+            both(a, b);
+    }
     return pairs;
 }
 
@@ -142,8 +147,8 @@ std::string unusableProfile(const std::string& platformPath)
 }
 
 /// In the checking child: the first thing of the loaded platform that would stop a simulation, or "".
-std::string unusablePart(
-    const simgrid::s4u::Engine& engine, int workers, bool server, Placement placement, bool sync, bool async)
+std::string unusablePart(const simgrid::s4u::Engine& engine, int workers, bool server, Placement placement, bool sync,
+    bool async, bool allPairs)
 {
     const std::vector<simgrid::s4u::Host*> hosts = engine.get_all_hosts();
     std::vector<int> cores;
@@ -168,7 +173,7 @@ std::string unusablePart(
     std::vector<int> hostOf;
     if (std::string why = placeWorkers(cores, workers, server, placement, hostOf); !why.empty())
         return why;
-    for (const auto& [a, b] : routesNeeded(hostOf, workers, sync, async)) {
+    for (const auto& [a, b] : routesNeeded(hostOf, workers, sync, async, allPairs)) {
         std::vector<simgrid::s4u::Link*> links;
         double latency = 0.0;
         hosts[static_cast<std::size_t>(a)]->route_to(hosts[static_cast<std::size_t>(b)], links, &latency);
@@ -181,7 +186,7 @@ std::string unusablePart(
 } // namespace
 
 std::string checkPlatformFile(
-    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async)
+    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async, bool allPairs)
 {
     int pipeFds[2];
     if (::pipe(pipeFds) != 0)
@@ -208,7 +213,7 @@ std::string checkPlatformFile(
             engine.seal_platform(); // needed before route_to()
             std::string why = unusableProfile(path);
             if (why.empty())
-                why = unusablePart(engine, workers, server, placement, sync, async);
+                why = unusablePart(engine, workers, server, placement, sync, async, allPairs);
             if (!why.empty()) {
                 std::printf("%s\n", why.c_str());
                 std::fflush(stdout);

@@ -140,17 +140,19 @@ LinkFigures linkFiguresOf(ClusterKind kind, const MpiLinkCalibration& measured =
 std::string clusterFiguresText();
 
 /// The pairs of hosts (indices into the platform's hosts) whose routes a run uses, both ways: sync's reduction
-/// tree (child to parent, and the broadcast back) and, for async, every worker with the parameter server;
+/// tree (child to parent, and the broadcast back), every worker with the parameter server (`async`: the pushing
+/// modes', and the team-wide modes' on a parameter server) and, for an all-reduce, every pair of workers;
 /// `hostOf` is placeWorkers' answer for the run's workers and server. Two actors on one host exchange their
 /// messages in memory: no route needed.
-std::vector<std::pair<int, int>> routesNeeded(const std::vector<int>& hostOf, int workers, bool sync, bool async);
+std::vector<std::pair<int, int>> routesNeeded(
+    const std::vector<int>& hostOf, int workers, bool sync, bool async, bool allPairs = false);
 
 /// Checks a SimGrid platform file in a child process (SimGrid aborts the process on some errors, e.g. a
 /// missing route or a profile file it cannot read, and allows one platform per process): that it loads, that
 /// every host computes and every link carries something (a speed or bandwidth of 0 would stop the simulation),
 /// that `workers` workers (and a server if `server`) fit on it with `placement`, and that every route the run
 /// uses exists. Returns "" if usable, else the reason in one line, naming the host, link or file.
-std::string checkPlatformFile(
-    const std::string& path, int workers, bool server, Placement placement, bool sync, bool async);
+std::string checkPlatformFile(const std::string& path, int workers, bool server, Placement placement, bool sync,
+    bool async, bool allPairs = false);
 
 } // namespace sgdscope

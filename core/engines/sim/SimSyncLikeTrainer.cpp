@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 namespace sgdscope {
@@ -31,16 +32,100 @@ void SimSyncLikeTrainer::settingsChanged()
 {
     SimWorld::get().place(m_settings.workers, m_server); // throws if they do not fit
     prepareReduction();
+    if (mode() == Mode::LocalSgd) // every worker goes on from the shared model (settings change between rounds)
+        m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
+            passSamples(), m_params);
 }
 
 bool SimSyncLikeTrainer::prepareReduction()
 {
+    if (mode() == Mode::LocalSgd && m_models.workers() != m_settings.workers)
+        m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
+            passSamples(), m_params);
     if (!m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
             passSamples(), m_params.size()))
         return false;
     for (int t = 0; t < m_mathThreads; ++t)
         workspace(t); // one per thread of the math, allocated outside the parallel region
     return true;
+}
+
+std::vector<int> SimSyncLikeTrainer::sliceSteps(std::int64_t updates) const
+{
+    std::vector<int> steps;
+    if (mode() != Mode::LocalSgd)
+        return std::vector<int>(static_cast<std::size_t>(updates), 1);
+    std::int64_t stepsLeft = stepsToReach(m_samples, m_settings.sampleBudget, m_settings.batch);
+    for (std::int64_t done = 0; stepsLeft > 0 && (done == 0 || done + m_settings.localSteps <= updates);) {
+        const int round = static_cast<int>(std::min<std::int64_t>(m_settings.localSteps, stepsLeft));
+        steps.push_back(round);
+        done += round;
+        stepsLeft -= round;
+    }
+    return steps;
+}
+
+std::vector<std::vector<double>> SimSyncLikeTrainer::drawFactors(
+    const std::vector<int>& steps, const std::vector<int>& samples)
+{
+    std::vector<std::vector<double>> factors;
+    for (const int n : steps) {
+        std::vector<double> perWorker;
+        for (int w = 0; w < m_settings.workers; ++w) {
+            double factor = 0.0; // the mean over the update's steps (each drawn for its global step)
+            for (int h = 0; h < n; ++h)
+                factor += samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_step + h) : 1.0;
+            perWorker.push_back(factor / n);
+        }
+        m_step += n;
+        factors.push_back(std::move(perWorker));
+    }
+    return factors;
+}
+
+double SimSyncLikeTrainer::computeRound(int steps, double& spread)
+{
+    // Each worker's local steps on its own model (independent: on this machine's cores), then the average.
+    const int workers = m_settings.workers;
+    const auto batch = static_cast<std::size_t>(m_settings.batch);
+    m_roundIndices.resize(static_cast<std::size_t>(steps) * batch);
+    for (int h = 0; h < steps; ++h) {
+        const std::uint32_t* indices = m_cursor.next(m_settings.batch);
+        std::copy(indices, indices + batch, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h * batch));
+    }
+    std::vector<double> losses(static_cast<std::size_t>(workers), 0.0);
+    const int threads = std::min(m_mathThreads, workers);
+    const MomentumSgd rule(m_settings.momentum);
+    const auto lr = static_cast<float>(m_settings.learningRate);
+    std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
+    for (int w = 0; w < workers; ++w) {
+        try {
+            for (int h = 0; h < steps; ++h) {
+                const double loss = m_models.computeGradient(w, workspaceAt(omp_get_thread_num()), m_problem->layout,
+                    m_view, m_roundIndices.data() + static_cast<std::size_t>(h) * batch);
+                losses[static_cast<std::size_t>(w)] += loss;
+                if (!std::isfinite(loss))
+                    break;
+                m_models.applyStep(w, rule, lr);
+            }
+        } catch (...) {
+#pragma omp critical(sgdscope_sim_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+    double lossSum = 0.0;
+    for (const double l : losses)
+        lossSum += l;
+    const double loss = lossSum / (static_cast<double>(steps) * m_settings.batch);
+    if (!std::isfinite(loss))
+        return loss; // diverged: no averaging
+    std::vector<double> squares(static_cast<std::size_t>(workers), 0.0);
+    m_models.average(m_params.data(), 0, m_params.size(), squares.data());
+    spread = LocalSgdModels::meanDistance(squares.data(), workers);
+    return loss;
 }
 
 double SimSyncLikeTrainer::computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped)

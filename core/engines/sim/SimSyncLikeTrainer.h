@@ -4,15 +4,17 @@
 #include "core/engines/sim/SimCost.h"
 #include "core/engines/sim/SimWorld.h"
 #include "core/train/ChunkGradients.h"
+#include "core/train/LocalSgd.h"
 
 #include <vector>
 
 namespace sgdscope {
 
-/// What the simulated cluster's sync-like trainers (SimSyncTrainer: sync and local-sgd; SimBackupTrainer) share:
-/// the fixed chunk tree of an update, its math executed for real on this machine's cores (the timing does not
-/// depend on the values), the work each worker's part costs on its host, and the report of a slice's updates as
-/// one window each. Each trainer simulates only how its workers meet (a tree of messages, a parameter server).
+/// What the simulated cluster's team-wide trainers (SimSyncTrainer: sync and local-sgd on a tree or an all-reduce;
+/// SimServerTrainer: sync, backup and local-sgd on a parameter server) share: the fixed chunk tree of an update and
+/// local SGD's rounds, their math executed for real on this machine's cores (the timing does not depend on the
+/// values), the work each worker's part costs on its host, the straggler draws, and the report of a slice's updates
+/// as one window each. Each trainer simulates only how its workers meet (--topology: who sends what to whom).
 class SimSyncLikeTrainer : public Trainer
 {
 public:
@@ -28,8 +30,17 @@ protected:
     /// Places the workers again and rebuilds the reduction for the new settings.
     void settingsChanged() override;
     /// Rebuilds the reduction for the current settings, and the math's workspaces (one per thread), if they
-    /// changed; returns whether it rebuilt.
+    /// changed, and local SGD's models; returns whether the reduction was rebuilt.
     bool prepareReduction();
+    /// How many steps each update of a slice of at most `updates` steps takes: 1 for sync and backup; local SGD's
+    /// rounds of H local steps (the run's last one shorter), whole rounds only, at least one.
+    std::vector<int> sliceSteps(std::int64_t updates) const;
+    /// Per update, per worker: its straggler factor, the mean of its steps' draws (each drawn for its global step;
+    /// 1 for a worker without samples). Moves the global step on.
+    std::vector<std::vector<double>> drawFactors(const std::vector<int>& steps, const std::vector<int>& samples);
+    /// Local SGD: a round of `steps` local steps and the average; returns its mean sample loss and the models'
+    /// spread before the average.
+    double computeRound(int steps, double& spread);
     /// One update's math: the parts of the workers not `dropped` (empty: none), in parallel on this machine's
     /// cores (each the same computeWorkerPart on the same plan as every engine, whichever thread computes it),
     /// then the kept update (SyncReduction::applyKept; with nothing dropped, sync's). Returns its batch loss over
@@ -67,6 +78,9 @@ protected:
     SyncReduction m_reduction;
     ParamVector m_velocity;
     int m_mathThreads = 1;
+    LocalSgdModels m_models; // local-sgd
+    std::vector<std::uint32_t> m_roundIndices;
+    std::int64_t m_step = 0; // steps simulated (straggler draws: local-sgd's local steps, the others' updates)
 
 private:
     /// Reports the workers' spans inside [from, to) of virtual time and moves the mode's clock to its end (`next`:

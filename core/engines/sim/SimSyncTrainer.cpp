@@ -43,6 +43,12 @@ struct SimSyncTrainer::Slice
     std::vector<sg4::SemaphorePtr> gradientArrived;
     std::vector<sg4::SemaphorePtr> parametersArrived;
     std::vector<double> parametersSent; // per worker: when its parent started sending it the parameters
+    // All-reduce: per worker, the segments that arrived (sender, send start): its shares of the gradient, then of
+    // the parameters.
+    std::vector<std::deque<std::pair<int, double>>> sharesIn;
+    std::vector<std::deque<std::pair<int, double>>> segmentsIn;
+    std::vector<sg4::SemaphorePtr> shareArrived;
+    std::vector<sg4::SemaphorePtr> segmentArrived;
     std::vector<std::vector<double>> readyAt; // [update][worker]: when it finished its compute and delay
     std::vector<int> lastOfAll; // [update]: the worker that finished its compute and delay last, -1 until asked
     // Results, in virtual seconds.
@@ -58,75 +64,15 @@ SimSyncTrainer::SimSyncTrainer(
 {
     if (mode != Mode::Sync && mode != Mode::LocalSgd)
         throw SgdError(std::string("the simulated cluster's sync trainer cannot run mode ") + modeName(mode));
-    preparePlan();
+    if (m_settings.topology == Topology::ParameterServer)
+        throw SgdError("the simulated cluster's tree and all-reduce trainer does not run on a parameter server");
 }
 
 SimSyncTrainer::~SimSyncTrainer() = default;
 
-void SimSyncTrainer::settingsChanged()
-{
-    SimSyncLikeTrainer::settingsChanged();
-    if (mode() == Mode::LocalSgd) // every worker goes on from the shared model (settings change between rounds)
-        m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
-            passSamples(), m_params);
-}
-
-double SimSyncTrainer::computeRound(int steps, double& spread)
-{
-    // Each worker's local steps on its own model (independent: on this machine's cores), then the average.
-    const int workers = m_settings.workers;
-    const auto batch = static_cast<std::size_t>(m_settings.batch);
-    m_roundIndices.resize(static_cast<std::size_t>(steps) * batch);
-    for (int h = 0; h < steps; ++h) {
-        const std::uint32_t* indices = m_cursor.next(m_settings.batch);
-        std::copy(indices, indices + batch, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h * batch));
-    }
-    std::vector<double> losses(static_cast<std::size_t>(workers), 0.0);
-    const int threads = std::min(m_mathThreads, workers);
-    const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
-    std::exception_ptr failure;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
-    for (int w = 0; w < workers; ++w) {
-        try {
-            for (int h = 0; h < steps; ++h) {
-                const double loss = m_models.computeGradient(w, workspaceAt(omp_get_thread_num()), m_problem->layout,
-                    m_view, m_roundIndices.data() + static_cast<std::size_t>(h) * batch);
-                losses[static_cast<std::size_t>(w)] += loss;
-                if (!std::isfinite(loss))
-                    break;
-                m_models.applyStep(w, rule, lr);
-            }
-        } catch (...) {
-#pragma omp critical(sgdscope_sim_failure)
-            failure = std::current_exception();
-        }
-    }
-    if (failure)
-        std::rethrow_exception(failure);
-    double lossSum = 0.0;
-    for (const double l : losses)
-        lossSum += l;
-    const double loss = lossSum / (static_cast<double>(steps) * m_settings.batch);
-    if (!std::isfinite(loss))
-        return loss; // diverged: no averaging
-    std::vector<double> squares(static_cast<std::size_t>(workers), 0.0);
-    m_models.average(m_params.data(), 0, m_params.size(), squares.data());
-    spread = LocalSgdModels::meanDistance(squares.data(), workers);
-    return loss;
-}
-
-void SimSyncTrainer::preparePlan()
-{
-    prepareReduction();
-    if (mode() == Mode::LocalSgd && m_models.workers() != m_settings.workers)
-        m_models.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
-            passSamples(), m_params);
-}
-
 void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
 {
-    preparePlan();
+    prepareReduction();
     const int workers = m_settings.workers;
     const int batch = m_settings.batch;
     // How many updates this slice simulates: a deterministic function of the settings and the run's progress.
@@ -138,44 +84,21 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     std::vector<double> losses;
     std::vector<double> spreads;
     Slice slice;
-    if (mode() == Mode::LocalSgd) {
-        std::int64_t stepsLeft = stepsToReach(m_samples, m_settings.sampleBudget, batch);
-        for (std::int64_t done = 0; stepsLeft > 0 && (done == 0 || done + m_settings.localSteps <= updates);) {
-            const int steps = static_cast<int>(std::min<std::int64_t>(m_settings.localSteps, stepsLeft));
-            double spread = -1.0;
-            losses.push_back(computeRound(steps, spread));
-            spreads.push_back(spread);
-            slice.steps.push_back(steps);
-            done += steps;
-            stepsLeft -= steps;
-            if (!std::isfinite(losses.back()))
-                break;
-        }
-    } else {
-        for (std::int64_t u = 0; u < updates; ++u) {
-            losses.push_back(computeUpdate(m_cursor.next(batch), {}));
-            slice.steps.push_back(1);
-            if (!std::isfinite(losses.back()))
-                break;
-        }
+    for (const int steps : sliceSteps(updates)) {
+        double spread = -1.0;
+        losses.push_back(
+            mode() == Mode::LocalSgd ? computeRound(steps, spread) : computeUpdate(m_cursor.next(batch), {}));
+        spreads.push_back(spread);
+        slice.steps.push_back(steps);
+        if (!std::isfinite(losses.back()))
+            break;
     }
 
     slice.workers = workers;
     slice.updates = static_cast<int>(losses.size());
     slice.sliceStart = SimWorld::clock();
     workerWork(slice.flops, slice.samples);
-    for (int u = 0; u < slice.updates; ++u) {
-        std::vector<double> factors;
-        const int steps = slice.steps[static_cast<std::size_t>(u)];
-        for (int w = 0; w < workers; ++w) {
-            double factor = 0.0; // the mean over the update's steps (each drawn for its global step)
-            for (int h = 0; h < steps; ++h)
-                factor += slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_step + h) : 1.0;
-            factors.push_back(factor / steps);
-        }
-        m_step += steps;
-        slice.factor.push_back(std::move(factors));
-    }
+    slice.factor = drawFactors(slice.steps, slice.samples);
     const bool momentum = m_settings.momentum != 0.0;
     slice.addWork = SimWorld::get().memoryWork(m_cost.addFlops, m_cost.addBytes());
     slice.applyWork = SimWorld::get().memoryWork(m_cost.applyFlops(momentum), m_cost.applyBytes(momentum));
@@ -185,7 +108,10 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         slice.upGradients.push_back(SimWorld::get().mpiProcesses() && mode() == Mode::Sync
                 ? m_reduction.plan.workers[static_cast<std::size_t>(w)].roots
                 : 1);
-    simulate(slice);
+    if (m_settings.topology == Topology::AllReduce)
+        simulateAllReduce(slice);
+    else
+        simulate(slice);
     if (slice.failure)
         std::rethrow_exception(slice.failure);
 
@@ -329,6 +255,101 @@ void SimSyncTrainer::simulate(Slice& slice)
     // A worker that got the last parameters early waited for the slowest to get them: that is its wait at the
     // end of the slice (the next slice starts when everybody has them).
     // (For the tree's last messages.)
+    waitForTheEnd(slice.spans, slice.sliceStart, slice.done.empty() ? slice.sliceStart : slice.done.back());
+}
+
+void SimSyncTrainer::simulateAllReduce(Slice& slice)
+{
+    const int workers = slice.workers;
+    const auto count = static_cast<std::size_t>(workers);
+    const std::vector<sg4::Host*> hosts = SimWorld::get().place(workers, false);
+    slice.spans.assign(count, {});
+    slice.done.assign(static_cast<std::size_t>(slice.updates), 0.0);
+    slice.applied.assign(static_cast<std::size_t>(slice.updates), 0.0);
+    slice.readyAt.assign(static_cast<std::size_t>(slice.updates), std::vector<double>(count, 0.0));
+    slice.sharesIn.assign(count, {});
+    slice.segmentsIn.assign(count, {});
+    for (int w = 0; w < workers; ++w) {
+        slice.shareArrived.push_back(sg4::Semaphore::create(0));
+        slice.segmentArrived.push_back(sg4::Semaphore::create(0));
+    }
+    // A segment is 1/P of the parameters: its message, its additions, its apply and (local-mpi) its packing.
+    const double part = 1.0 / workers;
+    const auto segmentBytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(slice.bytes) * part));
+    for (int w = 0; w < workers; ++w) {
+        sg4::Actor::create("allreduce-worker-" + std::to_string(w), hosts[static_cast<std::size_t>(w)],
+            [&slice, &hosts, w, workers, part, segmentBytes] {
+                SimWorld::guarded(slice.failure, [&] {
+                    const auto me = static_cast<std::size_t>(w);
+                    auto span = [&](SpanKind kind, double start, double end, int samples = 0, int culprit = -1) {
+                        if (end > start)
+                            slice.spans[me].push_back({w, kind, start, end, samples, culprit == w ? -1 : culprit});
+                    };
+                    // Sends one segment to each other worker, in steps k = 1 .. P - 1 (to w + k), one at a time.
+                    auto sendToAll = [&](std::vector<std::deque<std::pair<int, double>>>& in,
+                                         std::vector<sg4::SemaphorePtr>& arrived, SpanKind kind) {
+                        for (int k = 1; k < workers; ++k) {
+                            const auto to = static_cast<std::size_t>((w + k) % workers);
+                            const double packStart = SimWorld::clock();
+                            SimWorld::compute(slice.packWork * part); // local-mpi: into the message
+                            span(SpanKind::Communicate, packStart, SimWorld::clock());
+                            const double sendStart = SimWorld::clock();
+                            SimWorld::get().send(hosts[me], hosts[to], segmentBytes);
+                            span(kind, sendStart, SimWorld::clock());
+                            in[to].emplace_back(w, sendStart);
+                            arrived[to]->release();
+                        }
+                    };
+                    // Takes the P - 1 segments the others send: waiting before a sender started is waiting for that
+                    // peer (named), after it for the network; `each` runs after each one arrived.
+                    auto takeFromAll = [&](std::deque<std::pair<int, double>>& in, const sg4::SemaphorePtr& arrived,
+                                           const auto& each) {
+                        for (int k = 1; k < workers; ++k) {
+                            const double from = SimWorld::clock();
+                            arrived->acquire();
+                            const auto [sender, sentAt] = in.front();
+                            in.pop_front();
+                            const double sent = std::clamp(sentAt, from, SimWorld::clock());
+                            span(SpanKind::WaitBarrier, from, sent, 0, sender);
+                            span(SpanKind::WaitNetwork, sent, SimWorld::clock());
+                            each();
+                        }
+                    };
+                    for (int u = 0; u < slice.updates; ++u) {
+                        const auto at = static_cast<std::size_t>(u);
+                        const double start = SimWorld::clock();
+                        const double computed
+                            = SimWorld::computeDelayed(slice.flops[me] * slice.steps[at], slice.factor[at][me]);
+                        span(SpanKind::Compute, start, computed, slice.samples[me]);
+                        span(SpanKind::Delay, computed, SimWorld::clock());
+                        slice.readyAt[at][me] = SimWorld::clock();
+                        // Reduce-scatter: its shares of the others' segments out, the shares of its own in, each
+                        // added (the fixed tree's additions of one segment: 1/P of an addition of the whole).
+                        sendToAll(slice.sharesIn, slice.shareArrived, SimWorld::get().uploadSpanKind());
+                        takeFromAll(slice.sharesIn[me], slice.shareArrived[me], [&] {
+                            const double addStart = SimWorld::clock();
+                            SimWorld::compute(slice.packWork * part); // local-mpi: out of the message
+                            SimWorld::compute(slice.addWork * part);
+                            span(SpanKind::Apply, addStart, SimWorld::clock());
+                        });
+                        const double applyStart = SimWorld::clock();
+                        SimWorld::compute(slice.applyWork * part); // its segment of the update
+                        span(SpanKind::Apply, applyStart, SimWorld::clock());
+                        slice.applied[at] = std::max(slice.applied[at], SimWorld::clock());
+                        // All-gather: its segment of the parameters out, the others' in.
+                        sendToAll(slice.segmentsIn, slice.segmentArrived, SpanKind::Communicate);
+                        takeFromAll(slice.segmentsIn[me], slice.segmentArrived[me], [&] {
+                            const double unpackStart = SimWorld::clock();
+                            SimWorld::compute(slice.packWork * part); // local-mpi: out of the message
+                            span(SpanKind::Communicate, unpackStart, SimWorld::clock());
+                        });
+                        slice.done[at] = std::max(slice.done[at], SimWorld::clock());
+                    }
+                });
+            });
+    }
+    SimWorld::get().run();
+    // A worker that had every segment early waited for the others to have theirs.
     waitForTheEnd(slice.spans, slice.sliceStart, slice.done.empty() ? slice.sliceStart : slice.done.back());
 }
 

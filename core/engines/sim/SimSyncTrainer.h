@@ -1,7 +1,6 @@
 #pragma once
 
 #include "core/engines/sim/SimSyncLikeTrainer.h"
-#include "core/train/LocalSgd.h"
 
 namespace sgdscope {
 
@@ -11,7 +10,9 @@ namespace sgdscope {
 /// parameters are bit for bit those of the threads engine. The simulation decides only when things happen:
 /// worker w is an actor on host w that computes its chunks (their floating-point work at the host's speed,
 /// times its straggler factor), sends its gradient up a binomial tree (messages of the parameters' size over
-/// the platform's links), the root applies the update and sends the parameters back down the tree.
+/// the platform's links), the root applies the update and sends the parameters back down the tree
+/// (--topology tree); or the workers all-reduce it (--topology allreduce: reduce-scatter, each worker's apply of its
+/// segment, all-gather). The team-wide modes on a parameter server are SimServerTrainer's.
 ///
 /// Measured per worker, in virtual seconds: compute, straggler delay, waiting for a peer's message before it
 /// was sent (WaitBarrier: for the slowest worker, named: the last to finish its compute among the workers whose
@@ -33,19 +34,17 @@ public:
 
 protected:
     void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
-    void settingsChanged() override;
 
 private:
     struct Slice;
-    void preparePlan();
-    /// Local SGD: a round of `steps` local steps and the average; returns its mean sample loss and the models'
-    /// spread before the average.
-    double computeRound(int steps, double& spread);
+    /// The slice's timing on a binomial tree: gradients up it (each parent adds its children's), the root applies,
+    /// the parameters down it.
     void simulate(Slice& slice);
-
-    LocalSgdModels m_models; // local-sgd
-    std::vector<std::uint32_t> m_roundIndices;
-    std::int64_t m_step = 0; // steps simulated (straggler draws: local-sgd's local steps, sync's updates)
+    /// The slice's timing on an all-reduce: a reduce-scatter (in step k = 1 .. P - 1 worker w sends its share of
+    /// segment w + k, 1/P of the gradient, to worker w + k, which sums the P shares of its segment in the fixed
+    /// tree's order), each worker applies its segment, then an all-gather (in step k it sends its segment of the
+    /// parameters to worker w + k). Each worker sends 2 (P - 1) / P of the parameters, one message at a time.
+    void simulateAllReduce(Slice& slice);
 };
 
 } // namespace sgdscope

@@ -192,9 +192,9 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     float* gradient = s.reduction.gradient();
     const bool compensated = m_compensation.active();
     const float* step = compensated ? nullptr : rule.direction(gradient, s.velocity.data(), 0, size);
-    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate);
+    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate, m_settings.batch);
     if (lockFree) {
-        const float lr = rate.at(m_version.load(std::memory_order_acquire) - e.versionRead);
+        const float lr = rate.at(m_version.load(std::memory_order_acquire) - e.versionRead, e.samples);
         e.learningRate = lr;
         MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
         e.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
@@ -219,7 +219,7 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
             e.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
             step = rule.direction(gradient, s.velocity.data(), 0, size);
         }
-        e.learningRate = rate.at(e.versionApplied - e.versionRead);
+        e.learningRate = rate.at(e.versionApplied - e.versionRead, e.samples);
         MomentumSgd::apply(m_params.data(), step, static_cast<float>(e.learningRate), 0, size);
         m_version.store(e.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();

@@ -1,5 +1,6 @@
-#include "core/engines/sim/SimBackupTrainer.h"
+#include "core/engines/sim/SimServerTrainer.h"
 
+#include "core/common/Error.h"
 #include "core/engines/sim/SpanWindows.h"
 #include "core/train/BackupRule.h"
 
@@ -13,13 +14,14 @@ namespace sgdscope {
 
 namespace sg4 = simgrid::s4u;
 
-struct SimBackupTrainer::Slice
+struct SimServerTrainer::Slice
 {
     int workers = 0;
     int updates = 0;
     int keep = 0; // gradients applied per update
     double sliceStart = 0.0;
-    std::vector<double> flops; // per worker: its part of the batch and its tree additions
+    std::vector<double> flops; // per worker: its part of the batch and its tree additions (per step)
+    std::vector<int> steps; // [update]: local-sgd: the round's local steps; else 1
     std::vector<int> samples; // per worker
     std::vector<std::vector<double>> factor; // [update][worker] straggler factor
     double applyWork = 0.0;
@@ -45,15 +47,18 @@ struct SimBackupTrainer::Slice
     std::exception_ptr failure;
 };
 
-SimBackupTrainer::SimBackupTrainer(
-    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts)
-    : SimSyncLikeTrainer(std::move(problem), std::move(settings), Mode::Backup, std::move(platform), hosts, true)
+SimServerTrainer::SimServerTrainer(
+    std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts, Mode mode)
+    : SimSyncLikeTrainer(std::move(problem), std::move(settings), mode, std::move(platform), hosts, true)
 {
+    if (!isSyncLike(mode))
+        throw SgdError(std::string("the simulated cluster's parameter server for team-wide modes cannot run mode ")
+            + modeName(mode));
 }
 
-SimBackupTrainer::~SimBackupTrainer() = default;
+SimServerTrainer::~SimServerTrainer() = default;
 
-void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
+void SimServerTrainer::trainSome(const RunLimits& limits, double, TrainingObserver& observer)
 {
     prepareReduction();
     const int workers = m_settings.workers;
@@ -62,17 +67,13 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
 
     Slice slice;
     slice.workers = workers;
-    slice.updates = static_cast<int>(updates);
+    slice.steps = sliceSteps(updates);
+    slice.updates = static_cast<int>(slice.steps.size());
     slice.sliceStart = SimWorld::clock();
     workerWork(slice.flops, slice.samples);
-    slice.keep = backupGradientsKept(m_reduction, m_settings.backupWorkers);
-    for (int u = 0; u < slice.updates; ++u) {
-        std::vector<double> factors;
-        for (int w = 0; w < workers; ++w)
-            factors.push_back(
-                slice.samples[static_cast<std::size_t>(w)] > 0 ? m_stragglers.slowdown(w, m_updates + u) : 1.0);
-        slice.factor.push_back(std::move(factors));
-    }
+    // Backup keeps the first P - B gradients; sync and local SGD every worker's (that has samples).
+    slice.keep = backupGradientsKept(m_reduction, mode() == Mode::Backup ? m_settings.backupWorkers : 0);
+    slice.factor = drawFactors(slice.steps, slice.samples);
     const bool momentum = m_settings.momentum != 0.0;
     slice.applyWork = SimWorld::get().memoryWork(
         m_cost.applyFlops(momentum) + m_cost.addFlops * static_cast<double>(slice.keep - 1),
@@ -88,18 +89,29 @@ void SimBackupTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
         slice.spans, slice.updates, slice.sliceStart,
         [&](int u) { return u + 1 == slice.updates ? slice.end : slice.applied[static_cast<std::size_t>(u)]; },
         [&](int u, double base) {
-            const std::vector<char>& dropped = slice.dropped[static_cast<std::size_t>(u)];
+            const auto at = static_cast<std::size_t>(u);
+            if (mode() == Mode::LocalSgd) {
+                double spread = -1.0;
+                const double loss = computeRound(slice.steps[at], spread);
+                UpdateEvent event = syncUpdateEvent(batch * slice.steps[at], loss, slice.applied[at] + base);
+                if (event.applied)
+                    event.modelSpread = spread;
+                return event;
+            }
+            const std::vector<char>& dropped = slice.dropped[at];
             const double loss = computeUpdate(m_cursor.next(batch), dropped);
-            UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[static_cast<std::size_t>(u)] + base);
-            const DroppedGradients left = droppedGradients(m_reduction, dropped);
-            event.droppedGradients = left.gradients;
-            event.droppedSamples = left.samples;
+            UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[at] + base);
+            if (mode() == Mode::Backup) {
+                const DroppedGradients left = droppedGradients(m_reduction, dropped);
+                event.droppedGradients = left.gradients;
+                event.droppedSamples = left.samples;
+            }
             return event;
         },
         observer);
 }
 
-void SimBackupTrainer::simulate(Slice& slice)
+void SimServerTrainer::simulate(Slice& slice)
 {
     const int workers = slice.workers;
     const std::vector<sg4::Host*> hosts = SimWorld::get().place(workers, true);
@@ -117,7 +129,7 @@ void SimBackupTrainer::simulate(Slice& slice)
     slice.applied.assign(updates, slice.sliceStart);
     slice.spans.assign(count, {});
 
-    sg4::Actor::create("backup-server", serverHost, [&slice] {
+    sg4::Actor::create("parameter-server", serverHost, [&slice] {
         SimWorld::guarded(slice.failure, [&slice] {
             for (int u = 0; u < slice.updates; ++u) {
                 std::vector<char> kept(static_cast<std::size_t>(slice.workers), 0);
@@ -150,7 +162,7 @@ void SimBackupTrainer::simulate(Slice& slice)
     });
     for (int w = 0; w < workers; ++w) {
         sg4::Host* host = hosts[static_cast<std::size_t>(w)];
-        sg4::Actor::create("backup-worker-" + std::to_string(w), host, [&slice, host, serverHost, w] {
+        sg4::Actor::create("server-worker-" + std::to_string(w), host, [&slice, host, serverHost, w] {
             SimWorld::guarded(slice.failure, [&] {
                 const auto me = static_cast<std::size_t>(w);
                 auto span = [&](SpanKind kind, double start, double end, int samples = 0, int culprit = -1) {
@@ -160,7 +172,7 @@ void SimBackupTrainer::simulate(Slice& slice)
                 int have = 0; // every worker starts the slice with the parameters of its first update
                 while (have < slice.updates) {
                     const int u = have;
-                    const double flops = slice.flops[me];
+                    const double flops = slice.flops[me] * slice.steps[static_cast<std::size_t>(u)];
                     if (slice.samples[me] > 0) {
                         // Compute, then the straggler's delay (the same work again factor - 1 times), each cut
                         // short if the update gets its gradients meanwhile.

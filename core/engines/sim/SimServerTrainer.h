@@ -4,9 +4,11 @@
 
 namespace sgdscope {
 
-/// Sync with backup workers on a simulated cluster, in virtual time (Chen, Pan, Monga, Bengio, Jozefowicz 2016,
-/// "Revisiting Distributed Synchronous SGD"; run as TensorFlow's SyncReplicasOptimizer runs it): a parameter
-/// server (an actor on the host after the workers') and P workers (actors on hosts 0..P-1).
+/// The team-wide modes on a parameter server (--topology ps), on a simulated cluster in virtual time: sync, local
+/// SGD (an update is a round of H local steps; the models go to the server and the average comes back), and sync
+/// with backup workers (Chen, Pan, Monga, Bengio, Jozefowicz 2016, "Revisiting Distributed Synchronous SGD"; run as
+/// TensorFlow's SyncReplicasOptimizer runs it). A parameter server (an actor on the host after the workers') and P
+/// workers (actors on hosts 0..P-1); sync is backup with B = 0, on the same wires and the same schedule.
 ///
 /// Every update, each worker computes its part of the batch on that update's parameters (its floating-point
 /// work at its host's speed, then its straggler delay: the same work again factor - 1 times) and uploads its
@@ -26,12 +28,13 @@ namespace sgdscope {
 /// arrival completed it) and for the server's apply (WaitBarrier), downloading (WaitNetwork). Each update is a
 /// window from the server's previous apply to this one's (the slice's last ends when every worker has the
 /// parameters).
-class SimBackupTrainer final : public SimSyncLikeTrainer
+class SimServerTrainer final : public SimSyncLikeTrainer
 {
 public:
-    SimBackupTrainer(
-        std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts);
-    ~SimBackupTrainer() override;
+    /// `mode`: Sync, Backup or LocalSgd.
+    SimServerTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform,
+        int hosts, Mode mode);
+    ~SimServerTrainer() override;
 
 protected:
     void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
