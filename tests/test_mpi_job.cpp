@@ -1,6 +1,7 @@
 // How an MPI job ends, as DESIGN.md says: bad input, mismatched processes and a rank with other options each end it
 // with one message; a killed or hung rank ends it naming that rank, while a rank that is only busy does not; SIGTERM
 // leaves a summary within 2 s and SIGUSR1 ends it with exit code 0.
+#include "MachineLoad.h"
 #include "MpiRuns.h"
 #include "core/common/Json.h"
 #include "core/nn/kernels/Isa.h"
@@ -28,6 +29,10 @@ using namespace sgdscope;
 using namespace sgdscope::testing;
 
 namespace {
+// A rank 0 resumed by mpirun to end the job has about a second before mpirun kills it: more than half of it spent
+// waiting for a core (another program's) leaves it too little to write its summary, which is then not its fault.
+constexpr double kResumedRootKeptOff = 0.5;
+
 /// The process id of rank `rank` among mpirun's children (the ranks read their rank from the environment).
 qint64 pidOfRank(qint64 mpirunPid, int rank)
 {
@@ -279,6 +284,9 @@ private slots:
         // nothing of it (it once said "rank 1: rank 0 is gone").
         QVERIFY2(countOf(r.output, QStringLiteral("sgdscope: ")) == 1, qPrintable(r.output));
         QVERIFY2(!r.output.contains(QStringLiteral("is gone")), qPrintable(r.output));
+        // Nor does Open MPI, reading a half-received message of a peer that ended ("Read -1, expected ..., errno = 3"):
+        // the resumed rank looks at its peers before any MPI call.
+        QVERIFY2(!r.output.contains(QStringLiteral("errno = ")), qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QVERIFY2(summary.is_object(), qPrintable(r.output));
         QCOMPARE(summary["failed"].get<bool>(), true);
@@ -295,8 +303,22 @@ private slots:
         QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")}));
         const qint64 root = pidOfRank(p.processId(), 0);
         QVERIFY(root > 0);
+        // Rank 0's threads' run-queue delay from here on, sampled until the job ends: once mpirun resumes it, it has
+        // about a second to write before mpirun kills it, and a machine busy with other work may keep it off its core.
+        RunQueueDelay rootKeptOff(std::to_string(root));
         ::kill(static_cast<pid_t>(root), SIGSTOP);
-        const Result r = finish(p, clock, 60000);
+        Result r;
+        while (p.state() != QProcess::NotRunning && clock.elapsed() < 60000) {
+            rootKeptOff.sample();
+            p.waitForFinished(20);
+        }
+        if (p.state() != QProcess::NotRunning) {
+            p.kill();
+            p.waitForFinished();
+        } else {
+            r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        }
+        r.output = QString::fromUtf8(p.readAll());
         ::kill(static_cast<pid_t>(root), SIGCONT); // (mpirun resumes it to end the job; in case it did not)
         ::kill(static_cast<pid_t>(root), SIGKILL);
         QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
@@ -306,7 +328,14 @@ private slots:
                 && !r.output.contains(QStringLiteral("rank 2 is gone")),
             qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
-        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        if (!summary.is_object() && rootKeptOff.longestSeconds() > kResumedRootKeptOff)
+            QSKIP(qPrintable(QStringLiteral("rank 0 wrote no summary before mpirun ended it: resumed, one of its threads "
+                                            "waited %1 s for a core (the machine was busy), more than the %2 s this "
+                                            "test allows it")
+                                 .arg(rootKeptOff.longestSeconds(), 0, 'f', 2)
+                                 .arg(kResumedRootKeptOff)));
+        QVERIFY2(summary.is_object(),
+            qPrintable(r.output + QStringLiteral("\nrank 0's longest wait for a core: %1 s").arg(rootKeptOff.longestSeconds())));
         QCOMPARE(summary["failed"].get<bool>(), true);
         QVERIFY2(summary["failure"].get<std::string>().find("rank 0 did not run for") == 0,
             summary["failure"].get<std::string>().c_str());
