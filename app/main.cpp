@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -40,12 +42,37 @@ void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, c
     if (type == QtWarningMsg
         && (message.contains(QLatin1String("does not support")) || message.contains(QLatin1String("XDG_RUNTIME_DIR"))))
         return;
-    std::cerr << qPrintable(qFormatLogMessage(type, context, message)) << '\n';
+    if (type == QtFatalMsg) // Qt aborts after this (e.g. out of memory while drawing): said as ours, once
+        std::cerr << "sgdscope: Qt ended the program: " << qPrintable(message) << '\n';
+    else
+        std::cerr << qPrintable(qFormatLogMessage(type, context, message)) << '\n';
+}
+
+/// An exception that reaches no handler (one thrown through a function that may not throw, as Qt's may when memory
+/// runs out while the charts are drawn) ends the program with a line of ours naming it, not a bare abort; the files
+/// written so far (summary.json first) stay.
+[[noreturn]] void onTerminate()
+{
+    std::string what = "an error it could not handle";
+    if (const std::exception_ptr e = std::current_exception()) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::bad_alloc&) {
+            what = "out of memory";
+        } catch (const std::exception& x) {
+            what = x.what();
+        } catch (...) {
+        }
+    }
+    std::fprintf(stderr, "sgdscope: the program ends: %s (the files it wrote so far are kept)\n", what.c_str());
+    std::fflush(stderr);
+    std::abort();
 }
 } // namespace
 
 int main(int argc, char** argv)
 {
+    std::set_terminate(onTerminate);
     // OpenMP's threads wait for each other passively unless the user says otherwise: libgomp's default spins
     // first, and on a machine where other processes keep the cores busy a spinning worker burns the time
     // slice its partner needs (sync P = 2 measured a third slower beside one busy process; equal when the

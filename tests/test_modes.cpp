@@ -272,10 +272,19 @@ private slots:
         QVERIFY2(dropped == updates,
             qPrintable(QStringLiteral("%1 of %2 updates dropped one gradient").arg(dropped).arg(updates)));
         QCOMPARE(backup.at("backup").at("wasted_samples").get<std::int64_t>(), dropped * 128);
+        // Backup does not wait for the straggler's delay: it takes well under half of sync's time, but for what the
+        // operating system took from its threads (their run-queue delay, process_cpu): with load that comes and goes,
+        // backup's short updates are stretched by every wake-up that waits for a core, sync's sleeps are not. A
+        // backup that waited for the delay takes about sync's time, whatever the load.
         const double syncSeconds = runOf(r, "sync").at("seconds").get<double>();
-        QVERIFY2(backup.at("seconds").get<double>() < 0.5 * syncSeconds,
-            qPrintable(QStringLiteral("backup took %1 s, sync %2 s")
-                           .arg(backup.at("seconds").get<double>())
+        const double backupSeconds = backup.at("seconds").get<double>();
+        const double keptOff = backup.contains("process_cpu")
+            ? backup.at("process_cpu").at("waited_for_a_core_seconds").get<double>()
+            : 0.0;
+        QVERIFY2(backupSeconds - keptOff < 0.5 * syncSeconds,
+            qPrintable(QStringLiteral("backup took %1 s (%2 s of it its threads waited for a core), sync %3 s")
+                           .arg(backupSeconds)
+                           .arg(keptOff)
                            .arg(syncSeconds)));
     }
 

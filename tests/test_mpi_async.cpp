@@ -1,6 +1,7 @@
 // The MPI engine's async-like modes as users start them (a parameter server and worker processes under mpirun, on
 // this machine): async at one worker gives the threads engine's bits and completes its budget with the staleness its
 // worker count implies; ssp keeps its bound; dc-asgd compensates stale pushes and is async at one worker.
+#include "MachineLoad.h"
 #include "MpiRuns.h"
 #include "core/common/Json.h"
 
@@ -10,6 +11,12 @@
 
 using namespace sgdscope;
 using namespace sgdscope::testing;
+
+namespace {
+// Of a worker's time, what bookkeeping between spans may leave in no span on a quiet machine (pushes of 64 to 192
+// samples: 3 to 5% at N3 with batches of 96, well under with 192).
+constexpr double kUnaccountedShare = 0.05;
+} // namespace
 
 class TestMpiAsync : public RunFolderTest
 {
@@ -74,11 +81,19 @@ private slots:
         } else {
             QVERIFY2(mean >= 0.5 && mean <= 2.0 * (processes - 2), qPrintable(QString::number(mean)));
         }
-        // The time every worker rank reported is accounted for, up to a small residual.
+        // The time every worker rank reported is accounted for, up to a small residual and what the operating system
+        // took from the ranks: a rank kept off its core between two spans has that time in no span (on a quiet machine
+        // the residual is well under 5%; a machine busy with other work once left 7.5% unaccounted, with the ranks'
+        // run-queue delay above that). The delay is each rank's own reading of /proc/self/schedstat (mpi.ranks).
         const double wall = (*run)["all_workers"]["wall_seconds"].get<double>() / workers;
         const double unaccounted = (*run)["all_workers"]["unaccounted_seconds"].get<double>();
-        QVERIFY2(
-            std::abs(unaccounted) < 0.05 * wall * workers, qPrintable(QString::number(unaccounted / (wall * workers))));
+        double takenByTheSystem = 0.0;
+        for (int rank = 1; rank < processes; ++rank)
+            takenByTheSystem += rankWaitedForACore(summary, "async", rank);
+        QVERIFY2(std::abs(unaccounted) < kUnaccountedShare * wall * workers + takenByTheSystem,
+            qPrintable(QStringLiteral("%1 of the workers' time unaccounted; %2")
+                           .arg(unaccounted / (wall * workers))
+                           .arg(rankWaitsText(summary, "async", processes))));
         // Every worker rank's spans reached rank 0's trace, on one time axis.
         const Json events = readJson(trace)["traceEvents"];
         std::vector<int> computes(static_cast<std::size_t>(workers), 0);

@@ -22,6 +22,8 @@ constexpr double kIdealIdleTolerance = 0.005;
 // P equal workers on the ideal cluster each see the other P - 1 pushes between a read and its apply, but in
 // the first round of a run (all start together: 0, 1, ..., P - 1, about (P - 1) / 2 on average).
 constexpr double kIdealStalenessTolerance = 0.02;
+// In virtual time the spans of a worker tile its wall time: what is left is the rounding of sums of doubles.
+constexpr double kVirtualRounding = 1e-9;
 } // namespace
 
 class TestSimIdeal : public RunFolderTest
@@ -42,6 +44,65 @@ private slots:
             else
                 QVERIFY2(std::fabs(idle - 0.75) <= kIdealIdleTolerance,
                     qPrintable(QStringLiteral("worker %1 idles %2").arg(w.at("worker").get<int>()).arg(idle)));
+        }
+    }
+
+    // The exact counterparts of test_mpi_sync's attribution and test_mpi_async's accounting, in virtual time where
+    // no other program can take a core: with one worker 8x slower on the binomial tree (the MPI engine's sync wires),
+    // the straggler waits at the barrier for nobody (at most the combine below it), the others wait 7 of its 8 units,
+    // every such wait is named after the straggler, and each worker's spans tile its wall time (nothing unaccounted).
+    // Rank 0 as the straggler too: it is the tree's root, where the others' waits end.
+    void idealSyncWaitsAreAttributedExactly_data()
+    {
+        QTest::addColumn<int>("straggler");
+        QTest::addRow("worker-0") << 0;
+        QTest::addRow("worker-1") << 1;
+    }
+    void idealSyncWaitsAreAttributedExactly()
+    {
+        QFETCH(int, straggler);
+        const Run r = runApp(nextOut(),
+            words("--preset blobs --mode sync --workers 3 --steps 40 --engine sim --cluster ideal --topology tree")
+                + QStringList {QStringLiteral("--slow"), QStringLiteral("%1:8").arg(straggler)});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        const Json& workers = firstRun(r).at("workers_detail");
+        double othersWaited = 0.0;
+        for (const Json& w : workers) {
+            const int worker = w.at("worker").get<int>();
+            const double wall = w.at("wall_seconds").get<double>();
+            const double barrier = w.at("wait_seconds").at("barrier").get<double>();
+            QVERIFY2(std::fabs(w.at("unaccounted_seconds").get<double>()) <= kVirtualRounding * wall,
+                qPrintable(QString::fromStdString(dumpJson(w, -1))));
+            if (worker == straggler) {
+                QVERIFY2(barrier <= kIdealIdleTolerance * wall,
+                    qPrintable(QStringLiteral("the straggler waited %1 of its time at the barrier").arg(barrier / wall)));
+            } else {
+                QVERIFY2(barrier >= (7.0 / 8 - kIdealIdleTolerance) * wall,
+                    qPrintable(QStringLiteral("worker %1 waited %2 of its time").arg(worker).arg(barrier / wall)));
+                othersWaited += barrier;
+                QVERIFY(w.at("made_others_wait_seconds").get<double>() <= kVirtualRounding * wall);
+            }
+        }
+        const double made = workers.at(static_cast<std::size_t>(straggler)).at("made_others_wait_seconds").get<double>();
+        QVERIFY2(std::fabs(made - othersWaited) <= kVirtualRounding * othersWaited,
+            qPrintable(QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(othersWaited)));
+    }
+
+    // Async across a parameter server and 3 workers in virtual time: every worker's spans (compute, read, slice)
+    // tile its wall time, most of it computing (test_mpi_async checks the same on real processes, up to what the
+    // operating system takes from them).
+    void idealAsyncAccountsForEveryWorkersTime()
+    {
+        const Run r = runApp(
+            nextOut(), words("--preset blobs --mode async --workers 3 --steps 200 --engine sim --cluster ideal"));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        const Json& run = firstRun(r);
+        for (const Json& w : run.at("workers_detail")) {
+            const double wall = w.at("wall_seconds").get<double>();
+            QVERIFY(wall > 0);
+            QVERIFY2(std::fabs(w.at("unaccounted_seconds").get<double>()) <= kVirtualRounding * wall,
+                qPrintable(QString::fromStdString(dumpJson(w, -1))));
+            QVERIFY(w.at("compute_seconds").get<double>() > 0.5 * wall);
         }
     }
 

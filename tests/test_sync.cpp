@@ -1,5 +1,6 @@
 // Synchronous data-parallel SGD: exactly large-batch gradient descent, bitwise the same for every worker
 // count P and micro-batch count K.
+#include "MachineLoad.h"
 #include "TestProblems.h"
 
 #include "core/engines/threads/ThreadsLocalSgdTrainer.h"
@@ -490,14 +491,21 @@ private slots:
         s.stragglers = {{1, 4.0}};
         ThreadsSyncTrainer trainer(problem, s);
         NullObserver observer;
+        // A thread kept off its core between two spans leaves that time in none: what the operating system took
+        // from this process's threads (their run-queue delay) bounds the residual beside the bookkeeping's share.
+        RunQueueDelay keptOff;
         trainer.run(RunLimits {}, observer);
+        keptOff.sample();
         const RunMetrics& m = trainer.metrics();
         QCOMPARE(m.workers().size(), std::size_t(2));
         QVERIFY(std::fabs(m.wallSeconds() - trainer.seconds()) < 1e-9);
         for (const WorkerFigures& w : m.workers()) {
             QCOMPARE(w.wallSeconds, m.wallSeconds());
-            QVERIFY2(std::fabs(w.unaccounted()) <= kUnaccountedFraction * w.wallSeconds,
-                qPrintable(QStringLiteral("unaccounted %1 of %2 s").arg(w.unaccounted()).arg(w.wallSeconds)));
+            QVERIFY2(std::fabs(w.unaccounted()) <= kUnaccountedFraction * w.wallSeconds + keptOff.totalSeconds(),
+                qPrintable(QStringLiteral("unaccounted %1 of %2 s (its threads waited %3 s for a core)")
+                               .arg(w.unaccounted())
+                               .arg(w.wallSeconds)
+                               .arg(keptOff.totalSeconds())));
             QVERIFY(w.of(SpanKind::Compute) > 0);
             QVERIFY(w.apply() > 0);
             QCOMPARE(w.updates, std::int64_t(40));

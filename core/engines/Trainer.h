@@ -83,6 +83,10 @@ public:
     /// After the last run() of a mode: engines whose workers are elsewhere release them and report what was
     /// still in flight (MPI). Nothing to do for the others.
     virtual void endOfRun(TrainingObserver& observer) { (void)observer; }
+    /// After a RunFailure (a peer died, hung or failed): reports every update counted so far and the spans known
+    /// for it, without another message between processes, so that the figures and the recorded curve agree with
+    /// updates(). Engines that report as they go (threads, sim) have nothing left to report.
+    virtual void reportUntilFailure(TrainingObserver& observer) { (void)observer; }
 
     /// Thread-safe: the run stops at the next update (sync) or push boundary (async); a straggler's sleep
     /// is cut short.

@@ -103,6 +103,15 @@ Json summaryJson(const ModeSummaryRecord& r)
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();
     j["wall_clock_seconds"] = r.wallSeconds; // the real time the training took, the final evaluation not counted
+    if (!r.virtualClock && r.onCoreSeconds >= 0 && r.waitedForACoreSeconds >= 0) {
+        // What the operating system took from this process while it trained: its threads' time runnable but waiting
+        // for a core (their run-queue delay). Well above 0, the machine was busy (or the workers outnumber the
+        // cores), and that time is in the waits and the unaccounted time.
+        const double wanted = r.onCoreSeconds + r.waitedForACoreSeconds;
+        j["process_cpu"]
+            = Json {{"on_core_seconds", r.onCoreSeconds}, {"waited_for_a_core_seconds", r.waitedForACoreSeconds},
+                {"waited_for_a_core_share", wanted > 0 ? r.waitedForACoreSeconds / wanted : 0.0}};
+    }
     // Worker-seconds, summed over the workers: every wall second of every worker is busy, idle (by kind of
     // wait), apply, communication or unaccounted.
     Json sums = Json::object();

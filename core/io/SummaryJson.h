@@ -29,6 +29,8 @@ struct ModeSummaryRecord
     Json clusterFields = Json::object(); // a simulated run's cluster, calibrations and cost model, after "clock"
     double seconds = 0.0; // the mode's clock
     double wallSeconds = 0.0;
+    double onCoreSeconds = -1.0; // this process's threads while it trained (< 0: not known)
+    double waitedForACoreSeconds = -1.0; // ... runnable but waiting for a core (the kernel's run-queue delay)
     const RunMetrics* metrics = nullptr; // every time, wait and staleness figure
     Json modeFields = Json::object(); // the mode's own section ("backup", "local_sgd", ...), after the waits
     Json learningRate = Json::object(); // the rule and the rates the updates or pushes applied (run/RunSummary.h)

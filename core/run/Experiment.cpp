@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/common/MemoryBudget.h"
+#include "core/common/ThreadCoreTime.h"
 #include "core/engines/TrainerFactory.h"
 #include "core/engines/sim/SimCost.h"
 #include "core/io/ParameterDigest.h"
@@ -94,6 +95,38 @@ EngineChoice engineChoiceFor(
     }
     return engine;
 }
+/// A CSV file whose one target column holds a few class numbers (scikit-learn's digits: 0 to 9) is classified, as
+/// IDX data is, when the loss is the preset's (mse, made for its own data) and the model's last width is not the
+/// user's or fits the classes: with cross-entropy over the classes, not mse on the numbers (which ends at the
+/// labels' variance). Either way the note says what the column was taken for.
+void takeClassNumbersAsClasses(PreparedRun& run, std::shared_ptr<const DataSplit>& data)
+{
+    RunConfig& config = run.config;
+    int distinct = 0;
+    const int classes = config.dataset == DatasetKind::Csv ? classesInTargets(data->train, &distinct) : 0;
+    if (classes == 0)
+        return;
+    const std::string column = "the target column of '" + config.data + "' holds " + std::to_string(distinct)
+        + " distinct whole numbers from 0 to " + std::to_string(classes - 1);
+    const bool lossIsOurs = config.originOf("loss").find("(from preset") != std::string::npos;
+    const bool layersAllow = config.layers.size() < 2
+        || config.originOf("layers").find("(from preset") != std::string::npos || config.layers.back() == classes;
+    if (!lossIsOurs || !layersAllow) {
+        run.dataNote = column + ", as class labels do; they are trained on as numbers with mse"
+            + (lossIsOurs ? " (--layers ends in " + std::to_string(config.layers.back()) + " outputs)"
+                          : " (" + config.originOf("loss") + ")")
+            + ": --loss cross-entropy classifies them";
+        return;
+    }
+    auto classified = std::make_shared<DataSplit>();
+    classified->train = withTargetsAsClasses(data->train, classes);
+    data = std::move(classified);
+    config.loss = LossKind::SoftmaxCrossEntropy;
+    config.origins["loss"] = config.originOf("data") + " (its target column holds class numbers)";
+    run.dataNote = column + ": they are taken as " + std::to_string(classes)
+        + " classes, trained with cross-entropy (--loss mse trains on them as numbers)";
+}
+
 /// Whether the engine runs every mode of the list, and the modes' own options fit the run.
 void checkModes(const RunConfig& config)
 {
@@ -220,10 +253,12 @@ PreparedRun prepareRun(const RunConfig& config)
 
 namespace {
 /// prepareRun without the engine: the model, the settings and every check of them against the data.
-PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+PreparedRun prepareModelAndSettings(const RunConfig& given, std::shared_ptr<const DataSplit> data)
 {
     PreparedRun run;
-    run.config = config;
+    run.config = given;
+    takeClassNumbersAsClasses(run, data);
+    const RunConfig& config = run.config;
     const Dataset& train = data->train;
     const std::string dataName = toString(config.dataset);
     const bool classification = config.loss == LossKind::SoftmaxCrossEntropy;
@@ -325,7 +360,7 @@ PreparedRun prepareModelAndSettings(const RunConfig& config, std::shared_ptr<con
 PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit> data, const EngineChoice* engine)
 {
     PreparedRun run = prepareModelAndSettings(config, std::move(data));
-    run.engine = engine ? *engine : engineChoiceFor(config, run.problem, run.settings);
+    run.engine = engine ? *engine : engineChoiceFor(run.config, run.problem, run.settings);
     return run;
 }
 
@@ -380,6 +415,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
 {
     auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
     const auto wallStart = std::chrono::steady_clock::now();
+    const auto coreStart = coreTimeOfThisProcess();
     std::string failure;
     try {
         if (afterSlice) {
@@ -391,12 +427,21 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         }
         trainer->endOfRun(observer);
     } catch (const RunFailure& e) {
-        // A peer died, hung or failed: what was done is kept, and nothing more is asked of the others.
+        // A peer died, hung or failed: what was done is kept (every update counted, in the figures and the
+        // recorded curve alike), and nothing more is asked of the others.
         failure = e.what();
+        trainer->reportUntilFailure(observer);
+    } catch (const std::bad_alloc&) {
+        // Out of memory: the run cannot go on, but what it did is kept as for a failed peer (in an MPI job this is
+        // rank 0, and the job then ends). Its records were allocated as it went: reporting them allocates little.
+        failure = std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : "")
+            + "out of memory during the run, after " + std::to_string(trainer->updates()) + " updates";
+        trainer->reportUntilFailure(observer);
     }
     if (afterSlice && failure.empty())
         afterSlice(*trainer);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    const auto coreEnd = coreTimeOfThisProcess();
     ModeResult result;
     result.mode = mode;
     result.engine = trainer->engineName();
@@ -410,6 +455,10 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.samples = trainer->samples();
     result.seconds = trainer->seconds();
     result.wallSeconds = wall;
+    if (coreStart.first >= 0 && coreEnd.first >= 0) {
+        result.onCoreSeconds = coreEnd.first - coreStart.first;
+        result.waitedForACoreSeconds = coreEnd.second - coreStart.second;
+    }
     result.failure = failure;
     // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
     // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).

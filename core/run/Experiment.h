@@ -32,6 +32,8 @@ struct PreparedRun
     /// (its resident memory then, the data loaded; -1 if unknown).
     double modelMemoryBytes = 0.0;
     double residentWhenPrepared = -1.0;
+    /// What the data's labels were taken for, when it is worth a note (a CSV column of class numbers), else empty.
+    std::string dataNote;
 };
 
 /// Loads and checks; throws SgdError (naming the option, field or file) on bad input.
@@ -71,6 +73,10 @@ struct ModeResult
     std::int64_t samples = 0;
     double seconds = 0.0; // the mode's clock: real seconds, or virtual ones on a simulated cluster
     double wallSeconds = 0.0; // real seconds the training took (evaluations included)
+    // This process's threads while the mode trained: seconds on a core and runnable but waiting for one (the
+    // kernel's run-queue delay, ThreadCoreTime.h; -1 where it does not say).
+    double onCoreSeconds = -1.0;
+    double waitedForACoreSeconds = -1.0;
     EvaluationRecord final; // of the final parameters, or the last evaluation if finalIsLastEvaluation
     /// An interrupted or failed run is not evaluated again at its end: `final` is its last evaluation, made
     /// before its last updates (at final.index updates, final.samples samples).
@@ -109,7 +115,8 @@ ModeStanding standingOf(const Trainer& trainer);
 ModeStanding standingOf(const ModeResult& result);
 
 /// Runs one mode to its end (or until the observer asks to stop) and evaluates the final parameters (at a
-/// normal end only). A RunFailure during the run ends it, failed, with what was done.
+/// normal end only). A RunFailure during the run (a peer of an MPI job died, hung or failed) or running out of
+/// memory ends it, failed, with what was done.
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer);
 /// The same in slices of about `sliceSeconds` of the mode's clock, calling `afterSlice` with the trainer after
 /// each and once at the end (a live progress stream, --progress).

@@ -24,6 +24,8 @@ namespace sgdscope {
 
 namespace {
 std::atomic<int> g_signal {0};
+std::atomic<int> g_peerSignal {0}; // an MPI job's rank 0: the first signal another rank passed on
+std::atomic<int> g_peerRank {-1};
 static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void onSignal(int sig)
@@ -119,11 +121,29 @@ void installInterruptHandlers()
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
     std::signal(SIGUSR1, onSignal); // what mpirun forwards to its processes at once (a clean stop)
+    // A file beyond the process's size limit (ulimit -f) is a write error with its reason ("File too large"), said
+    // with the file's name, not a process killed without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
 }
 
 int interruptSignal()
 {
-    return g_signal.load();
+    const int own = g_signal.load();
+    return own != 0 ? own : g_peerSignal.load();
+}
+
+void interruptForRank(int rank, int signal)
+{
+    int none = 0;
+    if (signal == 0 || !g_peerSignal.compare_exchange_strong(none, signal))
+        return;
+    g_peerRank.store(rank);
+    requestCancellation();
+}
+
+int interruptedRank()
+{
+    return g_signal.load() == 0 && g_peerSignal.load() != 0 ? g_peerRank.load() : -1;
 }
 
 int interruptedExitCode(int signal)
@@ -131,7 +151,7 @@ int interruptedExitCode(int signal)
     return signal == SIGUSR1 ? 0 : 128 + signal;
 }
 
-void prepareOutputs(const RunConfig& config)
+std::vector<std::string> prepareOutputs(const RunConfig& config)
 {
     const std::vector<std::string> created = ensureWritableDirectory(config.out, "--out");
     try {
@@ -140,11 +160,17 @@ void prepareOutputs(const RunConfig& config)
         if (!config.trace.empty())
             checkWritableFilePath(config.trace, "--trace");
     } catch (const SgdError&) {
-        std::error_code ec;
-        for (auto it = created.rbegin(); it != created.rend(); ++it)
-            std::filesystem::remove(*it, ec);
+        removeFolders(created);
         throw;
     }
+    return created;
+}
+
+void removeFolders(const std::vector<std::string>& folders)
+{
+    std::error_code ec;
+    for (auto it = folders.rbegin(); it != folders.rend(); ++it)
+        std::filesystem::remove(*it, ec); // (an empty folder only: one with files in it stays)
 }
 
 /// Workers beyond the chunks (sync) or the batch (async) have nothing to do: said once, it is not an error.
@@ -179,6 +205,8 @@ void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int sy
             "describe this load, not this machine\n",
             100.0 * std::max(0.0, m.waitedForACoreShare), static_cast<unsigned long long>(m.messageBytes),
             100.0 * m.bandwidthSpread);
+    if (!run.dataNote.empty())
+        std::fprintf(stderr, "note: %s\n", run.dataNote.c_str());
     if (run.config.layers != asGiven.layers)
         std::fprintf(stderr, "note: the preset's model %s takes %s's widths: %s (choose with --layers)\n",
             widthsText(asGiven.layers).c_str(), toString(asGiven.dataset).c_str(),
@@ -287,11 +315,14 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
             "peak of a simulated mode's own process if larger"}};
     const int signal = interruptSignal();
     summary["interrupted"] = signal != 0 && firstFailure.empty();
-    if (signal != 0 && firstFailure.empty())
+    if (signal != 0 && firstFailure.empty()) {
         summary["stopped_by"] = signal == SIGUSR1 ? "SIGUSR1 (a requested stop)"
             : signal == SIGINT                    ? "SIGINT"
             : signal == SIGTERM                   ? "SIGTERM"
                                                   : "signal " + std::to_string(signal);
+        if (interruptedRank() >= 0)
+            summary["stopped_by_rank"] = interruptedRank(); // an MPI job's: the rank that was signalled
+    }
     summary["failed"] = !firstFailure.empty();
     if (!firstFailure.empty())
         summary["failure"] = firstFailure;
@@ -305,47 +336,52 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
     std::vector<const RunMetrics*> workers;
     for (const auto& r : runs)
         workers.push_back(&r->result.metrics);
-    writeFileAtomically(
-        joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim, workers));
-    // An interrupted or failed run may have little time left (mpirun kills a second after it passes SIGTERM on,
-    // or once a rank died): its summary goes first, saying which files are still to come; a finished run's
-    // summary goes last, so that its presence means every file is there.
-    const bool cutShort = signal != 0 || !firstFailure.empty();
-    if (cutShort) {
-        Json pending = Json::array();
-        if (charts)
-            for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"})
-                pending.push_back(name);
-        if (!config.trace.empty())
-            pending.push_back(config.trace);
-        if (!config.saveParams.empty())
-            pending.push_back(config.saveParams);
-        summary["written_after_this_file"] = pending;
-        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
+    // summary.json first, the most valuable file: it names the files still to come, so that whatever stops the
+    // writing (mpirun's kill a second after it passes SIGTERM on, a dead rank, a full disk) leaves it saying what
+    // may be missing; once every file is written it is written again without that list. (A failure to write a file
+    // is thrown, naming it and its cause, once: the files after it would fail the same way on a full disk.)
+    Json pending = Json::array();
+    pending.push_back("metrics.csv");
+    if (charts)
+        for (const char* name : {"loss.png", "idle.png", "staleness.png", "comparison.png"})
+            pending.push_back(name);
+    if (!config.trace.empty())
+        pending.push_back(config.trace);
+    if (!config.saveParams.empty() && !runs.empty())
+        pending.push_back(config.saveParams);
+    summary["written_after_this_file"] = pending;
+    const std::string summaryPath = joinPath(config.out, "summary.json");
+    writeFileAtomically(summaryPath, dumpJson(summary, 2) + "\n");
+    try {
+        writeFileAtomically(
+            joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim, workers));
         if (afterSummary)
             afterSummary();
+        if (charts)
+            charts(config.out, finished);
+        if (!config.trace.empty())
+            writeFileAtomically(config.trace,
+                traceJson(recorded,
+                    config.engine == EngineKind::Sim ? "virtual time, "
+                            + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
+                                                       : "platform " + config.platform)
+                                                     : std::string(),
+                    config.engine == EngineKind::Mpi));
+        if (!config.saveParams.empty() && !runs.empty()) {
+            const ModeResult& first = runs.front()->result;
+            writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
+                {{"sgdscope_mode", modeName(first.mode)},
+                    run.problem->spec.isMlp()
+                        ? std::pair<const std::string, std::string> {"sgdscope_layers",
+                            widthsText(run.problem->spec.widths())}
+                        : std::pair<const std::string, std::string> {"sgdscope_model", run.problem->spec.text()}});
+        }
+        summary.erase("written_after_this_file");
+        writeFileAtomically(summaryPath, dumpJson(summary, 2) + "\n");
+    } catch (const SgdError& e) {
+        throw SgdError(
+            std::string(e.what()) + "; " + summaryPath + ", written first, lists the files that may be missing");
     }
-    if (charts)
-        charts(config.out, finished);
-    if (!config.trace.empty())
-        writeFileAtomically(config.trace,
-            traceJson(recorded,
-                config.engine == EngineKind::Sim ? "virtual time, "
-                        + (config.platform.empty() ? "cluster " + nameOf(clusterNames, config.cluster)
-                                                   : "platform " + config.platform)
-                                                 : std::string(),
-                config.engine == EngineKind::Mpi));
-    if (!config.saveParams.empty() && !runs.empty()) {
-        const ModeResult& first = runs.front()->result;
-        writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
-            {{"sgdscope_mode", modeName(first.mode)},
-                run.problem->spec.isMlp()
-                    ? std::pair<const std::string, std::string> {"sgdscope_layers",
-                        widthsText(run.problem->spec.widths())}
-                    : std::pair<const std::string, std::string> {"sgdscope_model", run.problem->spec.text()}});
-    }
-    if (!cutShort)
-        writeFileAtomically(joinPath(config.out, "summary.json"), dumpJson(summary, 2) + "\n");
     if (!firstFailure.empty())
         return 1;
     if (signal != 0)

@@ -36,16 +36,25 @@ using ProgressFactory = std::function<std::unique_ptr<ProgressReporter>(Mode mod
 
 /// Installs SIGINT, SIGTERM and SIGUSR1 handlers that ask the run to stop (a second SIGINT or SIGTERM ends the
 /// process). SIGUSR1 is a requested stop (the window's Pause of an MPI job, passed on by mpirun): the run ends
-/// with exit code 0; SIGINT and SIGTERM end it with 128 + the signal.
+/// with exit code 0; SIGINT and SIGTERM end it with 128 + the signal. SIGXFSZ is ignored: a file beyond the size limit
+/// is a write error named with its file.
 void installInterruptHandlers();
-/// The signal that interrupted the run, or 0.
+/// The signal that interrupted the run, or 0: this process's own, else the one another rank of an MPI job passed on.
 int interruptSignal();
+/// On rank 0 of an MPI job: rank `rank` was asked to stop by `signal` (it passed it on through the watch); the run
+/// stops as if this process had been signalled (thread-safe, lock-free; this process's own signal takes precedence).
+void interruptForRank(int rank, int signal);
+/// The rank whose signal stopped the run when this process had none of its own, or -1.
+int interruptedRank();
 /// The exit code of a run stopped by `signal` (0 for SIGUSR1, a requested stop).
 int interruptedExitCode(int signal);
 
 /// The output folder (created) and the other output paths (checked), before any training; the folders it made
-/// are removed again if something is refused. Throws SgdError naming the option.
-void prepareOutputs(const RunConfig& config);
+/// are removed again if something is refused. Throws SgdError naming the option. Returns the folders it made,
+/// deepest last (removeFolders takes them away again if the run does not start after all).
+std::vector<std::string> prepareOutputs(const RunConfig& config);
+/// Removes the folders prepareOutputs made, deepest first, if they are still empty.
+void removeFolders(const std::vector<std::string>& folders);
 /// Says (on stderr) what is not an error but worth knowing: workers with nothing to do, a slow fraction that
 /// rounds to no worker, a preset's model that takes the data's widths.
 void noteBeforeTraining(const PreparedRun& run, const RunConfig& asGiven, int syncWorkers, int asyncWorkers);
@@ -56,11 +65,12 @@ std::vector<Mode> modesOf(const RunConfig& config);
 std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress);
 
 /// Writes every output file, each atomically, and returns the exit code: 0 done, 3 diverged, 1 failed (a run's
-/// failure), 128 + signal interrupted (0 for SIGUSR1). A finished run's summary.json goes last, so that its
-/// presence means every file is there; an interrupted or failed run's goes first, with metrics.csv, and names
-/// the files still to come (a stopped MPI job may have a second left). `engineSummary` is added under the
-/// engine's name; `failure` (the job's, e.g. a dead rank) marks the whole run failed. `afterSummary` is called
-/// once the first files are written (an interrupted or failed run's summary.json and metrics.csv).
+/// failure), 128 + signal interrupted (0 for SIGUSR1). summary.json goes first, naming the files still to come
+/// (`written_after_this_file`: a stopped MPI job may have a second left, a disk may fill up), then metrics.csv, the
+/// charts, the trace and the parameters; then summary.json again without that list, so that a summary without it
+/// means every file is there. A file that cannot be written throws SgdError naming it and the cause, and nothing
+/// more is written. `engineSummary` is added under the engine's name; `failure` (the job's, e.g. a dead rank) marks
+/// the whole run failed. `afterSummary` is called once summary.json and metrics.csv are written.
 int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<HeadlessModeRun>>& runs,
     const ChartWriter& charts, const Json& engineSummary, const std::string& failure = {},
     const std::function<void()>& afterSummary = {});

@@ -49,6 +49,11 @@ int startHeadlessRun(const RunConfig& config, const ChartWriter& charts, const P
             if (interruptSignal() != 0 && !runs.empty())
                 break;
             runs.push_back(trainMode(run, mode, progress));
+            if (const std::string& failure = runs.back()->result.failure; !failure.empty()) {
+                // (Said before the files are written: writing them may fail for the same reason.)
+                std::cerr << "sgdscope: " << failure << "; " << config.out << "/summary.json says what was done\n";
+                break;
+            }
         }
         return writeResults(run, runs, charts, Json());
     } catch (const std::bad_alloc&) {

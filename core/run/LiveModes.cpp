@@ -8,6 +8,7 @@
 #include "core/train/ReductionPlan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -132,6 +133,11 @@ std::vector<std::string> LiveModes::notes(const TrainerSettings& t) const
             + " workers: in sync-like modes, workers beyond " + std::to_string(layout.chunkCount)
             + " have no chunk and idle; in pushing modes, workers beyond " + std::to_string(t.batch)
             + " have no samples.");
+    if (!m_run.dataNote.empty()) {
+        std::string note = m_run.dataNote + ".";
+        note[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(note[0])));
+        notes.push_back(note);
+    }
     const EngineChoice& engine = m_run.engine;
     if (const LocalCalibration& c = engine.sim.calibration; engine.kind == EngineKind::Sim && c.busy())
         notes.push_back("The local cluster was measured on a busy machine (its threads waited for a core "

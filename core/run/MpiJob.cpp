@@ -211,10 +211,15 @@ Json engineJson(const MpiContext& mpi)
         Json list = Json::array();
         for (const RankWork& w : work)
             list.push_back(Json {{"rank", w.rank}, {"pid", w.pid}, {"computed_samples", w.computedSamples},
-                {isSyncLike(mode) ? "updates" : "pushes", w.updates}});
+                {isSyncLike(mode) ? "updates" : "pushes", w.updates},
+                {"on_core_seconds", w.onCoreSeconds >= 0 ? Json(w.onCoreSeconds) : Json(nullptr)},
+                {"waited_for_a_core_seconds",
+                    w.waitedForACoreSeconds >= 0 ? Json(w.waitedForACoreSeconds) : Json(nullptr)}});
         ranks[modeName(mode)] = list;
     }
-    engine["ranks"] = ranks; // per mode: what each rank computed, counted by that rank
+    // per mode: what each rank computed, counted by that rank, and how long its threads ran and waited for a core
+    // (the kernel's run-queue delay: what the operating system took from it, in its waits and unaccounted time)
+    engine["ranks"] = ranks;
     return engine;
 }
 
@@ -238,11 +243,14 @@ Json engineJson(const MpiContext& mpi)
     std::fprintf(stderr, "sgdscope: %s; the job ends, and %s/summary.json says what was done\n", failure.c_str(),
         run.config.out.c_str());
     std::fflush(stderr);
-    // The mode that was running when the problem stopped it failed (it was not interrupted by a signal).
-    if (!runs.empty() && runs.back()->result.failure.empty() && runs.back()->result.interrupted
-        && interruptSignal() == 0) {
-        runs.back()->result.failure = failure;
-        runs.back()->result.interrupted = false;
+    // The mode that was running when the problem stopped it failed (it was not interrupted by a signal), and its
+    // failure is the job's, as the watch named it (an MPI call may have failed first, with less to say).
+    if (!runs.empty()) {
+        ModeResult& last = runs.back()->result;
+        if (!last.failure.empty() || (last.interrupted && interruptSignal() == 0)) {
+            last.failure = failure;
+            last.interrupted = false;
+        }
     }
     mpi.stopWatch(false);
     PeerWatch* watch = mpi.watch();
@@ -269,6 +277,9 @@ Json engineJson(const MpiContext& mpi)
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
         leave(mpi, 1);
     }
+    // An MPI call may fail before the watch has seen why (rank 0 gone, or this process stopped for so long that
+    // the others gave it up): what the watch finds decides what, if anything, this rank says.
+    watch->settle();
     const bool ownError = !watch->hasProblem();
     if (ownError)
         watch->reportError(error);
@@ -278,14 +289,31 @@ Json engineJson(const MpiContext& mpi)
     const PeerProblem problem = *watch->problem();
     if (problem.kind == PeerProblem::Kind::Ended)
         leave(mpi, problem.exitCode);
+    // This process was stopped (or starved) so long that rank 0 gave it up and said so: what it finds now is the
+    // job ending because of it, and it says nothing more.
+    if (problem.kind == PeerProblem::Kind::Stalled)
+        leave(mpi, 1);
     // Rank 0 is gone or silent: the first other rank says so (and this rank's own error, which rank 0 never
     // said).
     if (ownError)
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), error.c_str());
     if (mpi.rank() == 1)
-        std::fprintf(stderr, "sgdscope: rank 1: %s; the job ends without results (rank 0 writes them)\n",
-            problem.describe(watch->silence()).c_str());
+        std::fprintf(stderr, "sgdscope: rank 1: %s; %s\n", problem.describe(watch->silence()).c_str(),
+            problem.kind == PeerProblem::Kind::Silent ? "the job ends (rank 0 writes what was done if it runs again)"
+                                                      : "the job ends without results (rank 0 writes them)");
     leave(mpi, 1);
+}
+
+/// The job's failure as rank 0 names it: a failure of the MPI calls themselves ("the MPI connection with rank 1
+/// failed") is named after what the watch finds of it once it has looked at every peer again (rank 1 gone, or this
+/// process stopped so long that the others gave it up); rank 0's own errors stay as they are.
+std::string namedFailure(MpiContext& mpi, const std::string& failure, bool fromPeers)
+{
+    PeerWatch* watch = mpi.watch();
+    if (!watch || !fromPeers)
+        return failure;
+    watch->settle();
+    return watch->hasProblem() ? watch->problem()->describe(watch->silence()) : failure;
 }
 
 int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts,
@@ -311,16 +339,21 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     }
 
     // 2. From here a peer is given up only when it is gone, silent or failed.
-    mpi.startWatch(config.peerTimeout);
+    //    A stop signal to any rank ends the job as one to rank 0 does (the watch passes it on).
+    mpi.startWatch(
+        config.peerTimeout, [] { return interruptSignal(); }, [](int r, int sig) { interruptForRank(r, sig); });
 
     // 3. Each process loads its own copy of the data and checks everything; the ranks that fail say why.
+    //    The output paths are checked now (a bad --out is refused before anything loads) but the folder is made
+    //    only once training is about to begin: a job refused or failed before it leaves nothing behind.
     PreparedRun run;
     problem.clear();
+    std::vector<std::string> madeFolders; // rank 0: the output folders this job made
     try {
         run = prepareRun(config);
         problem = messageSizeProblem(run, size);
         if (rank == 0 && problem.empty())
-            prepareOutputs(config);
+            removeFolders(prepareOutputs(config));
     } catch (const std::bad_alloc&) {
         problem = "out of memory while loading the data and building the model";
     } catch (const std::exception& e) {
@@ -349,10 +382,31 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
         // Every process's clock against rank 0's, for one time axis.
         mpi.estimateClockOffsets();
+        std::string outputs;
+        if (rank == 0) {
+            try {
+                madeFolders = prepareOutputs(config);
+            } catch (const SgdError& e) {
+                outputs = e.what();
+            }
+        }
+        if (agreeOnProblems(mpi, outputs))
+            return refused(mpi);
     } catch (const RunFailure& e) {
-        // A rank died, hung or failed before training: nothing to summarise.
-        if (rank == 0)
-            std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n", e.what());
+        // A rank died, hung or failed before training: nothing to summarise, and nothing left behind.
+        if (rank == 0) {
+            removeFolders(madeFolders);
+            std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n",
+                namedFailure(mpi, e.what(), true).c_str());
+        } else if (PeerWatch* watch = mpi.watch(); watch && mpi.rank() == 1) {
+            // Rank 0 cannot say it is gone: the first other rank does (nothing if rank 0 ended the job, or if this
+            // process was itself stopped so long that rank 0 gave it up and said so).
+            watch->settle();
+            if (const auto p = watch->problem();
+                p && (p->kind == PeerProblem::Kind::Gone || p->kind == PeerProblem::Kind::Silent))
+                std::fprintf(stderr, "sgdscope: rank 1: %s, before training began; nothing written\n",
+                    p->describe(watch->silence()).c_str());
+        }
         leave(mpi, 1);
     }
     if (rank == 0)
@@ -363,6 +417,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     // 4. Rank 0 trains and writes; the others serve it.
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
     std::string failure;
+    bool fromPeers = false; // a RunFailure (a peer, or the MPI calls with it), not this rank's own error
     try {
         for (const Mode mode : modesOf(config)) {
             // Rank 0 decides whether a next mode starts (after a stop or a failure it does not).
@@ -377,6 +432,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             if (rank == 0) {
                 runs.push_back(trainMode(modeRun, mode, progress));
                 failure = runs.back()->result.failure;
+                fromPeers = !failure.empty();
                 if (!failure.empty())
                     break;
             } else if (mode == Mode::Sync && modeRun.settings.topology == Topology::ParameterServer) {
@@ -393,6 +449,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
     } catch (const RunFailure& e) {
         failure = e.what();
+        fromPeers = true;
     } catch (const std::bad_alloc&) {
         failure = (rank == 0 ? "rank 0: " : "") + std::string("out of memory during the run");
     } catch (const std::exception& e) {
@@ -404,7 +461,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         failure = mpi.watch()->problem()->describe(mpi.watch()->silence());
     if (!failure.empty()) {
         if (rank == 0)
-            endFailedJob(mpi, run, runs, charts, failure);
+            endFailedJob(mpi, run, runs, charts, namedFailure(mpi, failure, fromPeers));
         endFailedPeer(mpi, failure);
     }
 
@@ -412,7 +469,19 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     //    every process ends with rank 0's exit code.
     int exitCode = 0;
     if (rank == 0) {
-        exitCode = writeResults(run, runs, charts, engineJson(mpi));
+        try {
+            exitCode = writeResults(run, runs, charts, engineJson(mpi));
+        } catch (const std::bad_alloc&) {
+            std::fprintf(
+                stderr, "sgdscope: rank 0: out of memory while writing the results in %s\n", run.config.out.c_str());
+            exitCode = 1;
+        } catch (const std::exception& e) {
+            // A file that cannot be written (a full disk): said once, here, and the others end with this exit code
+            // instead of finding rank 0 gone.
+            std::fprintf(stderr, "sgdscope: %s\n", e.what());
+            exitCode = 1;
+        }
+        std::fflush(stderr);
         // The results are written: a rank that leaves from here on is no failure.
         mpi.stopWatch();
     }
@@ -438,7 +507,8 @@ int runMpiJob(
     const RunConfig* given, const std::string& givenProblem, const ChartWriter& charts, const ProgressFactory& progress)
 {
     MpiContext& mpi = MpiContext::init();
-    // Whatever goes wrong on this rank is said once, with its rank, and ends the job non-zero.
+    // Whatever goes wrong on this rank is said once, with its rank, and ends the job non-zero; rank 0 tells the
+    // others it ends the job, so that none of them takes its end for a death and says so too.
     try {
         return runJob(mpi, given, givenProblem, charts, progress);
     } catch (const std::bad_alloc&) {
@@ -446,6 +516,8 @@ int runMpiJob(
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), e.what());
     }
+    if (mpi.isRoot() && mpi.watch())
+        mpi.watch()->endJob(1);
     leave(mpi, 1);
 }
 

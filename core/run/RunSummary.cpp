@@ -185,6 +185,8 @@ ModeSummaryRecord summaryRecord(const ModeResult& r)
         s.clusterFields = clusterFields(r);
     s.seconds = r.seconds;
     s.wallSeconds = r.wallSeconds;
+    s.onCoreSeconds = r.onCoreSeconds;
+    s.waitedForACoreSeconds = r.waitedForACoreSeconds;
     s.metrics = &r.metrics;
     s.modeFields = modeFields(r);
     s.learningRate = learningRateFields(r);

@@ -1,5 +1,8 @@
 #include "ui/charts/Exportable.h"
 
+#include "core/common/Error.h"
+#include "core/io/Files.h"
+
 #include <QApplication>
 #include <QBuffer>
 #include <QClipboard>
@@ -8,7 +11,6 @@
 #include <QFileDialog>
 #include <QMenu>
 #include <QMessageBox>
-#include <QSaveFile>
 #include <QWidget>
 
 namespace sgdscope::ui {
@@ -22,11 +24,14 @@ QString savePng(const QImage& image, const QString& path)
     // Qt's default (ARGB at level 6) for files 20% larger; a study draws many.
     if (image.isNull() || !image.convertToFormat(QImage::Format_RGB888).save(&buffer, "PNG", 80))
         return QStringLiteral("could not encode the image for '%1'").arg(path);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
-    if (file.write(bytes) != bytes.size() || !file.commit())
-        return QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+    // Written as every other file (a temporary beside it, then renamed), with the system's reason on failure
+    // ("No space left on device"), which QSaveFile does not carry for a failed write.
+    try {
+        writeFileAtomically(
+            path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    } catch (const SgdError& e) {
+        return QString::fromStdString(e.what());
+    }
     return {};
 }
 

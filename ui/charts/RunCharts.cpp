@@ -73,6 +73,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
                 },
                 dir.filePath(QStringLiteral("loss.png"))));
     }
+    if (!problems.isEmpty())
+        return problems; // (a full disk would fail every later file for the same reason)
     {
         QList<QWidget*> panels;
         QList<std::pair<WorkerBarsChart*, const ModeSeries*>> charts;
@@ -92,6 +94,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
                 },
                 dir.filePath(QStringLiteral("idle.png"))));
     }
+    if (!problems.isEmpty())
+        return problems;
     {
         // Each mode's price: a sync-like mode's wait per update, an async-like one's staleness, and ssp's both
         // (staleness, and how long its bound held each push); each as a histogram and over time.
@@ -149,6 +153,8 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
                 },
                 dir.filePath(QStringLiteral("staleness.png"))));
     }
+    if (!problems.isEmpty())
+        return problems;
     {
         QList<LossChart::Curve> curves;
         for (const ChartedMode& m : modes) {

@@ -13,7 +13,8 @@ namespace sgdscope::ui {
 /// idle.png (per-worker busy/idle/apply), staleness.png (each mode's price: sync's wait per update, async's
 /// staleness, as histograms and over time) and
 /// comparison.png (every mode against samples and against seconds), at twice the pixel density, each
-/// written atomically. Returns the problems (empty on success). Needs a QApplication.
+/// written atomically. Returns the problem that stopped it, naming the file and the cause (empty on success): it
+/// stops at the first, since a full disk fails every later file for the same reason. Needs a QApplication.
 /// One mode's series as drawn: its name, its colour, and its family (sync-like modes show their wait per update,
 /// the others their staleness).
 struct ChartedMode

@@ -116,11 +116,15 @@ void MpiAsyncTrainer::releaseHeld(int by, bool push)
 void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const double sliceStart = MpiContext::now();
+    m_sliceOpen = true;
+    m_sliceStart = sliceStart;
+    m_sliceEvents.clear();
     // A time-limited run (a progress stream) ends the slice at its time: no new pushes after it.
     const double deadline = std::isfinite(limits.maxSeconds)
         ? sliceStart + std::max(0.0, limits.maxSeconds - (m_seconds - sliceStartSeconds))
         : std::numeric_limits<double>::infinity();
     const double shift = m_seconds - sliceStart;
+    m_sliceShift = shift;
     // Pushes of this slice: up to the next whole-set evaluation (the server pauses everyone for it).
     const std::int64_t perPush = std::max(1, m_settings.batch / std::max(1, m_workers));
     m_pushesLeft = maxPushesPerSlice;
@@ -141,7 +145,6 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     m_active = 0;
     for (int w = 0; w < m_workers; ++w)
         m_active += answer(w, true) ? 1 : 0;
-    std::vector<UpdateEvent> events;
     const MomentumSgd rule(m_settings.momentum);
     const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate, m_settings.batch);
     while (m_active > 0) {
@@ -180,17 +183,26 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         }
         countPush(event);
         event.seconds = MpiContext::now() + shift;
-        events.push_back(event);
+        m_sliceEvents.push_back(event);
         const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget)
             && MpiContext::now() < deadline;
         if (!answer(w, more))
             --m_active;
         releaseHeld(w, more);
     }
-    const double sliceEnd = MpiContext::now();
-    m_seconds += sliceEnd - sliceStart;
-    m_cutter.close({WorkWindow {sliceStart, sliceEnd, m_workers}, shift, std::move(events)});
+    closeOpenWindow();
     reportCut(m_cutter, observer, false);
+}
+
+void MpiAsyncTrainer::closeOpenWindow()
+{
+    if (!m_sliceOpen)
+        return;
+    m_sliceOpen = false;
+    const double sliceEnd = MpiContext::now();
+    m_seconds += sliceEnd - m_sliceStart;
+    m_cutter.close({WorkWindow {m_sliceStart, sliceEnd, m_workers}, m_sliceShift, std::move(m_sliceEvents)});
+    m_sliceEvents.clear();
 }
 
 void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
@@ -205,7 +217,7 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
     stop.put(-1.0);
     stop.put(std::int32_t {-1});
     // Rank 0 is the server: it computes no gradient.
-    std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
+    std::vector<RankWork> work {rankWork(0, 0, 0, m_coreTime)};
     for (int w = 0; w < m_workers; ++w) {
         m_mpi.send(stop.bytes().data(), stop.bytes().size(), w + 1, answerTag);
         const std::vector<char> final = m_mpi.receiveWhole(w + 1, finalTag);
@@ -221,6 +233,7 @@ void MpiAsyncTrainer::endOfRun(TrainingObserver& observer)
 void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
 {
     MpiContext& mpi = MpiContext::get();
+    const CoreTimeSince coreTime;
     const int worker = mpi.rank() - 1;
     const DataOrder order(problem->train().size(), settings.seed);
     BatchCursor cursor(order);
@@ -270,7 +283,7 @@ void serveMpiAsync(std::shared_ptr<const Problem> problem, const TrainerSettings
         if (control == stopControl) {
             out.clear();
             out.putSpans(spans.spans);
-            putRankWork(out, computedSamples, pushes);
+            putRankWork(out, computedSamples, pushes, coreTime);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }

@@ -36,6 +36,7 @@ public:
 protected:
     void trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer) override;
     void settingsChanged() override;
+    void closeOpenWindow() override;
 
 private:
     /// Answers worker w: its next push (returns true) or a pause (it leaves the slice); ssp: or holds the answer
@@ -59,6 +60,12 @@ private:
     SspGate m_ssp;
     DelayCompensation m_compensation; // dc-asgd
     std::vector<ParamVector> m_sent; // dc-asgd: per worker, the parameters it was sent for its push in flight
+    // The slice under way: when it began (rank 0's clock), the shift to the mode's clock and its pushes so far
+    // (closed by trainSome, or by closeOpenWindow when a failure cut it short).
+    bool m_sliceOpen = false;
+    double m_sliceStart = 0.0;
+    double m_sliceShift = 0.0;
+    std::vector<UpdateEvent> m_sliceEvents;
 };
 
 /// What ranks other than 0 do in an async run: push gradients to rank 0 until it says stop.

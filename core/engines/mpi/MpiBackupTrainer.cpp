@@ -159,7 +159,7 @@ void MpiBackupTrainer::endOfRun(TrainingObserver& observer)
     // "Stop" to every worker; each answers with the spans it still had and how many messages it sent, and the
     // server takes those it has not taken yet (a worker's last send completes only then).
     sendParameters(false);
-    std::vector<RankWork> work {{0, static_cast<long>(::getpid()), 0, 0}};
+    std::vector<RankWork> work {rankWork(0, 0, 0, m_coreTime)};
     std::vector<std::int64_t> sent(static_cast<std::size_t>(m_workers), 0);
     std::vector<std::vector<Span>> lastSpans(static_cast<std::size_t>(m_workers));
     for (int w = 0; w < m_workers; ++w) {
@@ -191,6 +191,7 @@ void MpiBackupTrainer::endOfRun(TrainingObserver& observer)
 void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSettings& settings)
 {
     MpiContext& mpi = MpiContext::get();
+    const CoreTimeSince coreTime;
     const int worker = mpi.rank() - 1;
     MpiWorkerPart part(*problem, settings, worker);
     std::int64_t cursorAt = 0; // the update whose batch part.cursor.next gives
@@ -251,7 +252,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         if (control == 0) {
             MpiMessage out;
             out.putSpans(spans.spans);
-            putRankWork(out, computedSamples, updates);
+            putRankWork(out, computedSamples, updates, coreTime);
             out.put(messages); // how many it sent: the server takes those it has not taken yet
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             for (auto& s : sends)

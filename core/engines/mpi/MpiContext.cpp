@@ -109,7 +109,8 @@ std::string MpiContext::threadLevelName() const
     }
 }
 
-void MpiContext::startWatch(double silenceSeconds)
+void MpiContext::startWatch(
+    double silenceSeconds, std::function<int()> stopSignal, std::function<void(int rank, int signal)> onPeerSignal)
 {
     if (m_watch)
         return;
@@ -123,6 +124,8 @@ void MpiContext::startWatch(double silenceSeconds)
     // A problem stops the run at its next boundary, as a signal would (and cuts an evaluation short): the
     // job then ends at its next wait, with the problem as its failure.
     settings.onProblem = [] { requestCancellation(); };
+    settings.stopSignal = std::move(stopSignal);
+    settings.onPeerSignal = std::move(onPeerSignal);
     m_watch = std::make_unique<PeerWatch>(settings, makeMpiBeatChannel(commAt(m_beatComm)));
 }
 

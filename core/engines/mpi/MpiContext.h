@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct RankWork
     long pid = 0;
     std::int64_t computedSamples = 0; // samples whose gradient this rank computed
     std::int64_t updates = 0; // sync: updates it took part in; async: its pushes
+    // Its process's threads while it served the mode: seconds on a core, and seconds runnable but waiting for one
+    // (the kernel's run-queue delay; -1 where the kernel does not say).
+    double onCoreSeconds = -1.0;
+    double waitedForACoreSeconds = -1.0;
 };
 
 /// This process's place in an MPI job (Open MPI, started by mpirun), and the few MPI operations the MPI
@@ -62,8 +67,10 @@ public:
     std::vector<int> offsetReestimates() const;
 
     /// Starts the watch (PeerWatch): from now on a peer is given up only when its process is gone, it sent
-    /// nothing for `silenceSeconds` (--peer-timeout), or it failed. Collective.
-    void startWatch(double silenceSeconds);
+    /// nothing for `silenceSeconds` (--peer-timeout), or it failed. Collective. `stopSignal` says which signal asked
+    /// this process to stop (0: none); on rank 0, `onPeerSignal` hears of another rank's (PeerWatch::Settings).
+    void startWatch(double silenceSeconds, std::function<int()> stopSignal = {},
+        std::function<void(int rank, int signal)> onPeerSignal = {});
     /// The watch, if started.
     PeerWatch* watch() const { return m_watch.get(); }
     /// Stops the watch (before MPI_Finalize, or before this process leaves; see PeerWatch::stop).

@@ -26,13 +26,20 @@ template<typename Done>
 bool MpiContext::pollUntil(Done&& done) const
 {
     const double start = now();
+    double lastTurn = start;
     for (int spins = 0;; ++spins) {
-        if (done())
-            return true;
+        // A turn long after the last (this process was stopped, or starved): the watch first looks at the peers,
+        // so that no MPI progress is made on a message of a peer that ended meanwhile.
+        const double turn = now();
+        if (m_watch && turn - lastTurn > 0.5)
+            m_watch->settle();
+        lastTurn = turn;
         if (m_watch && m_watch->hasProblem()) {
             const auto problem = m_watch->problem();
             throw RunFailure(problem->describe(m_watch->silence()));
         }
+        if (done())
+            return true;
         const double waited = now() - start;
         if (!m_watch && waited > m_timeout)
             return false;

@@ -15,6 +15,12 @@ MpiRootTrainer::MpiRootTrainer(std::shared_ptr<const Problem> problem, TrainerSe
 
 MpiRootTrainer::~MpiRootTrainer() = default;
 
+void MpiRootTrainer::reportUntilFailure(TrainingObserver& observer)
+{
+    closeOpenWindow();
+    reportCut(m_cutter, observer, true);
+}
+
 void MpiRootTrainer::requireProcesses() const
 {
     const int workers = m_settings.workers;

@@ -323,7 +323,7 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
 {
     // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
     broadcastParameters(false);
-    std::vector<RankWork> work {{0, static_cast<long>(::getpid()), m_computedSamples, m_updates}};
+    std::vector<RankWork> work {rankWork(0, m_computedSamples, m_updates, m_coreTime)};
     for (int r = 1; r < m_mpi.size(); ++r) {
         const std::vector<char> final = m_mpi.receiveWhole(r, finalTag);
         MpiMessageReader in(final.data(), final.size());
@@ -339,6 +339,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
 {
     const bool local = mode == Mode::LocalSgd;
     MpiContext& mpi = MpiContext::get();
+    const CoreTimeSince coreTime;
     const int rank = mpi.rank();
     MpiWorkerPart part(*problem, settings, rank);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
@@ -392,7 +393,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
                 mpi.complete(f);
             out.clear();
             out.putSpans(spans.spans);
-            putRankWork(out, computedSamples, updates);
+            putRankWork(out, computedSamples, updates, coreTime);
             mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
             return;
         }

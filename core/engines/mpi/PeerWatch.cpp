@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <thread>
 
 namespace sgdscope {
 
@@ -15,6 +16,7 @@ constexpr std::int32_t beatKind = 1;
 constexpr std::int32_t errorKind = 2;
 constexpr std::int32_t endKind = 3;
 constexpr std::int32_t endingKind = 4;
+constexpr std::int32_t signalKind = 5;
 constexpr auto pollInterval = std::chrono::milliseconds(1);
 
 double steadyNow()
@@ -55,6 +57,10 @@ std::string PeerProblem::describe(double silenceLimit) const
         return who + ": " + text;
     case Kind::Ended:
         return "rank 0 ended the job";
+    case Kind::Stalled:
+        return who + " did not run for " + formatNumber(std::round(silentSeconds * 10) / 10)
+            + " s (stopped or starved since " + lastHeard + "), and the other ranks gave it up after --peer-timeout "
+            + formatNumber(silenceLimit) + " s of silence";
     }
     return who;
 }
@@ -110,6 +116,25 @@ std::optional<PeerProblem> PeerWatch::problem() const
         return std::nullopt;
     std::lock_guard lock(m_mutex);
     return m_problem;
+}
+
+void PeerWatch::settle(double maxSeconds) const
+{
+    const double deadline = steadyNow() + maxSeconds;
+    std::uint64_t start = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        start = m_checks;
+    }
+    // Two turns that checked every peer: the one under way may have begun before this call.
+    while (!hasProblem() && steadyNow() < deadline) {
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_checks >= start + 2 || m_stopping)
+                return;
+        }
+        std::this_thread::sleep_for(pollInterval);
+    }
 }
 
 void PeerWatch::reportError(const std::string& text)
@@ -177,16 +202,21 @@ void PeerWatch::loop()
     std::unique_lock lock(m_mutex);
     while (!m_stopping) {
         const double now = steadyNow();
-        if (now - lastTurn > std::max(0.5, 5 * m_settings.period)) {
-            // This process did not run (it was stopped, or starved): its peers' silence is its own, not theirs.
-            for (double& heard : m_lastHeard)
-                heard = std::max(heard, now);
-        }
+        const bool stalled = now - lastTurn > std::max(0.5, 5 * m_settings.period);
+        if (stalled)
+            noteStall(lastTurn, now);
         lastTurn = now;
-        receive(now);
-        if (now >= nextBeat) {
-            beat(now);
-            nextBeat = now + m_settings.period;
+        // After a stall, the peers' processes are looked at before any MPI call: a peer that ended meanwhile is
+        // found by its process id, and this process then makes no more MPI progress (Open MPI's progress on a
+        // dead peer's half-received message prints "Read -1, expected ..., errno = 3" beside our message).
+        if (stalled)
+            check(now);
+        if (!leavingWithoutMpi()) {
+            receive(now);
+            if (now >= nextBeat) {
+                beat(now);
+                nextBeat = now + m_settings.period;
+            }
         }
         check(now);
         m_wake.wait_for(lock, pollInterval, [this] { return m_stopping; });
@@ -231,6 +261,10 @@ void PeerWatch::receive(double now)
                 setProblem(std::move(p));
             } else if (kind == endingKind) {
                 m_rootEnding = true;
+            } else if (kind == signalKind) {
+                const auto signal = in.get<std::int32_t>();
+                if (m_settings.rank == 0 && m_settings.onPeerSignal)
+                    m_settings.onPeerSignal(from, signal);
             } else if (kind == endKind) {
                 PeerProblem p;
                 p.kind = PeerProblem::Kind::Ended;
@@ -272,6 +306,17 @@ void PeerWatch::check(double now)
         m_bestTrip = 1e300;
         m_windowEnd = now + m_settings.clockWindow;
     }
+    if (m_settings.rank != 0 && !m_signalPassedOn && m_settings.stopSignal) {
+        // A stop signal to this rank alone would leave the job running without it: rank 0 ends the job for it.
+        if (const int signal = m_settings.stopSignal(); signal != 0) {
+            MpiMessage out;
+            out.put(signalKind);
+            out.put(now);
+            out.put(static_cast<std::int32_t>(signal));
+            m_channel->send(0, out.bytes());
+            m_signalPassedOn = true;
+        }
+    }
     if (m_problem)
         return;
     const bool interrupted = m_settings.interrupted && m_settings.interrupted();
@@ -281,6 +326,12 @@ void PeerWatch::check(double now)
     const bool checkProcesses = now >= m_nextProcessCheck;
     if (checkProcesses)
         m_nextProcessCheck = now + 0.02;
+    struct Counted
+    {
+        std::uint64_t& checks;
+        bool counts;
+        ~Counted() { checks += counts ? 1 : 0; }
+    } counted {m_checks, checkProcesses};
     for (const int r : m_watched) {
         const auto k = static_cast<std::size_t>(r);
         const double silent = now - m_lastHeard[k];
@@ -302,9 +353,48 @@ void PeerWatch::check(double now)
         p.rank = r;
         p.silentSeconds = silent;
         p.lastHeard = timeOfDay(m_lastHeardWall[k]);
+        // The stall may have come during this very turn (stopped inside an MPI call): measured again now.
+        const double real = steadyNow();
+        if (real - now > std::max(0.5, 5 * m_settings.period))
+            noteStall(now, real);
+        if (givenUpAfterOwnStall(real)) {
+            p.kind = PeerProblem::Kind::Stalled;
+            p.rank = m_settings.rank;
+            p.silentSeconds = m_stallSeconds;
+            p.lastHeard = timeOfDay(m_stallSinceWall);
+        }
         setProblem(std::move(p));
         return;
     }
+}
+
+void PeerWatch::noteStall(double from, double to)
+{
+    // This process did not run (it was stopped, or starved): its peers' silence is its own, not theirs.
+    for (double& heard : m_lastHeard)
+        heard = std::max(heard, to);
+    if (to - from >= m_stallSeconds || to - m_stallEnd > m_settings.silence) {
+        m_stallSeconds = to - from;
+        m_stallSinceWall = wallNow() - (steadyNow() - from);
+    }
+    m_stallEnd = to;
+}
+
+bool PeerWatch::leavingWithoutMpi() const
+{
+    // Rank 0 goes on beating to the living ranks while it writes its files; the others, once rank 0 is gone or
+    // this process was given up, only leave.
+    return m_problem
+        && (m_problem->kind == PeerProblem::Kind::Stalled
+            || (m_settings.rank != 0 && m_problem->kind == PeerProblem::Kind::Gone));
+}
+
+bool PeerWatch::givenUpAfterOwnStall(double now) const
+{
+    // The peers hear nothing from the last beat before the stall to the first after it: up to a beat period
+    // longer than the stall itself. A problem soon after such a stall is the job ending because of it.
+    const double longEnough = m_settings.silence - m_settings.period - 2 * 1e-3;
+    return m_stallEnd >= 0 && m_stallSeconds >= longEnough && now - m_stallEnd <= std::max(2.0, 20 * m_settings.period);
 }
 
 void PeerWatch::setProblem(PeerProblem problem)

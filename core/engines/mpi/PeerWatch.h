@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,8 @@ struct PeerProblem
         Silent, // no message from it for the silence limit (--peer-timeout), or for a moment after a stop signal
         Failed, // it reported an error of its own
         Ended, // rank 0 ended the job (with `exitCode`)
+        Stalled, // this process itself did not run for so long that its peers gave it up (stopped, or starved):
+                 // what it sees of them afterwards (gone, silent) is the end of the job, not their failure
     };
     Kind kind = Kind::Silent;
     int rank = -1; // the peer the problem is with
@@ -56,6 +59,12 @@ struct PeerProblem
 ///   every process a second after a rank died, and the living ones still beat,
 /// - it reports an error (reportError on that rank), or rank 0 ends the job (endJob).
 /// The first problem is kept; the main thread polls problem() in its waits, so a wait never outlives a peer.
+/// A process that did not run itself for about the silence limit (SIGSTOP, a starved machine) was given up by its
+/// peers: what it finds once it runs again (rank 0 gone, the others silent) is the job ending because of it, and its
+/// problem is then that (Stalled, naming itself), never the peers' failure.
+///
+/// A stop signal on a rank other than 0 (Settings::stopSignal) is passed on to rank 0 (Settings::onPeerSignal), which
+/// ends the job as if it had been signalled itself.
 ///
 /// The beats also carry clock readings (NTP's four timestamps) that re-estimate each rank's offset to rank
 /// 0's clock during long runs: every `clockWindow` seconds, the exchange with the shortest round trip gives the
@@ -79,6 +88,8 @@ public:
         std::vector<long> localPids; // per rank: its process id if it runs on this host, else 0
         std::function<bool()> interrupted; // whether a stop signal came
         std::function<void()> onProblem; // called (on the watch's thread) when the first problem is found
+        std::function<int()> stopSignal; // the signal that asked this process to stop (0: none)
+        std::function<void(int rank, int signal)> onPeerSignal; // rank 0: a rank was asked to stop by `signal`
     };
     PeerWatch(Settings settings, std::unique_ptr<BeatChannel> channel);
     ~PeerWatch();
@@ -88,6 +99,9 @@ public:
     double silence() const { return m_settings.silence; }
     bool hasProblem() const { return m_hasProblem.load(std::memory_order_acquire); }
     std::optional<PeerProblem> problem() const;
+    /// Waits (at most `maxSeconds`) until the watch has looked at every peer once more after this call, so that a
+    /// failure seen first by the main thread (an MPI call that failed) is named after what the watch finds.
+    void settle(double maxSeconds = 0.25) const;
     /// On a rank other than 0: tells rank 0 this rank failed, with its message.
     void reportError(const std::string& text);
     /// On rank 0: tells every rank that the job is ending and that rank 0 is writing its files, so that its
@@ -117,6 +131,12 @@ private:
     void check(double now);
     void setProblem(PeerProblem problem);
     bool processGone(long pid) const;
+    /// Whether this process's own stall explains a peer problem found `now` (see the class comment).
+    bool givenUpAfterOwnStall(double now) const;
+    /// Whether the problem found ends this process's part in MPI (it only leaves, and beats no more).
+    bool leavingWithoutMpi() const;
+    /// This process did not run from `from` to `to` (steady seconds).
+    void noteStall(double from, double to);
 
     Settings m_settings;
     std::unique_ptr<BeatChannel> m_channel;
@@ -134,6 +154,11 @@ private:
     int m_myReestimates = 0;
     double m_signalAt = -1.0;
     bool m_rootEnding = false; // rank 0 announced the end: its silence is not a hang
+    bool m_signalPassedOn = false; // a rank other than 0: its stop signal went to rank 0
+    double m_stallSeconds = 0.0; // this process's longest time without a turn of the watch (stopped, starved)
+    double m_stallEnd = -1.0; // when it ended (steady seconds; < 0: none)
+    double m_stallSinceWall = 0.0; // when it began (wall-clock seconds)
+    std::uint64_t m_checks = 0; // turns that looked at every peer's process (settle)
     double m_nextProcessCheck = 0.0;
     double m_windowEnd = 0.0;
     double m_bestTrip = 1e300;

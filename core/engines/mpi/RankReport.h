@@ -1,10 +1,12 @@
 #pragma once
 
+#include "core/common/ThreadCoreTime.h"
 #include "core/engines/mpi/MpiContext.h"
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/metrics/Events.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -35,13 +37,42 @@ struct RankSpans
     }
 };
 
-/// A worker rank's last message ends with what it computed, counted there (rank 0 reports it beside its own):
-/// its process id, the samples whose gradient it computed and the updates (sync) or pushes it took part in.
-inline void putRankWork(MpiMessage& out, std::int64_t computedSamples, std::int64_t updates)
+/// This process's threads' time on a core and waiting for one since it was made (summed over its threads,
+/// /proc/self/task/*/schedstat): how much the operating system kept the rank from running while it served a mode.
+class CoreTimeSince
 {
+public:
+    /// (on a core, waiting for one) in seconds since construction; (-1, -1) where the kernel does not say.
+    std::pair<double, double> elapsed() const
+    {
+        const auto now = coreTimeOfThisProcess();
+        if (now.first < 0 || m_start.first < 0)
+            return {-1.0, -1.0};
+        return {now.first - m_start.first, now.second - m_start.second};
+    }
+
+private:
+    std::pair<double, double> m_start = coreTimeOfThisProcess();
+};
+
+/// Rank `rank`'s row, as this process counted it (rank 0's own).
+inline RankWork rankWork(int rank, std::int64_t computedSamples, std::int64_t updates, const CoreTimeSince& cpu)
+{
+    const auto [onCore, waited] = cpu.elapsed();
+    return {rank, static_cast<long>(::getpid()), computedSamples, updates, onCore, waited};
+}
+
+/// A worker rank's last message ends with what it computed, counted there (rank 0 reports it beside its own):
+/// its process id, the samples whose gradient it computed, the updates (sync) or pushes it took part in, and its
+/// threads' time on a core and waiting for one while it served the mode.
+inline void putRankWork(MpiMessage& out, std::int64_t computedSamples, std::int64_t updates, const CoreTimeSince& cpu)
+{
+    const auto [onCore, waited] = cpu.elapsed();
     out.put(static_cast<std::int64_t>(::getpid()));
     out.put(computedSamples);
     out.put(updates);
+    out.put(onCore);
+    out.put(waited);
 }
 
 /// Rank 0 reads what putRankWork wrote, for rank `rank`.
@@ -52,6 +83,8 @@ inline RankWork takeRankWork(MpiMessageReader& in, int rank)
     work.pid = in.get<std::int64_t>();
     work.computedSamples = in.get<std::int64_t>();
     work.updates = in.get<std::int64_t>();
+    work.onCoreSeconds = in.get<double>();
+    work.waitedForACoreSeconds = in.get<double>();
     return work;
 }
 
