@@ -516,12 +516,17 @@ void MainWindow::updateStatus()
             text += tr(" since the change"); // idle follows the current workers; the rest is the whole run
         if (s.lastTestAccuracy >= 0)
             text += tr(" \u00b7 test acc %1").arg(s.lastTestAccuracy, 0, 'f', 4);
+        QString tip;
         if (syncLike) {
             text += tr(" \u00b7 wait %1/update").arg(duration(s.meanWait));
             // Waiting on a tiny model is the price of meeting, not of a slow worker: say which.
-            if (const WaitReading reading = waitReading(s); reading.overhead)
-                text += tr(", mostly sync overhead (compute %1/update, no straggler)")
-                            .arg(duration(reading.computePerUpdate));
+            if (const WaitReading reading = waitReading(s); reading.overhead) {
+                text += tr(" (sync overhead)");
+                tip = tr("The wait is sync overhead, not a straggler's: no worker is busier than %1x the median per "
+                         "update, and the median worker computes %2 per update, under a quarter of the wait.")
+                          .arg(WaitReading::stragglerRatio)
+                          .arg(duration(reading.computePerUpdate));
+            }
         } else {
             text += tr(" \u00b7 staleness %1").arg(s.meanStaleness, 0, 'f', 2);
         }
@@ -537,6 +542,7 @@ void MainWindow::updateStatus()
         if (s.diverged)
             text += tr(" \u00b7 DIVERGED at update %1").arg(s.divergedAt);
         label->setText(text);
+        label->setToolTip(tip);
         label->setStyleSheet(s.diverged ? QStringLiteral("color:#b00020") : QString());
     }
 }

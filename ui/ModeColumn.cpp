@@ -351,8 +351,9 @@ void ModeColumn::refresh(bool everything)
     m_workers->setWorkers(status.workers, status.segmentStart);
     if (syncLikeMode(m_chartsFor)) {
         // Idle on a tiny model is the price of meeting, not a slow worker's: the chart says which.
-        const QString base = tr("%1 worker time").arg(modeTitle(*modeNamed(m_chartsFor)));
-        const QString title = waitReading(status).overhead ? tr("%1: idle is sync overhead").arg(base) : base;
+        const QString name = modeTitle(*modeNamed(m_chartsFor));
+        const QString title
+            = waitReading(status).overhead ? tr("%1 idle is sync overhead").arg(name) : tr("%1 worker time").arg(name);
         if (m_workers->title() != title)
             m_workers->setTitle(title);
         const auto [labels, counts] = waitBars(status.waitDecades);
