@@ -114,15 +114,20 @@ for key, what in described.items():
         return v["seconds_to_target"] if v and v["reached"] else None
     def claim(holds, why):
         return {"holds": holds, "measured": why}
+    def faster(a, b):
+        """True if a beats b by more than 1%, "tie" within 1%, False if slower; None if neither reached."""
+        if a is None and b is None:
+            return None
+        if a is None or b is None:
+            return a is not None
+        return True if a < 0.99 * b else ("tie" if a <= 1.01 * b else False)
     papers = {}
     if "sync" in modes and "ssp" in modes:
         a, b = seconds("ssp"), seconds("sync")
-        papers["ssp_beats_bsp_under_stragglers"] = claim(
-            a is not None and (b is None or a < b), "ssp %s s, sync %s s to target" % (a, b))
+        papers["ssp_beats_bsp_under_stragglers"] = claim(faster(a, b), "ssp %s s, sync %s s to target" % (a, b))
     if "sync" in modes and "backup" in modes:
         a, b = seconds("backup"), seconds("sync")
-        papers["backup_cuts_syncs_tail"] = claim(
-            a is not None and (b is None or a < b), "backup %s s, sync %s s to target" % (a, b))
+        papers["backup_cuts_syncs_tail"] = claim(faster(a, b), "backup %s s, sync %s s to target" % (a, b))
     if all(m in modes for m in ("sync", "async", "dc-asgd")):
         s_, a, d = (modes[m]["final_test_accuracy"] for m in ("sync", "async", "dc-asgd"))
         papers["dcasgd_nearer_sync_than_async"] = claim(
@@ -130,7 +135,7 @@ for key, what in described.items():
     if "sync" in modes and "local-sgd" in modes:
         a, b = (modes[m]["communication_seconds_per_sample"] for m in ("local-sgd", "sync"))
         papers["local_sgd_saves_communication"] = claim(
-            a is not None and b is not None and a < b,
+            None if not a and not b else (a is not None and b is not None and a < b),
             "communication per sample: local-sgd %.3g us, sync %.3g us" % ((a or 0) * 1e6, (b or 0) * 1e6))
     entry["papers"] = papers
     out["results"][key] = entry
