@@ -89,7 +89,10 @@ void applyReadyStudy(StudySpec::Options& flags, StudySpec::Options& options)
     }
     flags.erase(ready);
     StudySpec::Options merged;
-    for (const auto& [flag, value] : study->flags) {
+    // (named copies, not structured bindings: clang 14 cannot capture those in a lambda)
+    for (const auto& entry : study->flags) {
+        const std::string& flag = entry.first;
+        const std::string& value = entry.second;
         const bool replaced = std::any_of(flags.begin(), flags.end(),
             [&](const auto& f) { return f.first == flag && (flag != "sweep" || axisOf(f.second) == axisOf(value)); });
         if (!replaced)
@@ -98,7 +101,9 @@ void applyReadyStudy(StudySpec::Options& flags, StudySpec::Options& options)
     merged.insert(merged.end(), flags.begin(), flags.end());
     flags = merged;
     StudySpec::Options shared;
-    for (const auto& [name2, value] : study->options) {
+    for (const auto& entry : study->options) {
+        const std::string& name2 = entry.first;
+        const std::string& value = entry.second;
         const bool given = std::any_of(options.begin(), options.end(), [&](const auto& o) { return o.first == name2; });
         // (the command line's sweep of an option replaces the ready study's value of it too)
         const bool swept = std::any_of(flags.begin(), flags.end(),
