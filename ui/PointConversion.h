@@ -20,7 +20,9 @@ EvalPoint evalPoint(const EvaluationRecord& evaluation);
 /// `segmentStart` of the mode's clock (the current team), staleness with its histogram's tail folded into the
 /// last entry past `maxStalenessBins`, sync's wait per update. Rates and the latest losses are the caller's
 /// (they need the recent past).
-ModeStatus modeStatus(const ModeStanding& standing, double segmentStart = 0.0, std::size_t maxStalenessBins = 512);
+/// (8,192 entries: 4,096 simulated workers' pushes are about P - 1 stale, at SSP's bound up to (S + 1) x P; with
+/// 512, a 1,024-worker run's staleness of ~900 fell whole into the folded last bar.)
+ModeStatus modeStatus(const ModeStanding& standing, double segmentStart = 0.0, std::size_t maxStalenessBins = 8192);
 
 /// What a sync-like mode's wait per update is made of (a straggler or synchronisation overhead), from the
 /// current workers' busy time per update and the mean wait.
