@@ -115,8 +115,11 @@ private Q_SLOTS:
         QCOMPARE(lost.front().at("id").get<std::string>(), victim);
         QCOMPARE(lost.front().at("rank").get<int>(), 2);
         QVERIFY(killed.json.at("problems").dump().find("rank 2 is gone") != std::string::npos);
+        // Rank 2 was handed its second point only once its first was collected: that one is done. (Rank 1's first
+        // may still have been running when the job ended: 2 done points are not guaranteed, as a clean clone's CI
+        // run showed.)
         const std::size_t finished = pointsWith(killed.json, "done").size();
-        QVERIFY(finished >= 2);
+        QVERIFY(finished >= 1);
         for (const Json& q : pointsWith(killed.json)) {
             const std::string status = q.at("status").get<std::string>();
             QVERIFY2(
