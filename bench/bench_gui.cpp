@@ -210,8 +210,8 @@ int main(int argc, char** argv)
             window.show();
             window.controller()->setProgram(program);
             const QString refused = window.applySettings(windowSettings({{"engine", c.engine.toStdString()},
-                {"cluster", "datacenter"}, {"preset", c.preset.toStdString()},
-                {"workers", std::to_string(c.workers)}, {"batch", std::to_string(c.batch)}, {"mode", "sync,async"}}));
+                {"cluster", "datacenter"}, {"preset", c.preset.toStdString()}, {"workers", std::to_string(c.workers)},
+                {"batch", std::to_string(c.batch)}, {"mode", "sync,async"}}));
             if (!refused.isEmpty()) {
                 std::fprintf(stderr, "bench_gui: %s\n", qPrintable(refused));
                 return 1;
@@ -229,8 +229,8 @@ int main(int argc, char** argv)
         while (!live() && wait.elapsed() < 120000)
             QApplication::processEvents(QEventLoop::AllEvents, 20);
         if (!live()) {
-            std::fprintf(stderr, "bench_gui: %s on %d %s workers did not start: %s\n", qPrintable(c.preset),
-                c.workers, qPrintable(c.engine), qPrintable(window.lastError()));
+            std::fprintf(stderr, "bench_gui: %s on %d %s workers did not start: %s\n", qPrintable(c.preset), c.workers,
+                qPrintable(c.engine), qPrintable(window.lastError()));
             return 1;
         }
         std::vector<double> late;

@@ -329,7 +329,9 @@ private slots:
             const std::string name = it.next().captured(1).toStdString();
             const bool known = findStudyFlag(name) || findOption(name) || name == "headless" || name == "config"
                 || name == "progress" || name == "enable-recovery" || name == "oversubscribe";
-            QVERIFY2(known, qPrintable(QStringLiteral("README's Studies name --%1, which is no flag").arg(QString::fromStdString(name))));
+            QVERIFY2(known,
+                qPrintable(
+                    QStringLiteral("README's Studies name --%1, which is no flag").arg(QString::fromStdString(name))));
         }
     }
 
@@ -343,7 +345,8 @@ private slots:
                 const StudySpec spec = makeStudySpec(flags, options, "");
                 QVERIFY(!spec.axes.empty());
             } catch (const SgdError& e) {
-                QFAIL(qPrintable(QStringLiteral("--ready %1: %2").arg(QString::fromStdString(r.name), QString::fromUtf8(e.what()))));
+                QFAIL(qPrintable(
+                    QStringLiteral("--ready %1: %2").arg(QString::fromStdString(r.name), QString::fromUtf8(e.what()))));
             }
         }
         // The command line's own replace the ready study's: an axis, an option.
@@ -358,15 +361,18 @@ private slots:
             }
         }
         QVERIFY(workers);
-        QCOMPARE(std::count(spec.shared.begin(), spec.shared.end(), std::pair<std::string, std::string> {"cluster", "wan"}),
+        QCOMPARE(
+            std::count(spec.shared.begin(), spec.shared.end(), std::pair<std::string, std::string> {"cluster", "wan"}),
             std::ptrdiff_t {1});
-        QCOMPARE(std::count_if(spec.shared.begin(), spec.shared.end(), [](const auto& o) { return o.first == "cluster"; }),
+        QCOMPARE(
+            std::count_if(spec.shared.begin(), spec.shared.end(), [](const auto& o) { return o.first == "cluster"; }),
             std::ptrdiff_t {1});
         try {
             (void)makeStudySpec({{"study", "s"}, {"ready", "speed"}}, {}, "");
             QFAIL("an unknown ready study was taken");
         } catch (const SgdError& e) {
-            QVERIFY2(std::string(e.what()).find("--ready: 'speed' is not a ready-made study; use scaling") == 0, e.what());
+            QVERIFY2(
+                std::string(e.what()).find("--ready: 'speed' is not a ready-made study; use scaling") == 0, e.what());
         }
     }
 

@@ -358,8 +358,9 @@ private slots:
         const Result r = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--data"),
             csvPath, QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
-        QVERIFY2(r.stderrText.contains(QStringLiteral("holds 10 distinct whole numbers from 0 to 9: they are taken as 10 "
-                                                      "classes, trained with cross-entropy")),
+        QVERIFY2(
+            r.stderrText.contains(QStringLiteral("holds 10 distinct whole numbers from 0 to 9: they are taken as 10 "
+                                                 "classes, trained with cross-entropy")),
             qPrintable(r.stderrText));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QCOMPARE(summary.at("config").at("loss").get<std::string>(), std::string("cross-entropy"));
@@ -367,18 +368,20 @@ private slots:
 
         // The user's own loss stays theirs, said once.
         const Result mine = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out + QStringLiteral("-mse"),
-            QStringLiteral("--data"), csvPath, QStringLiteral("--loss"), QStringLiteral("mse"), QStringLiteral("--steps"),
-            QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
+            QStringLiteral("--data"), csvPath, QStringLiteral("--loss"), QStringLiteral("mse"),
+            QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
         QVERIFY2(mine.exitCode == 0, qPrintable(mine.stderrText));
-        QVERIFY2(mine.stderrText.contains(QStringLiteral("as class labels do; they are trained on as numbers with mse")),
+        QVERIFY2(
+            mine.stderrText.contains(QStringLiteral("as class labels do; they are trained on as numbers with mse")),
             qPrintable(mine.stderrText));
         QCOMPARE(readJson(out + QStringLiteral("-mse/summary.json")).at("config").at("loss").get<std::string>(),
             std::string("mse"));
 
         // Real-valued targets are numbers: no note.
-        const Result numbers = runApp({QStringLiteral("--headless"), QStringLiteral("--out"),
-            out + QStringLiteral("-numbers"), QStringLiteral("--data"), QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"),
-            QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
+        const Result numbers
+            = runApp({QStringLiteral("--headless"), QStringLiteral("--out"), out + QStringLiteral("-numbers"),
+                QStringLiteral("--data"), QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv"),
+                QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--mode"), QStringLiteral("sync")});
         QCOMPARE(numbers.exitCode, 0);
         QVERIFY2(!numbers.stderrText.contains(QStringLiteral("whole numbers")), qPrintable(numbers.stderrText));
     }

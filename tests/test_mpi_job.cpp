@@ -329,11 +329,12 @@ private slots:
             qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         if (!summary.is_object() && rootKeptOff.longestSeconds() > kResumedRootKeptOff)
-            QSKIP(qPrintable(QStringLiteral("rank 0 wrote no summary before mpirun ended it: resumed, one of its threads "
-                                            "waited %1 s for a core (the machine was busy), more than the %2 s this "
-                                            "test allows it")
-                                 .arg(rootKeptOff.longestSeconds(), 0, 'f', 2)
-                                 .arg(kResumedRootKeptOff)));
+            QSKIP(
+                qPrintable(QStringLiteral("rank 0 wrote no summary before mpirun ended it: resumed, one of its threads "
+                                          "waited %1 s for a core (the machine was busy), more than the %2 s this "
+                                          "test allows it")
+                               .arg(rootKeptOff.longestSeconds(), 0, 'f', 2)
+                               .arg(kResumedRootKeptOff)));
         // Seen about 1 run in 10 on a quiet machine: mpirun ends the job before the resumed rank 0 writes anything,
         // though it waited little for a core (cause not found yet; the messages above were checked all the same).
         if (!summary.is_object())
@@ -554,10 +555,9 @@ private slots:
         QVERIFY2(r.exitCode == 1, qPrintable(r.output));
         QCOMPARE(countOf(r.output, QStringLiteral("File too large")), 1);
         QVERIFY2(countOf(r.output, QStringLiteral("sgdscope: ")) == 1, qPrintable(r.output));
-        const QRegularExpressionMatch named
-            = QRegularExpression(QStringLiteral("sgdscope: cannot write '") + QRegularExpression::escape(out)
-                + QStringLiteral("/([^']+)': File too large"))
-                  .match(r.output);
+        const QRegularExpressionMatch named = QRegularExpression(QStringLiteral("sgdscope: cannot write '")
+            + QRegularExpression::escape(out) + QStringLiteral("/([^']+)': File too large"))
+                                                  .match(r.output);
         QVERIFY2(named.hasMatch(), qPrintable(r.output));
         const Json summary = readJson(out + QStringLiteral("/summary.json"));
         QVERIFY2(summary.is_object(), qPrintable(r.output));
@@ -579,7 +579,8 @@ private slots:
             QVERIFY(csv.open(QIODevice::WriteOnly));
             csv.write("a,b,y\n");
             for (int i = 0; i < 64; ++i)
-                csv.write(QStringLiteral("%1,%2,%3\n").arg(i * 0.1).arg(1 - i * 0.05).arg(scale * (i + 1) * 0.01).toUtf8());
+                csv.write(
+                    QStringLiteral("%1,%2,%3\n").arg(i * 0.1).arg(1 - i * 0.05).arg(scale * (i + 1) * 0.01).toUtf8());
         }
         const QStringList run = {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
             QStringLiteral("--data"), QStringLiteral("data.csv"), QStringLiteral("--mode"), QStringLiteral("sync"),

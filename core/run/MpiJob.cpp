@@ -100,7 +100,8 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
     std::string everyProcess;
     std::string served;
     for (const Mode m : config.modes)
-        (mpiJobWorkers(m, size, resolvedTopology(config)) == size ? everyProcess : served) += std::string(modeName(m)) + ", ";
+        (mpiJobWorkers(m, size, resolvedTopology(config)) == size ? everyProcess : served)
+            += std::string(modeName(m)) + ", ";
     const auto listed = [](std::string names) {
         names.resize(names.size() - 2);
         return names;

@@ -30,7 +30,8 @@ void MpiRootTrainer::requireProcesses() const
     const std::string job = ", and the job has " + std::to_string(m_mpi.size());
     if (fit == m_mpi.size())
         throw SgdError("--workers: " + std::to_string(workers) + " sync workers need as many MPI processes" + job);
-    throw SgdError("--workers: " + std::to_string(workers) + (isSyncLike(mode()) ? " " + std::string(modeName(mode())) : std::string(" async"))
+    throw SgdError("--workers: " + std::to_string(workers)
+        + (isSyncLike(mode()) ? " " + std::string(modeName(mode())) : std::string(" async"))
         + " workers and a parameter server need " + std::to_string(workers + 1) + " MPI processes" + job);
 }
 

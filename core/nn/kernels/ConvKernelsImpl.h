@@ -182,8 +182,8 @@ void directImage(const TapWalk& walk, const float* a, std::ptrdiff_t lda, int ou
         const DirectTileFunction full = directTileFor(gemmRows, count);
         for (int r0 = 0; r0 < outRows; r0 += gemmRows) {
             const int rows = minOf(gemmRows, outRows - r0);
-            (rows == gemmRows ? full : directTileFor(rows, count))(tile, a + r0 * lda, lda, src, base, c + r0 * ldc,
-                ldc, dst, valid, rowBias ? rowBias + r0 : nullptr);
+            (rows == gemmRows ? full : directTileFor(rows, count))(
+                tile, a + r0 * lda, lda, src, base, c + r0 * ldc, ldc, dst, valid, rowBias ? rowBias + r0 : nullptr);
         }
     }
 }
@@ -215,9 +215,11 @@ struct ConvForwardScratch
         , ldW(vectorsFor(g.outChannels) * lanes)
     {
         // (a vector may read past a row's end: a row of slack)
-        imageFloats = roundedFloats(static_cast<std::size_t>(g.channels) * paddedHeight * paddedWidth + paddedWidth + lanes);
+        imageFloats
+            = roundedFloats(static_cast<std::size_t>(g.channels) * paddedHeight * paddedWidth + paddedWidth + lanes);
         if (forwardAcrossChannels(g)) {
-            weightFloats = roundedFloats(static_cast<std::size_t>(g.channels * g.kernelHeight * g.kernelWidth + 1) * ldW);
+            weightFloats
+                = roundedFloats(static_cast<std::size_t>(g.channels * g.kernelHeight * g.kernelWidth + 1) * ldW);
             outputFloats = roundedFloats(static_cast<std::size_t>(g.outHeight) * g.outWidth * ldW);
         }
     }
@@ -238,7 +240,8 @@ struct ConvInputGradientScratch
         , width(g.width + g.kernelWidth - 1)
     {
         imageFloats = roundedFloats(static_cast<std::size_t>(g.outChannels) * height * width + width + lanes);
-        weightFloats = roundedFloats(static_cast<std::size_t>(g.channels) * g.outChannels * g.kernelHeight * g.kernelWidth);
+        weightFloats
+            = roundedFloats(static_cast<std::size_t>(g.channels) * g.outChannels * g.kernelHeight * g.kernelWidth);
     }
     std::size_t floats() const { return imageFloats + weightFloats; }
 };
@@ -420,7 +423,8 @@ void convForward(const ConvForwardArgs& x)
             for (int r = 0; r < rows; ++r) {
                 const int oy = (p0 + r) / g.outWidth;
                 const int ox = (p0 + r) % g.outWidth;
-                corner[r] = static_cast<std::ptrdiff_t>(oy) * g.stride * pitch + static_cast<std::ptrdiff_t>(ox) * g.stride;
+                corner[r]
+                    = static_cast<std::ptrdiff_t>(oy) * g.stride * pitch + static_cast<std::ptrdiff_t>(ox) * g.stride;
             }
             for (int j0 = 0; j0 < vectorsTotal; j0 += treeVectors) {
                 const int vectors = minOf(treeVectors, vectorsTotal - j0);

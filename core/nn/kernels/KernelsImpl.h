@@ -616,6 +616,6 @@ extern const KernelTable SGDSCOPE_KERNEL_TABLE;
 const KernelTable SGDSCOPE_KERNEL_TABLE {SGDSCOPE_KERNEL_NAME, &SGDSCOPE_KERNEL_NS::packFloats,
     &SGDSCOPE_KERNEL_NS::slotFloats, &SGDSCOPE_KERNEL_NS::linearForward, &SGDSCOPE_KERNEL_NS::inputGradient,
     &SGDSCOPE_KERNEL_NS::weightGradient, &SGDSCOPE_KERNEL_NS::activate, &SGDSCOPE_KERNEL_NS::multiplyByDerivative,
-    &SGDSCOPE_KERNEL_NS::convScratchFloats, &SGDSCOPE_KERNEL_NS::convForward,
-    &SGDSCOPE_KERNEL_NS::convInputGradient, &SGDSCOPE_KERNEL_NS::convWeightGradient};
+    &SGDSCOPE_KERNEL_NS::convScratchFloats, &SGDSCOPE_KERNEL_NS::convForward, &SGDSCOPE_KERNEL_NS::convInputGradient,
+    &SGDSCOPE_KERNEL_NS::convWeightGradient};
 } // namespace sgdscope::kernels
