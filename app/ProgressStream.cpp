@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace sgdscope {
@@ -29,6 +30,11 @@ public:
     }
     void write(std::string line)
     {
+        if (!m_threaded) {
+            std::fwrite(line.data(), 1, line.size(), stdout);
+            std::fflush(stdout);
+            return;
+        }
         {
             std::lock_guard lock(m_mutex);
             // A reader that takes nothing for long (a stalled window): the oldest lines go, not the memory.
@@ -41,6 +47,8 @@ public:
     /// Waits until every line is written, at most `seconds`; returns whether they were.
     bool drain(double seconds)
     {
+        if (!m_threaded)
+            return true;
         std::unique_lock lock(m_mutex);
         return m_changed.wait_for(
             lock, std::chrono::duration<double>(seconds), [this] { return m_lines.empty() && !m_busy; });
@@ -49,7 +57,12 @@ public:
 private:
     LineWriter()
     {
-        std::thread([this] { loop(); }).detach();
+        // A process that cannot start a thread any more (out of memory) writes its lines itself.
+        try {
+            std::thread([this] { loop(); }).detach();
+            m_threaded = true;
+        } catch (const std::system_error&) {
+        }
     }
     void loop()
     {
@@ -72,6 +85,7 @@ private:
     std::condition_variable m_changed;
     std::deque<std::string> m_lines;
     bool m_busy = false;
+    bool m_threaded = false;
 };
 
 class StandardOutputProgress : public ProgressReporter

@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QMap>
 #include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
@@ -21,7 +22,11 @@
 #include <csignal>
 #include <filesystem>
 
+#include <cerrno>
+#include <cstring>
+
 #include <signal.h>
+#include <sys/resource.h>
 
 using namespace sgdscope;
 using sgdscope::testing::readJson;
@@ -558,6 +563,66 @@ private slots:
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/metrics.csv")));
         for (const QString& name : QDir(out).entryList(QDir::Files | QDir::Hidden))
             QVERIFY2(!name.startsWith(QLatin1Char('.')), qPrintable(name)); // no temporary files
+    }
+
+    // Out of memory mid-run (issue 31): once the run is training, its address space is held to what it uses
+    // (RLIMIT_AS, where `new` throws as under `ulimit -v`), so its next growth fails. What was done is kept and said
+    // once: the process ends by itself (no abort, no hang in Qt's painter, which waits forever for a thread it
+    // cannot start) with exit 1, summary.json names the failure, metrics.csv holds a row for every update counted,
+    // and the charts are left out, saying why. (Before: every mode's result lost, or the process hung or aborted.)
+    void outOfMemoryKeepsWhatWasDone()
+    {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        QSKIP("a sanitizer's allocator ends the process where new would throw std::bad_alloc");
+#endif
+        const QString out = m_dir.filePath(QStringLiteral("out-of-memory"));
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--preset"),
+                QStringLiteral("blobs"), QStringLiteral("--epochs"), QStringLiteral("6"), QStringLiteral("--workers"),
+                QStringLiteral("2"), QStringLiteral("--mode"), QStringLiteral("sync,async")});
+        QVERIFY(p.waitForStarted());
+        QString err;
+        QElapsedTimer t;
+        t.start();
+        while (!err.contains(QLatin1String("samples")) && p.state() != QProcess::NotRunning && t.elapsed() < 60000) {
+            p.waitForReadyRead(50);
+            err += QString::fromUtf8(p.readAllStandardError());
+        }
+        QVERIFY2(p.state() == QProcess::Running, qPrintable(err)); // training, and its first evaluation said
+        QFile status(QStringLiteral("/proc/%1/status").arg(p.processId()));
+        QVERIFY(status.open(QIODevice::ReadOnly));
+        qint64 vmKb = -1;
+        for (const QByteArray& line : status.readAll().split('\n'))
+            if (line.startsWith("VmSize:"))
+                vmKb = line.mid(7).trimmed().split(' ').front().toLongLong();
+        QVERIFY(vmKb > 0);
+        const rlimit limit {static_cast<rlim_t>(vmKb) * 1024, static_cast<rlim_t>(vmKb) * 1024};
+        QVERIFY2(::prlimit(static_cast<pid_t>(p.processId()), RLIMIT_AS, &limit, nullptr) == 0, std::strerror(errno));
+        QVERIFY2(p.waitForFinished(120000), "the run neither ended nor failed within 2 minutes of its memory limit");
+        err += QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 1);
+        QCOMPARE(err.count(QLatin1String("out of memory")), 2); // the failure, once, and why the charts are not drawn
+        QVERIFY2(err.contains(QLatin1String("the charts are not drawn")), qPrintable(err));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.at("failed").get<bool>(), true);
+        QVERIFY(summary.at("failure").get<std::string>().find("out of memory") != std::string::npos);
+        QVERIFY(summary.contains("charts_not_drawn"));
+        QVERIFY(!summary.contains("written_after_this_file")); // every other file is there
+        QVERIFY(!summary.at("runs").empty()); // sync was training when the limit came
+        QFile csv(out + QStringLiteral("/metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QMap<QString, qint64> updateRows;
+        for (const QByteArray& line : csv.readAll().split('\n'))
+            if (line.split(',').value(1) == "update")
+                ++updateRows[QString::fromUtf8(line.split(',').front())];
+        for (const Json& run : summary.at("runs")) {
+            const auto updates = run.at("updates").get<qint64>();
+            QVERIFY(updates > 0);
+            QCOMPARE(updateRows.value(QString::fromStdString(run.at("mode").get<std::string>())), updates);
+        }
+        QVERIFY(!QFileInfo::exists(out + QStringLiteral("/loss.png")));
     }
 
     void refusesWhatCannotFit()

@@ -371,6 +371,9 @@ private slots:
     // Local SGD on this machine's threads, 2 workers, each step one of them 4x slower: with one step a round the
     // other waits 3/4 of every step (idle 3/8); over H steps each worker's slow steps even out, so the wait for the
     // slower one at the averaging shrinks as H grows (about 0.15 at H = 8 and 0.08 at H = 32 for this draw).
+    // What survives other work on the machine is that both longer rounds wait far less than one step a round does;
+    // the order of H = 8 and 32, a few hundredths apart, did not (0.125 and 0.141 once, beside builds): the ideal
+    // cluster's test below pins that order in virtual time.
     void localSgdIdleFallsAsStepsGrow()
     {
         double idle[3] = {0, 0, 0};
@@ -382,7 +385,7 @@ private slots:
             QCOMPARE(r.exitCode, 0);
             idle[i] = runOf(r, "local-sgd").at("idle_fraction").get<double>();
         }
-        QVERIFY2(idle[0] > 0.3 && idle[1] < 0.7 * idle[0] && idle[2] < idle[1],
+        QVERIFY2(idle[0] > 0.3 && idle[1] < 0.7 * idle[0] && idle[2] < 0.7 * idle[0],
             qPrintable(QStringLiteral("idle at H = 1, 8, 32: %1, %2, %3").arg(idle[0]).arg(idle[1]).arg(idle[2])));
     }
 

@@ -414,6 +414,9 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     const std::function<void(const Trainer&)>& afterSlice)
 {
     auto trainer = makeTrainer(run.engine, mode, run.problem, run.settings);
+    // Memory held back for a run that runs out of it (where `new` throws: a limit on the address space, strict
+    // overcommit): freed first, so that what was done can still be reported and returned. Never touched.
+    std::unique_ptr<char[]> reserve(new char[32 << 20]);
     const auto wallStart = std::chrono::steady_clock::now();
     const auto coreStart = coreTimeOfThisProcess();
     std::string failure;
@@ -434,6 +437,7 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     } catch (const std::bad_alloc&) {
         // Out of memory: the run cannot go on, but what it did is kept as for a failed peer (in an MPI job this is
         // rank 0, and the job then ends). Its records were allocated as it went: reporting them allocates little.
+        reserve.reset();
         failure = std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : "")
             + "out of memory during the run, after " + std::to_string(trainer->updates()) + " updates";
         trainer->reportUntilFailure(observer);

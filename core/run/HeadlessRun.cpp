@@ -19,6 +19,9 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
+#include <system_error>
+#include <thread>
 
 namespace sgdscope {
 
@@ -271,6 +274,28 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
     return r;
 }
 
+namespace {
+
+/// Why the charts cannot be drawn, or nothing. Qt's raster painter (6.4) hands large fills to a thread pool and
+/// waits for them; a thread that cannot start (the address space or the process limit exhausted) is waited for
+/// forever. So after a run that ran out of memory, or when this process cannot start a thread, the charts are
+/// left out (said on stderr and in summary.json) and the run ends with its other files. (Every out-of-memory
+/// failure says "out of memory": run/Experiment, run/MpiJob, run/HeadlessStart.)
+std::string whyChartsCannotBeDrawn(const std::string& failure)
+{
+    if (failure.find("out of memory") != std::string::npos)
+        return "the run ran out of memory, and drawing them needs more (metrics.csv has every row)";
+    try {
+        std::thread probe([] {});
+        probe.join();
+    } catch (const std::system_error& e) {
+        return std::string("this process cannot start a thread (") + e.what() + "), which drawing them needs";
+    }
+    return {};
+}
+
+} // namespace
+
 int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<HeadlessModeRun>>& runs,
     const ChartWriter& charts, const Json& engineSummary, const std::string& failure,
     const std::function<void()>& afterSummary)
@@ -357,8 +382,14 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
             joinPath(config.out, "metrics.csv"), metricsCsv(recorded, config.engine == EngineKind::Sim, workers));
         if (afterSummary)
             afterSummary();
-        if (charts)
-            charts(config.out, finished);
+        if (charts) {
+            if (const std::string why = whyChartsCannotBeDrawn(firstFailure); why.empty()) {
+                charts(config.out, finished);
+            } else {
+                std::cerr << "sgdscope: the charts are not drawn: " << why << '\n';
+                summary["charts_not_drawn"] = why;
+            }
+        }
         if (!config.trace.empty())
             writeFileAtomically(config.trace,
                 traceJson(recorded,

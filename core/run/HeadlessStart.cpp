@@ -45,17 +45,26 @@ int startHeadlessRun(const RunConfig& config, const ChartWriter& charts, const P
     noteBeforeTraining(run, config, config.workers, config.workers);
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
     try {
+        std::string outsideFailure; // a mode's failure outside its training (those within are in its result)
         for (const Mode mode : modesOf(config)) {
             if (interruptSignal() != 0 && !runs.empty())
                 break;
-            runs.push_back(trainMode(run, mode, progress));
-            if (const std::string& failure = runs.back()->result.failure; !failure.empty()) {
+            try {
+                runs.push_back(trainMode(run, mode, progress));
+            } catch (const std::bad_alloc&) {
+                // Out of memory outside the mode's training (making its recorder or trainer, or its result, where
+                // run/Experiment holds no memory back): its records are lost; the modes done so far are written.
+                outsideFailure = std::string("out of memory in ") + modeName(mode) + ", outside its training"
+                    + (runs.empty() ? std::string() : " (the modes before it are kept)");
+            }
+            const std::string& failure = outsideFailure.empty() ? runs.back()->result.failure : outsideFailure;
+            if (!failure.empty()) {
                 // (Said before the files are written: writing them may fail for the same reason.)
                 std::cerr << "sgdscope: " << failure << "; " << config.out << "/summary.json says what was done\n";
                 break;
             }
         }
-        return writeResults(run, runs, charts, Json());
+        return writeResults(run, runs, charts, Json(), outsideFailure);
     } catch (const std::bad_alloc&) {
         std::cerr << "sgdscope: out of memory during the run\n";
         return 1;
