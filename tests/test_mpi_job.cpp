@@ -29,9 +29,10 @@ using namespace sgdscope;
 using namespace sgdscope::testing;
 
 namespace {
-// A rank 0 resumed by mpirun to end the job has about a second before mpirun kills it: more than half of it spent
-// waiting for a core (another program's) leaves it too little to write its summary, which is then not its fault.
-constexpr double kResumedRootKeptOff = 0.5;
+// A rank 0 resumed by mpirun to end the job has odls_base_sigkill_timeout seconds (10 in the test) before mpirun
+// kills it: more than half of them spent waiting for a core (another program's) leaves it too little to write its
+// summary, which is then not its fault.
+constexpr double kResumedRootKeptOff = 5.0;
 
 /// The process id of rank `rank` among mpirun's children (the ranks read their rank from the environment).
 qint64 pidOfRank(qint64 mpirunPid, int rank)
@@ -295,12 +296,19 @@ private slots:
 
     // Rank 0 stopped: rank 1 names it after --peer-timeout, and rank 0, resumed by mpirun to end the job, writes a
     // summary that names itself, not a healthy rank (it once said "rank 1 is gone": rank 1 had ended meanwhile).
+    // mpirun resumes the stopped rank 0 and kills it odls_base_sigkill_timeout seconds later (1 by default). With
+    // that default, about 1 run in 10 ended before rank 0 wrote anything, though it waited little for a core (1 of 8
+    // beside builds, and on a quiet machine); with 10 s, none of 14 did. The README tells users to give it more, as
+    // this test does.
     void aStoppedRankZeroIsNamedInItsOwnSummary()
     {
         QProcess p;
         QElapsedTimer clock;
         const QString out = nextOut();
-        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")}));
+        qputenv("OMPI_MCA_odls_base_sigkill_timeout", "10");
+        const bool started = startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")});
+        qunsetenv("OMPI_MCA_odls_base_sigkill_timeout");
+        QVERIFY(started);
         const qint64 root = pidOfRank(p.processId(), 0);
         QVERIFY(root > 0);
         // Rank 0's threads' run-queue delay from here on, sampled until the job ends: once mpirun resumes it, it has
@@ -335,12 +343,11 @@ private slots:
                                           "test allows it")
                                .arg(rootKeptOff.longestSeconds(), 0, 'f', 2)
                                .arg(kResumedRootKeptOff)));
-        // Seen about 1 run in 10 on a quiet machine: mpirun ends the job before the resumed rank 0 writes anything,
-        // though it waited little for a core (cause not found yet; the messages above were checked all the same).
-        if (!summary.is_object())
-            QSKIP(qPrintable(QStringLiteral("rank 0 wrote no summary before mpirun ended the job (its longest wait for "
-                                            "a core %1 s): a known race, not yet explained")
-                                 .arg(rootKeptOff.longestSeconds(), 0, 'f', 3)));
+        QVERIFY2(summary.is_object(),
+            qPrintable(QStringLiteral("rank 0 wrote no summary within the 10 s mpirun gave it (its longest wait for a "
+                                      "core %1 s)\n%2")
+                           .arg(rootKeptOff.longestSeconds(), 0, 'f', 3)
+                           .arg(r.output)));
         QCOMPARE(summary["failed"].get<bool>(), true);
         QVERIFY2(summary["failure"].get<std::string>().find("rank 0 did not run for") == 0,
             summary["failure"].get<std::string>().c_str());
@@ -408,6 +415,46 @@ private slots:
         QVERIFY2(longestDelay > 1.2, qPrintable(QString::number(longestDelay)));
         const double evaluating = (*run)["wall_clock_seconds"].get<double>() - (*run)["seconds"].get<double>();
         QVERIFY2(evaluating / 4 > 1.2, qPrintable(QString::number(evaluating)));
+    }
+
+    // Out of memory on rank 0 (issue 31): once the job trains, rank 0's address space is held to what it uses
+    // (RLIMIT_AS, where `new` throws as under `ulimit -v`), so its next growth fails. The job ends failed, says so
+    // once as ours (not an abort inside Qt), and rank 0's summary keeps every update it counted (before: `runs: []`
+    // after 300 updates), with the charts left out, saying why.
+    void outOfMemoryOnRankZeroKeepsWhatWasDone()
+    {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        QSKIP("a sanitizer's allocator ends the process where new would throw std::bad_alloc");
+#endif
+        QProcess p;
+        QElapsedTimer clock;
+        const QString out = nextOut();
+        QVERIFY(startLong(p, 2, out, clock));
+        const qint64 root = pidOfRank(p.processId(), 0);
+        QVERIFY(root > 0);
+        QFile status(QStringLiteral("/proc/%1/status").arg(root));
+        QVERIFY(status.open(QIODevice::ReadOnly));
+        qint64 vmKb = -1;
+        for (const QByteArray& line : status.readAll().split('\n'))
+            if (line.startsWith("VmSize:"))
+                vmKb = line.mid(7).trimmed().split(' ').front().toLongLong();
+        QVERIFY(vmKb > 0);
+        const rlimit limit {static_cast<rlim_t>(vmKb) * 1024, static_cast<rlim_t>(vmKb) * 1024};
+        QVERIFY2(::prlimit(static_cast<pid_t>(root), RLIMIT_AS, &limit, nullptr) == 0, std::strerror(errno));
+        const Result r = finish(p, clock, 120000);
+        QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
+        QCOMPARE(countOf(r.output, QStringLiteral("sgdscope: rank 0: out of memory during the run")), 1);
+        QVERIFY2(!r.output.contains(QStringLiteral("is gone")), qPrintable(r.output)); // no rank blamed for it
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(r.output));
+        QCOMPARE(summary["failed"].get<bool>(), true);
+        QVERIFY(summary["failure"].get<std::string>().find("rank 0: out of memory during the run") == 0);
+        QVERIFY(summary.contains("charts_not_drawn"));
+        const Json* run = runOf(summary, "sync");
+        QVERIFY(run);
+        const long long updates = (*run)["updates"].get<long long>();
+        QVERIFY(updates > 0);
+        QCOMPARE(updateRows(out, QStringLiteral("sync")), updates);
     }
 
     // SIGTERM with a model whose whole-set evaluation takes seconds (300,000 samples through 64-1024-1024-10 on

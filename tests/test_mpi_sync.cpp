@@ -87,14 +87,16 @@ private slots:
         Result r = runMpi(2,
             parabola
                 + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--topology"),
-                    QStringLiteral("allreduce"), QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--out"),
-                    out});
-        QVERIFY2(r.exitCode != 0 && r.output.contains(QStringLiteral("--topology: allreduce is built on the simulated")),
+                    QStringLiteral("allreduce"), QStringLiteral("--steps"), QStringLiteral("2"),
+                    QStringLiteral("--out"), out});
+        QVERIFY2(
+            r.exitCode != 0 && r.output.contains(QStringLiteral("--topology: allreduce is built on the simulated")),
             qPrintable(r.output));
         r = runMpi(2,
             parabola
                 + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--topology"),
-                    QStringLiteral("ps"), QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--out"), out});
+                    QStringLiteral("ps"), QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--out"),
+                    out});
         QVERIFY2(r.exitCode != 0 && r.output.contains(QStringLiteral("local-sgd averages its models on the tree only")),
             qPrintable(r.output));
         QVERIFY(!QFileInfo::exists(out));
@@ -258,10 +260,18 @@ private slots:
             qPrintable(QString::fromStdString(dumpJson(workers, -1))));
         QVERIFY(summary["mpi"]["ranks"].contains("backup"));
         // Every worker's time is accounted for, up to a small residual (the run is long enough, 0.4 s here, that a
-        // few milliseconds of a process pre-empted between two spans do not count).
+        // few milliseconds of a process pre-empted between two spans do not count) and what the operating system
+        // took from the worker ranks (their own reading of /proc/self/schedstat, mpi.ranks): a rank kept off its core
+        // between two spans has that time in no span, as in test_mpi_async.
         const double unaccounted = (*run)["all_workers"]["unaccounted_seconds"].get<double>();
         const double wall = (*run)["all_workers"]["wall_seconds"].get<double>();
-        QVERIFY2(std::abs(unaccounted) < 0.05 * wall, qPrintable(QString::number(unaccounted / wall)));
+        double takenByTheSystem = 0.0;
+        for (int rank = 1; rank < 4; ++rank)
+            takenByTheSystem += rankWaitedForACore(summary, "backup", rank);
+        QVERIFY2(std::abs(unaccounted) < 0.05 * wall + takenByTheSystem,
+            qPrintable(QStringLiteral("%1 of the workers' time unaccounted; %2")
+                           .arg(unaccounted / wall)
+                           .arg(rankWaitsText(summary, "backup", 4))));
     }
 
     // Backup with fewer samples than workers (a batch of 2, 3 workers): the update waits for the first of the two

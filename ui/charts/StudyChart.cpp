@@ -110,6 +110,8 @@ void StudyChart::buildAxes()
         auto* axis = new QValueAxis;
         const double pad = xHigh > xLow ? 0.04 * (xHigh - xLow) : std::max(1.0, std::abs(xLow) * 0.1);
         axis->setRange(xLow - pad, xHigh + pad);
+        // Ticks at round numbers (0, 0.05, 0.1, ...), not at the padded ends' fifths (-0.012, 0.069, ...).
+        axis->applyNiceNumbers();
         axis->setLabelFormat(QStringLiteral("%g"));
         x = axis;
     }
