@@ -110,8 +110,19 @@ void StudyChart::buildAxes()
         auto* axis = new QValueAxis;
         const double pad = xHigh > xLow ? 0.04 * (xHigh - xLow) : std::max(1.0, std::abs(xLow) * 0.1);
         axis->setRange(xLow - pad, xHigh + pad);
-        // Ticks at round numbers (0, 0.05, 0.1, ...), not at the padded ends' fifths (-0.012, 0.069, ...).
-        axis->applyNiceNumbers();
+        // Ticks at round steps of 1, 2 or 5 (0, 0.05, 0.1, ...) from a multiple of the step, five to eight of them
+        // across the points, not at the padded ends' fifths (-0.012, 0.069, ...).
+        const double span = xHigh > xLow ? xHigh - xLow : 1.0;
+        double step = std::pow(10.0, std::floor(std::log10(span / 6.0)));
+        for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+            if (span / (step * m) <= 8.0) {
+                step *= m;
+                break;
+            }
+        }
+        axis->setTickType(QValueAxis::TicksDynamic);
+        axis->setTickAnchor(std::floor(xLow / step) * step);
+        axis->setTickInterval(step);
         axis->setLabelFormat(QStringLiteral("%g"));
         x = axis;
     }
