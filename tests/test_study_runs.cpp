@@ -70,6 +70,11 @@ private Q_SLOTS:
     void anotherStudysFolderIsRefused()
     {
         const QString dir = nextOut();
+        // A platform file with fewer hosts than a point's workers (and its server): refused up front, as the run
+        // itself would refuse it, not found out when that point runs.
+        QTest::addRow("platform-hosts") << (words("--engine sim --mode sync --steps 20 --sweep workers=2,8 --platform")
+            << QStringLiteral(SGDSCOPE_TEST_DATA "/cluster-4hosts.xml"))
+                                        << QStringLiteral("point workers=8 cannot run: --platform: '");
         QCOMPARE(runStudy(dir, words("--engine sim --steps 20 --mode sync --sweep workers=1,2")).exitCode, 0);
         const Study other = runStudy(dir, words("--engine sim --steps 20 --mode sync --sweep workers=1,4"));
         QCOMPARE(other.exitCode, 2);

@@ -34,7 +34,7 @@ struct StudyPoint
 /// run's (run/Experiment.h checkRunnable), so a bad axis value or a combination that cannot run is refused here,
 /// naming the axis and the point, before anything runs. A shared option that takes no effect on some points
 /// (--backup-workers on a sync point) is left out of those, and said in notes(); one that takes effect on none
-/// is refused.
+/// is refused, as is one whose platform file cannot take a point (--platform with fewer hosts than its workers).
 class StudyPlan
 {
 public:
@@ -85,6 +85,11 @@ private:
     int m_groupCount = 1;
     std::vector<StudyPoint> m_points; // (group, candidate, seed), the last index fastest
     std::vector<std::string> m_notes;
+    /// The note on a shared option left out of the points where `dropped` is true (m_points' order): for the axis
+    /// whose values decide it if one does, else with the reason at the first such point (`where`, `why`).
+    std::string droppedNote(const std::string& name, const std::vector<bool>& dropped, const std::string& where,
+        const std::string& why) const;
+
     bool m_hasTarget = false;
     bool m_threadsPoints = false;
 };
