@@ -311,6 +311,7 @@ private Q_SLOTS:
                     const StudyPoint& p = plan.fullPoint(g, c, k);
                     QVERIFY2(p.skipped.empty(), p.skipped.c_str());
                     QCOMPARE(p.engine, EngineKind::Sim);
+                    QVERIFY(!p.timesTheCores());
                 }
         if (name == QStringLiteral("stragglers"))
             QVERIFY(std::any_of(plan.notes().begin(), plan.notes().end(), [](const std::string& n) {

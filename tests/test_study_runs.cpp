@@ -217,6 +217,59 @@ private Q_SLOTS:
             QSKIP(qPrintable(QStringLiteral("the cores are busy with other work: ") + figures));
     }
 
+    void pointsThatTimeTheCoresRunAlone_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        // Threads-engine points and simulated points on the local cluster (calibrated on these cores), two of each.
+        QTest::addRow("threads-and-local")
+            << words("--cluster local --mode sync --steps 50 --sweep engine=threads,sim --sweep workers=1,2");
+        // Local points beside datacenter points, which may run two at a time.
+        QTest::addRow("local-and-datacenter")
+            << words("--engine sim --mode sync --steps 50 --sweep cluster=local,datacenter --sweep workers=1,2");
+    }
+    void pointsThatTimeTheCoresRunAlone()
+    {
+        QFETCH(QStringList, args);
+        const Study s = runStudy(nextOut(), args + words("-j 2"));
+        QVERIFY2(s.exitCode == 0, qPrintable(s.stderrText));
+        const std::vector<Json> points = pointsWith(s.json, "done");
+        QCOMPARE(points.size(), std::size_t {4});
+        auto option = [](const Json& p, const std::string& name) {
+            for (const Json& o : p.at("options"))
+                if (o.at(0).get<std::string>() == name)
+                    return o.at(1).get<std::string>();
+            return std::string();
+        };
+        int timers = 0;
+        for (const Json& p : points) {
+            const bool timesTheCores = option(p, "engine") != "sim" || option(p, "cluster") == "local";
+            if (!timesTheCores)
+                continue;
+            ++timers;
+            const double from = p.at("started_at_seconds").get<double>();
+            const double to = p.at("ended_at_seconds").get<double>();
+            for (const Json& q : points) {
+                if (q.at("id") == p.at("id"))
+                    continue;
+                const double qFrom = q.at("started_at_seconds").get<double>();
+                const double qTo = q.at("ended_at_seconds").get<double>();
+                QVERIFY2(qTo <= from || qFrom >= to,
+                    qPrintable(QStringLiteral("%1 (%2 to %3 s) ran beside %4 (%5 to %6 s)")
+                                   .arg(QString::fromStdString(p.at("id").get<std::string>()))
+                                   .arg(from)
+                                   .arg(to)
+                                   .arg(QString::fromStdString(q.at("id").get<std::string>()))
+                                   .arg(qFrom)
+                                   .arg(qTo)));
+            }
+        }
+        QVERIFY(timers >= 2);
+        // And the study says so.
+        QVERIFY2(s.json.at("notes").dump().find("simulated points on a local cluster") != std::string::npos
+                && s.json.at("notes").dump().find("each runs alone") != std::string::npos,
+            qPrintable(QString::fromStdString(s.json.at("notes").dump())));
+    }
+
     void memoryStaysFlatAsPointsFinish()
     {
         // 36 points whose summaries are large (256 workers each): a study that kept them would grow.

@@ -376,6 +376,7 @@ StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
                 if (p.skipped.empty()) {
                     plan.m_hasTarget = plan.m_hasTarget && p.hasTarget;
                     plan.m_threadsPoints = plan.m_threadsPoints || p.engine == EngineKind::Threads;
+                    plan.m_calibratedPoints = plan.m_calibratedPoints || p.measuresThisMachine;
                 }
                 plan.m_points.push_back(std::move(p));
             }

@@ -157,6 +157,10 @@ void writeStudyFiles(const std::string& dir, const StudyState& state, const Stud
             extra["reused"] = true;
         if (r->wallSeconds >= 0)
             extra["process_seconds"] = r->wallSeconds;
+        if (r->startedAt >= 0)
+            extra["started_at_seconds"] = r->startedAt;
+        if (r->endedAt >= 0)
+            extra["ended_at_seconds"] = r->endedAt;
         extras.push_back(std::move(extra));
     }
     Json j = Json::object();
@@ -180,7 +184,8 @@ void writeStudyFiles(const std::string& dir, const StudyState& state, const Stud
         {"points_run", meta.ran}, {"points_reused", meta.reused}, {"points_process_seconds", meta.pointSeconds},
         {"note",
             "overhead = wall time with no point running (checking the points, starting and reaping processes, "
-            "writing these files, drawing the charts); this session's only (a resumed study counts anew)"}};
+            "writing these files, drawing the charts); this session's only (a resumed study counts anew); a point's "
+            "started_at_seconds and ended_at_seconds are its process's start and end after this session began"}};
     j["memory"] = Json {{"resident_after_first_point_bytes", meta.residentAfterFirst},
         {"resident_after_last_point_bytes", meta.residentAfterLast}, {"resident_bytes", residentBytes()},
         {"peak_resident_bytes", peakResidentBytes()},
@@ -290,13 +295,23 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
     meta.identity = spec.identity(configText);
     meta.notes = plan.notes();
     meta.startedAt = startedAt;
-    const bool threadsAlone = plan.hasThreadsPoints() && !spec.shareCores;
-    if (plan.hasThreadsPoints() && executor.slots() > 1)
-        meta.notes.push_back(threadsAlone
-                ? "threads-engine points time this machine's cores: each runs alone, one at a time (--share-cores "
-                  "lets them run beside other points)"
-                : "--share-cores: threads-engine points run beside other points and share the cores: their seconds, "
-                  "idle and throughput include that sharing");
+    // Points whose figures time this machine's cores (the threads engine's seconds, a local cluster's calibration)
+    // run alone: a point beside one would take the cores it measures.
+    const bool coreTimersAlone = plan.hasPointsThatTimeTheCores() && !spec.shareCores;
+    if (plan.hasPointsThatTimeTheCores() && executor.slots() > 1) {
+        std::string which = "simulated points on a local cluster are calibrated on";
+        if (plan.hasThreadsPoints())
+            which = plan.hasCalibratedPoints()
+                ? "threads-engine points and simulated points on a local cluster (calibrated here) time"
+                : "threads-engine points time";
+        if (coreTimersAlone)
+            meta.notes.push_back(which
+                + " this machine's cores: each runs alone, one at a time (--share-cores lets them run beside other "
+                  "points)");
+        else
+            meta.notes.push_back("--share-cores: " + which
+                + " this machine's cores, and run beside other points: their figures include that sharing");
+    }
     StudyState state(plan);
     const std::string dir = spec.dir;
     std::fprintf(stderr, "study: %d points (%d combinations x %d candidates x %d seeds%s), %s; folder %s\n",
@@ -311,8 +326,8 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
         progressLine(Json {{"study", "start"}, {"dir", dir}, {"total", state.total()}, {"slots", executor.slots()}});
 
     std::map<std::string, PointRecord*> running;
-    bool threadsRunning = false;
-    std::string threadsId;
+    bool coreTimerRunning = false;
+    std::string coreTimerId;
     bool stopping = false;
     int signal = 0;
     int lostPoints = 0;
@@ -356,12 +371,12 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
             writeStudyFiles(dir, state, meta, lostPoints > 0 ? "incomplete" : "interrupted");
             lastWrite = studyClock();
         }
-        // Start what may start: threads-engine points wait for the cores and run alone.
+        // Start what may start: points that time the cores wait for them and run alone.
         while (!stopping && executor.running() < executor.slots() && state.hasDue()) {
-            if (threadsAlone && threadsRunning)
+            if (coreTimersAlone && coreTimerRunning)
                 break;
-            const bool threadsAllowed = !threadsAlone || executor.running() == 0;
-            PointRecord* r = state.takeNext(threadsAllowed);
+            const bool coreTimersAllowed = !coreTimersAlone || executor.running() == 0;
+            PointRecord* r = state.takeNext(coreTimersAllowed);
             if (!r)
                 break;
             const std::string folder = (fs::path(dir) / "points" / r->point.id).string();
@@ -384,13 +399,14 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                     "OMP_NUM_THREADS", std::to_string(std::max(1U, cores / static_cast<unsigned>(executor.slots()))));
             const bool wasIdle = executor.running() == 0;
             const PointStart started = executor.start(launch);
+            r->startedAt = studyClock() - startedAt;
             if (wasIdle)
                 busyFrom = studyClock();
             r->rank = started.rank;
             running[r->point.id] = r;
-            if (r->point.engine == EngineKind::Threads) {
-                threadsRunning = true;
-                threadsId = r->point.id;
+            if (r->point.timesTheCores()) {
+                coreTimerRunning = true;
+                coreTimerId = r->point.id;
             }
             if (spec.progress)
                 progressLine(
@@ -406,9 +422,10 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 continue;
             PointRecord& r = *it->second;
             running.erase(it);
-            if (end.id == threadsId)
-                threadsRunning = false;
+            if (end.id == coreTimerId)
+                coreTimerRunning = false;
             r.wallSeconds = end.wallSeconds;
+            r.endedAt = studyClock() - startedAt;
             r.rank = end.rank;
             ++meta.ran;
             meta.pointSeconds += end.wallSeconds;

@@ -22,7 +22,7 @@ struct StudyFrontEnd
 };
 
 /// `sgdscope --study DIR ...` on this machine: checks every point (StudyPlan), then runs them as headless runs in
-/// child processes, -j N at once (threads-engine points alone unless --share-cores), and writes DIR/study.json,
+/// child processes, -j N at once (points that time the cores alone unless --share-cores), and writes DIR/study.json,
 /// DIR/results.csv and the charts. A folder that already holds this study continues it: a point whose run folder
 /// holds a complete summary.json is kept, not run again. SIGINT or SIGTERM stops the running points (they write
 /// an interrupted summary), marks them and writes the study's files. Returns the exit code: 0 every point
