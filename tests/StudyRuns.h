@@ -12,12 +12,7 @@
 #include <QString>
 #include <QStringList>
 
-#include <atomic>
-#include <chrono>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace sgdscope::testing {
@@ -94,49 +89,6 @@ inline QStringList pointOptions(const Json& point)
         args << QStringLiteral("--%1=%2").arg(
             QString::fromStdString(o.at(0).get<std::string>()), QString::fromStdString(o.at(1).get<std::string>()));
     return args;
-}
-
-/// The share of the time `threads` busy threads waited for a core over `seconds` (the kernel's run-queue delay,
-/// /proc/thread-self/schedstat): how busy the machine's cores are with others. -1 where the kernel does not say.
-inline double coresBusyShare(int threads, double seconds = 0.3)
-{
-    std::vector<double> shares(static_cast<std::size_t>(threads), -1.0);
-    std::vector<std::thread> team;
-    for (int t = 0; t < threads; ++t) {
-        team.emplace_back([&shares, t, seconds] {
-            auto read = [](double& run, double& wait) {
-                std::ifstream in("/proc/thread-self/schedstat");
-                long long r = 0;
-                long long w = 0;
-                if (!(in >> r >> w))
-                    return false;
-                run = static_cast<double>(r);
-                wait = static_cast<double>(w);
-                return true;
-            };
-            double run0 = 0;
-            double wait0 = 0;
-            if (!read(run0, wait0))
-                return;
-            const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-            volatile double sink = 0;
-            while (std::chrono::steady_clock::now() < end)
-                sink = sink + 1.0;
-            double run1 = 0;
-            double wait1 = 0;
-            if (!read(run1, wait1))
-                return;
-            const double ran = run1 - run0;
-            const double waited = wait1 - wait0;
-            shares[static_cast<std::size_t>(t)] = ran + waited > 0 ? waited / (ran + waited) : 0.0;
-        });
-    }
-    for (auto& t : team)
-        t.join();
-    double most = -1.0;
-    for (const double s : shares)
-        most = std::max(most, s);
-    return most;
 }
 
 } // namespace sgdscope::testing

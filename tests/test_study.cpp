@@ -226,13 +226,99 @@ private Q_SLOTS:
         QVERIFY(!has(plan.fullPoint(0, 0, 0), "backup-workers"));
         QVERIFY(has(plan.fullPoint(1, 0, 0), "backup-workers"));
         QVERIFY(std::any_of(plan.notes().begin(), plan.notes().end(), [](const std::string& n) {
-            return n.find("--backup-workers applies to 1 of 2 points") != std::string::npos;
+            return n.find("--backup-workers applies only to the mode=backup points (1 of 2 points)")
+                != std::string::npos;
         }));
         const std::string none = refusal([] {
             (void)planOf(
                 pairs({{"study", "s"}, {"sweep", "workers=2,4"}}), pairs({{"mode", "sync"}, {"ssp-bound", "2"}}));
         });
         QVERIFY2(none.find("--ssp-bound: takes effect on no point of the study") != std::string::npos, none.c_str());
+    }
+
+    void aKnobLeftOutIsSaidForItsAxis()
+    {
+        // Sync and ssp points both leave --backup-workers out: the note names the axis value that takes it, and blames
+        // no one point's mode ("but --mode is sync" was said of the ssp points too).
+        const StudyPlan plan
+            = planOf(pairs({{"study", "s"}, {"sweep", "mode=sync,backup,ssp"}, {"sweep", "workers=4,8"}}),
+                pairs({{"engine", "sim"}, {"steps", "10"}, {"backup-workers", "2"}}));
+        std::string note;
+        for (const std::string& n : plan.notes())
+            if (n.find("--backup-workers") != std::string::npos)
+                note = n;
+        QCOMPARE(note,
+            std::string("--backup-workers applies only to the mode=backup points (2 of 6 points), and is left out of "
+                        "the others"));
+        // Where no one axis decides (lockfree applies to async on the threads engine only), the note gives a point
+        // and the reason there.
+        const StudyPlan mixed
+            = planOf(pairs({{"study", "s"}, {"sweep", "engine=threads,sim"}, {"sweep", "mode=sync,async"}}),
+                pairs({{"workers", "2"}, {"steps", "10"}, {"async-apply", "lockfree"}}));
+        std::string mixedNote;
+        for (const std::string& n : mixed.notes())
+            if (n.find("--async-apply") != std::string::npos)
+                mixedNote = n;
+        QVERIFY2(mixedNote.find("--async-apply applies to 1 of 4 points, and is left out of the others (at point "
+                                "engine=threads, mode=sync: ")
+                != std::string::npos,
+            mixedNote.c_str());
+    }
+
+    void readyStudiesPlanWithoutRunning_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QStringList>("axes"); // NAME=COUNT of values, in order
+        QTest::addColumn<int>("candidates");
+        QTest::addColumn<int>("seeds");
+        QTest::addColumn<int>("rungs");
+        QTest::addColumn<int>("points");
+        // workers 1..1024 (11) x 3 modes, 5 learning rates in 3 rungs: 165 first runs, 2 then 1 per group after.
+        QTest::addRow("scaling") << QStringLiteral("scaling")
+                                 << QStringList {QStringLiteral("workers=11"), QStringLiteral("mode=3")} << 5 << 1 << 3
+                                 << 33 * 5 + 33 * (2 + 1);
+        // 5 shares of slow workers x 3 modes x 5 learning rates x 2 seeds, in 4 rungs (5, 3, 2, 1 candidates).
+        QTest::addRow("stragglers") << QStringLiteral("stragglers")
+                                    << QStringList {QStringLiteral("slow-fraction=5"), QStringLiteral("mode=3")} << 5
+                                    << 2 << 4 << 15 * 5 * 2 + 15 * (3 + 2 + 1) * 2;
+        // workers 1..256 (9) x 2 step rules x 3 seeds, one learning rate.
+        QTest::addRow("staleness") << QStringLiteral("staleness")
+                                   << QStringList {QStringLiteral("workers=9"), QStringLiteral("async-lr=2")} << 1 << 3
+                                   << 1 << 54;
+    }
+    void readyStudiesPlanWithoutRunning()
+    {
+        QFETCH(QString, name);
+        QFETCH(QStringList, axes);
+        QFETCH(int, candidates);
+        QFETCH(int, seeds);
+        QFETCH(int, rungs);
+        QFETCH(int, points);
+        // The plan checks every point as its run would, loading the data once: nothing runs.
+        const StudyPlan plan = planOf(pairs({{"study", "s"}, {"ready", qPrintable(name)}}), {});
+        QStringList got;
+        for (const StudyAxis& a : plan.axes())
+            got << QStringLiteral("%1=%2").arg(QString::fromStdString(a.name)).arg(a.values.size());
+        QCOMPARE(got, axes);
+        QCOMPARE(plan.candidateCount(), candidates);
+        QCOMPARE(plan.seedCount(), seeds);
+        QCOMPARE(plan.halving().rungs(), rungs);
+        QCOMPARE(plan.totalPoints(), points);
+        // Every point can run (a ready-made study skips nothing), on the simulated datacenter.
+        for (int g = 0; g < plan.groupCount(); ++g)
+            for (int c = 0; c < plan.candidateCount(); ++c)
+                for (int k = 0; k < plan.seedCount(); ++k) {
+                    const StudyPoint& p = plan.fullPoint(g, c, k);
+                    QVERIFY2(p.skipped.empty(), p.skipped.c_str());
+                    QCOMPARE(p.engine, EngineKind::Sim);
+                    QVERIFY(!p.timesTheCores());
+                }
+        if (name == QStringLiteral("stragglers"))
+            QVERIFY(std::any_of(plan.notes().begin(), plan.notes().end(), [](const std::string& n) {
+                return n
+                    == "--backup-workers applies only to the mode=backup points (50 of 150 points), and is left "
+                       "out of the others";
+            }));
     }
 
     void aModeListBecomesAnAxisAndSeedsFollowTheSeed()

@@ -103,10 +103,11 @@ Json summaryJson(const ModeSummaryRecord& r)
     j["seconds"] = r.seconds;
     j["samples_per_second"] = r.samplesPerSecond();
     j["wall_clock_seconds"] = r.wallSeconds; // the real time the training took, the final evaluation not counted
-    if (!r.virtualClock && r.onCoreSeconds >= 0 && r.waitedForACoreSeconds >= 0) {
+    if (r.onCoreSeconds >= 0 && r.waitedForACoreSeconds >= 0) {
         // What the operating system took from this process while it trained: its threads' time runnable but waiting
         // for a core (their run-queue delay). Well above 0, the machine was busy (or the workers outnumber the
-        // cores), and that time is in the waits and the unaccounted time.
+        // cores), and that time is in the waits and the unaccounted time. A simulated run's virtual seconds do not
+        // depend on it: there it says how busy the machine was while it simulated (its wall_clock_seconds).
         const double wanted = r.onCoreSeconds + r.waitedForACoreSeconds;
         j["process_cpu"]
             = Json {{"on_core_seconds", r.onCoreSeconds}, {"waited_for_a_core_seconds", r.waitedForACoreSeconds},

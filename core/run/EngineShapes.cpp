@@ -35,6 +35,20 @@ std::string platformFileProblem(const std::string& path, int workers, Placement 
         teamWide && config.topology == Topology::AllReduce);
 }
 
+std::string PlatformFileChecks::problem(
+    const std::string& path, int workers, Placement placement, const RunConfig& config)
+{
+    // What platformFileProblem's answer depends on: the file, the hosts, and the routes the modes use.
+    const bool teamWide = config.runsSync();
+    const std::string key = path + '\n' + std::to_string(workers) + ' ' + std::to_string(static_cast<int>(placement))
+        + ' ' + std::to_string(needsParameterServer(config)) + ' ' + std::to_string(teamWide) + ' '
+        + std::to_string(static_cast<int>(config.topology));
+    const auto known = m_answers.find(key);
+    if (known != m_answers.end())
+        return known->second;
+    return m_answers[key] = platformFileProblem(path, workers, placement, config);
+}
+
 std::string kernelPathProblem()
 {
     return isaSettingProblem();

@@ -3,6 +3,7 @@
 #include "core/metrics/Events.h"
 #include "core/run/RunConfig.h"
 
+#include <map>
 #include <string>
 
 namespace sgdscope {
@@ -31,6 +32,17 @@ std::string simulatedClustersText();
 /// every pair's for an all-reduce): "" if so, else the reason in one line naming the host, link or file. Checked
 /// in a child process (SimGrid aborts on some errors).
 std::string platformFileProblem(const std::string& path, int workers, Placement placement, const RunConfig& config);
+
+/// platformFileProblem's answers, kept: a study checks each platform file at each worker count and wiring once,
+/// however many points share them. Not thread-safe.
+class PlatformFileChecks
+{
+public:
+    std::string problem(const std::string& path, int workers, Placement placement, const RunConfig& config);
+
+private:
+    std::map<std::string, std::string> m_answers;
+};
 
 /// A kernel path forced by SGDSCOPE_ISA that does not exist or that this CPU lacks ("" if none).
 std::string kernelPathProblem();

@@ -48,6 +48,19 @@ void checkEngineLimits(const RunConfig& config)
     }
 }
 
+/// The engine's checks that need no measurement: its limits, and a platform file that takes the run (loaded in a
+/// child process; `checks` keeps the answers, e.g. for a study's points).
+void checkEngine(const RunConfig& config, PlatformFileChecks* checks)
+{
+    checkEngineLimits(config);
+    if (config.engine != EngineKind::Sim || config.platform.empty())
+        return;
+    const std::string why = checks ? checks->problem(config.platform, config.workers, config.placement, config)
+                                   : platformFileProblem(config.platform, config.workers, config.placement, config);
+    if (!why.empty())
+        throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
+}
+
 /// The engine of a run: for the simulated cluster, its platform (checked: a platform file is loaded in a
 /// child process, since SimGrid aborts on some errors) and the built-in hosts' speed.
 EngineChoice engineChoiceFor(
@@ -57,7 +70,7 @@ EngineChoice engineChoiceFor(
     engine.kind = config.engine;
     if (config.engine == EngineKind::Mpi)
         return engine;
-    checkEngineLimits(config);
+    checkEngine(config, nullptr);
     if (config.engine == EngineKind::Threads)
         return engine;
     const bool server = needsParameterServer(config);
@@ -66,11 +79,7 @@ EngineChoice engineChoiceFor(
     engine.sim.cluster = config.cluster;
     engine.sim.platformFile = config.platform;
     engine.sim.placement = config.placement;
-    if (!config.platform.empty()) {
-        if (const std::string why = platformFileProblem(config.platform, config.workers, config.placement, config);
-            !why.empty())
-            throw SgdError(config.originOf("platform") + ": '" + config.platform + "' cannot be used: " + why);
-    } else if (config.cluster == ClusterKind::Local || config.cluster == ClusterKind::LocalMpi) {
+    if (config.platform.empty() && (config.cluster == ClusterKind::Local || config.cluster == ClusterKind::LocalMpi)) {
         const bool mpi = config.cluster == ClusterKind::LocalMpi;
         if (mpi) {
             // First (it fails at once without mpirun or the probe): how this machine's Open MPI carries the run's
@@ -364,10 +373,11 @@ PreparedRun prepareRun(const RunConfig& config, std::shared_ptr<const DataSplit>
     return run;
 }
 
-std::int64_t checkRunnable(const RunConfig& config, std::shared_ptr<const DataSplit> data)
+std::int64_t checkRunnable(
+    const RunConfig& config, std::shared_ptr<const DataSplit> data, PlatformFileChecks* platformChecks)
 {
     const PreparedRun run = prepareModelAndSettings(config, std::move(data));
-    checkEngineLimits(config);
+    checkEngine(config, platformChecks);
     return run.steps;
 }
 

@@ -4,6 +4,7 @@
 #include "core/engines/TrainerFactory.h"
 #include "core/engines/sim/SimCost.h"
 #include "core/metrics/RunMetrics.h"
+#include "core/run/EngineShapes.h"
 #include "core/run/RunConfig.h"
 #include "core/train/Problem.h"
 
@@ -38,10 +39,12 @@ struct PreparedRun
 
 /// Loads and checks; throws SgdError (naming the option, field or file) on bad input.
 PreparedRun prepareRun(const RunConfig& config);
-/// Everything prepareRun checks but what only the engine can tell by running code (the local clusters'
-/// measurements of this machine, a platform file's load in a child process): for checking many runs up front (a
-/// study's points). Returns the run's sync updates (PreparedRun::steps). Throws SgdError as prepareRun does.
-std::int64_t checkRunnable(const RunConfig& config, std::shared_ptr<const DataSplit> data);
+/// Everything prepareRun checks but the local clusters' measurements of this machine: for checking many runs up
+/// front (a study's points). A platform file is checked too (whether it takes the run's hosts and routes: loaded in
+/// a child process, whose answers `platformChecks` keeps if given). Returns the run's sync updates
+/// (PreparedRun::steps). Throws SgdError as prepareRun does.
+std::int64_t checkRunnable(
+    const RunConfig& config, std::shared_ptr<const DataSplit> data, PlatformFileChecks* platformChecks = nullptr);
 /// The model's widths on `train`: the user's --layers as given (prepareRun refuses them if they do not fit),
 /// a preset's with the data's input and output widths, none: no hidden layer.
 std::vector<int> modelWidths(const RunConfig& config, const Dataset& train);

@@ -69,6 +69,8 @@ struct ResultRecord
     bool diverged = false;
     std::int64_t divergedAt = -1;
     bool interrupted = false;
+    double onCoreSeconds = -1.0; // the child's threads while it trained (ModeResult's)
+    double waitedForACoreSeconds = -1.0;
 };
 
 /// What both sides must have prepared alike (a check that the child's run is the parent's).
@@ -450,6 +452,8 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
                 result.diverged = r.diverged;
                 result.divergedAt = r.divergedAt;
                 result.interrupted = r.interrupted;
+                result.onCoreSeconds = r.onCoreSeconds;
+                result.waitedForACoreSeconds = r.waitedForACoreSeconds;
                 result.paramsDigest = in.getString(1024);
                 result.kernelPath = in.getString(1024);
                 result.failure = in.getString(1 << 20);
@@ -537,7 +541,7 @@ int serveModeChild()
         }
         out.put(Tag::Result);
         out.put(ResultRecord {r.updates, r.samples, r.seconds, r.wallSeconds, r.final, r.finalIsLastEvaluation,
-            r.target, r.diverged, r.divergedAt, r.interrupted});
+            r.target, r.diverged, r.divergedAt, r.interrupted, r.onCoreSeconds, r.waitedForACoreSeconds});
         out.put(r.paramsDigest);
         out.put(r.kernelPath);
         out.put(r.failure);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,10 @@ public:
     std::vector<char> receiveWhole(int from, int tag);
     /// Whether a message of `from` with `tag` waits to be received (without receiving it).
     bool waiting(int from, int tag);
+    /// Receives a message of `from` with `tag` that has arrived (as waiting() says), whatever its size, without
+    /// asking the watch: a living peer's message is taken even after another peer's problem (a study collects a
+    /// point's result from a rank that is well). nullopt if none has arrived.
+    std::optional<std::vector<char>> receiveArrived(int from, int tag);
 
     /// Sends a small integer to every rank from rank 0 and returns it on every rank (a broadcast).
     std::int64_t broadcast(std::int64_t value);

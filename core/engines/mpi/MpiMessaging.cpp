@@ -220,6 +220,23 @@ std::vector<char> MpiContext::receiveWhole(int from, int tag)
     return bytes;
 }
 
+std::optional<std::vector<char>> MpiContext::receiveArrived(int from, int tag)
+{
+    MPI_Status status;
+    int flag = 0;
+    if (MPI_Iprobe(from, tag, MPI_COMM_WORLD, &flag, &status) != MPI_SUCCESS)
+        throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
+    if (!flag)
+        return std::nullopt;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    std::vector<char> bytes(static_cast<std::size_t>(std::max(count, 0)));
+    // The message is there: this receive takes it at once.
+    if (MPI_Recv(bytes.data(), count, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
+    return bytes;
+}
+
 bool MpiContext::waiting(int from, int tag)
 {
     int flag = 0;

@@ -52,6 +52,12 @@ public:
     virtual void interrupt(int signal) = 0;
     /// Ends the running points at once (SIGKILL), after an interrupt they did not answer in time.
     virtual void kill() = 0;
+    /// Whether this executor can run no more points: an MPI job that lost a rank has ended (mpirun ends the whole
+    /// job when one of its processes dies). wait() has returned the points lost with it; the others still running
+    /// will not be heard of again. The study then stops at once.
+    virtual bool ended() const { return false; }
+    /// Why it ended, one sentence for the user ("rank 2 is gone: its process ended ..."); "" while it has not.
+    virtual std::string endReason() const { return {}; }
 };
 
 /// The arguments of a point's headless run: --headless --out FOLDER [--config FILE] and its options as

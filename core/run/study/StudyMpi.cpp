@@ -8,6 +8,7 @@
 #include "core/run/study/LocalPointExecutor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace sgdscope {
@@ -33,6 +35,10 @@ constexpr int stopTag = 202; // rank 0 -> a rank: no more points; end once yours
 constexpr int interruptTag = 203; // rank 0 -> a rank: stop your running points (a signal reached rank 0)
 constexpr double watchSilence = 6.0; // seconds of silence after which a rank is given up (as --peer-timeout)
 constexpr double sendLimit = 60.0; // seconds a message to a living rank may take to go
+/// The study's exit code once a rank is lost: the study is incomplete (StudyRunner's runStudyPoints returns it).
+constexpr int lostRankExitCode = 1;
+/// The start of a rank's scratch folder's name in the temporary folder ("sgdscope-study-rank2-PID").
+constexpr const char* scratchPrefix = "sgdscope-study-rank";
 
 /// A message as bytes: the 8-byte length of a JSON header, the header, then the files' bytes one after another.
 std::string packMessage(const Json& header, const std::vector<std::string>& blobs)
@@ -58,8 +64,8 @@ Json unpackHeader(const std::vector<char>& bytes, std::size_t& bodyAt)
     return parseJson(std::string_view(bytes.data() + sizeof length, length), "study message");
 }
 
-/// Sends without MpiContext::send's wait, which gives up on every peer once the watch has a problem with any:
-/// a study goes on with its living ranks. Returns false if `to` could not take it in time.
+/// Sends without MpiContext::send's wait, which gives up on every peer once the watch has a problem with any.
+/// Returns false if `to` could not take it in time, or has a problem.
 bool sendTo(MpiContext& mpi, const std::string& bytes, int to, int tag)
 {
     MpiContext::PendingSend pending = mpi.startSend(bytes.data(), bytes.size(), to, tag);
@@ -76,6 +82,13 @@ bool sendTo(MpiContext& mpi, const std::string& bytes, int to, int tag)
 }
 
 /// Rank 0's executor: the points run on the other ranks.
+///
+/// A rank that dies ends the study. Open MPI 4.1's mpirun ends the whole job when one of its processes dies (it
+/// sends the others SIGTERM, then SIGKILL a second later; orte_enable_recovery is off by default), so the living
+/// ranks' points could not finish anyway. The executor then marks the dead rank's points lost, tells the living
+/// ranks at once that rank 0 ends the job (PeerWatch::endJob: they stop their points and leave without a word),
+/// makes no more MPI calls (MPI's progress on a dead peer's message can crash a process), and says ended(): the
+/// study writes what it has and stops.
 class RankExecutor : public PointExecutor
 {
 public:
@@ -88,8 +101,10 @@ public:
             m_living.insert(r);
     }
 
-    int slots() const override { return static_cast<int>(m_living.size()) * m_perRank; }
+    int slots() const override { return m_ended ? 0 : static_cast<int>(m_living.size()) * m_perRank; }
     int running() const override { return static_cast<int>(m_running.size()); }
+    bool ended() const override { return m_ended; }
+    std::string endReason() const override { return m_endReason; }
 
     PointStart start(const PointLaunch& launch) override
     {
@@ -110,8 +125,12 @@ public:
         for (const auto& [name, value] : launch.environment)
             env.push_back(Json::array({name, value}));
         const Json header {{"id", launch.id}, {"folder", launch.folder}, {"args", launch.args}, {"env", env}};
-        if (!sendTo(m_mpi, packMessage(header, {}), rank, pointTag))
-            throw SgdError("--study: rank " + std::to_string(rank) + " did not take point " + launch.id);
+        if (!sendTo(m_mpi, packMessage(header, {}), rank, pointTag)) {
+            // A rank that died as it was handed the point: the point is its, and lost with it (wait() says so).
+            const auto problem = m_mpi.watch() ? m_mpi.watch()->problem() : std::nullopt;
+            if (!problem || problem->rank != rank)
+                throw SgdError("--study: rank " + std::to_string(rank) + " did not take point " + launch.id);
+        }
         m_running[launch.id] = Running {rank, launch.folder, std::chrono::steady_clock::now()};
         return {rank, m_pids[static_cast<std::size_t>(rank)]};
     }
@@ -121,11 +140,13 @@ public:
         std::vector<PointEnd> ended;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
         while (true) {
-            for (const int r : std::set<int>(m_living)) {
-                while (m_mpi.waiting(r, resultTag))
-                    takeResult(r, ended);
-            }
             lookForLostRanks(ended);
+            if (m_ended)
+                return ended;
+            for (const int r : m_living) {
+                while (std::optional<std::vector<char>> bytes = m_mpi.receiveArrived(r, resultTag))
+                    takeResult(r, *bytes, ended);
+            }
             if (!ended.empty() || std::chrono::steady_clock::now() >= deadline)
                 return ended;
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -134,6 +155,8 @@ public:
 
     void interrupt(int) override
     {
+        if (m_ended)
+            return;
         std::set<int> ranks;
         for (const auto& [id, p] : m_running)
             ranks.insert(p.rank);
@@ -148,9 +171,11 @@ public:
             m_abandoned.push_back(id);
     }
 
-    /// Tells every living rank there are no more points.
+    /// Tells every living rank there are no more points (nothing once the job ended).
     void finish()
     {
+        if (m_ended)
+            return;
         for (const int r : m_living)
             (void)sendTo(m_mpi, packMessage(Json::object(), {}), r, stopTag);
     }
@@ -163,9 +188,8 @@ private:
         std::chrono::steady_clock::time_point started;
     };
 
-    void takeResult(int rank, std::vector<PointEnd>& ended)
+    void takeResult(int rank, const std::vector<char>& bytes, std::vector<PointEnd>& ended)
     {
-        const std::vector<char> bytes = m_mpi.receiveWhole(rank, resultTag);
         std::size_t at = 0;
         const Json header = unpackHeader(bytes, at);
         const std::string id = header.at("id").get<std::string>();
@@ -204,15 +228,18 @@ private:
     {
         const auto problem = m_mpi.watch() ? m_mpi.watch()->problem() : std::nullopt;
         std::vector<std::pair<std::string, std::string>> lost; // (id, why)
-        if (problem && problem->rank > 0 && m_living.count(problem->rank)) {
+        if (problem && !m_ended) {
+            // Whatever the problem (a rank gone, silent or failed; this process stalled so long that the others gave
+            // it up), the job cannot go on: it ends now, said once by the study (StudyRunner), the others silent.
+            m_ended = true;
+            m_mpi.watch()->endJob(lostRankExitCode);
             const std::string why = problem->describe(watchSilence);
-            std::fprintf(
-                stderr, "sgdscope: %s; the points it ran are lost, and the study goes on without it\n", why.c_str());
-            m_living.erase(problem->rank);
             for (const auto& [id, p] : m_running) {
                 if (p.rank == problem->rank)
                     lost.emplace_back(id, why);
             }
+            m_endReason = why;
+            m_living.clear();
         }
         for (const std::string& id : m_abandoned)
             lost.emplace_back(id, "its rank did not answer the stop");
@@ -240,53 +267,106 @@ private:
     std::set<int> m_living;
     std::map<std::string, Running> m_running;
     std::vector<std::string> m_abandoned;
+    bool m_ended = false;
+    std::string m_endReason;
+};
+
+/// Removes the scratch folders (ScratchFolder) that ranks of earlier studies on this machine left behind: their
+/// process is gone (killed before it could remove it, as mpirun's teardown does a second after a rank dies). This
+/// user's only; a folder whose process still runs is kept.
+void removeLeftScratch()
+{
+    std::error_code ec;
+    const fs::path temp = fs::temp_directory_path(ec);
+    if (ec)
+        return;
+    for (const auto& entry : fs::directory_iterator(temp, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(scratchPrefix, 0) != 0)
+            continue;
+        const std::size_t dash = name.rfind('-');
+        const long pid = dash == std::string::npos ? 0 : std::strtol(name.c_str() + dash + 1, nullptr, 10);
+        struct stat info
+        {
+        };
+        if (pid <= 0 || ::lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode)
+            || info.st_uid != ::getuid())
+            continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)
+            continue; // (still running)
+        std::error_code ignored;
+        fs::remove_all(entry.path(), ignored);
+    }
+}
+
+/// A rank's scratch folder: its points' run folders until their files are sent to rank 0, in the temporary folder
+/// (the ranks may run on machines where the study's folder is not). Removed when the rank leaves, whichever way it
+/// does short of being killed (then the next study on the machine removes it, removeLeftScratch).
+class ScratchFolder
+{
+public:
+    explicit ScratchFolder(int rank)
+        : m_path(fs::temp_directory_path()
+            / (scratchPrefix + std::to_string(rank) + "-" + std::to_string(static_cast<long>(::getpid()))))
+    {
+    }
+    ~ScratchFolder() { remove(); }
+    ScratchFolder(const ScratchFolder&) = delete;
+    ScratchFolder& operator=(const ScratchFolder&) = delete;
+    const fs::path& path() const { return m_path; }
+    void remove() const
+    {
+        std::error_code ec;
+        fs::remove_all(m_path, ec);
+    }
+
+private:
+    fs::path m_path;
 };
 
 /// A rank other than 0: runs the points rank 0 sends, each into a folder of its own here, and sends back its files.
 int servePoints(MpiContext& mpi, int perRank)
 {
+    removeLeftScratch();
+    // (declared before the points' executor: removed once their processes have ended)
+    const ScratchFolder scratch(mpi.rank());
     LocalPointExecutor local(perRank);
-    const fs::path scratch = fs::temp_directory_path()
-        / ("sgdscope-study-rank" + std::to_string(mpi.rank()) + "-" + std::to_string(static_cast<long>(::getpid())));
     std::map<std::string, std::string> folders; // id -> its folder here
     bool stopping = false;
     bool interrupted = false;
-    auto removeScratch = [&] {
-        std::error_code ec;
-        fs::remove_all(scratch, ec);
-    };
     while (true) {
         if (const int sig = interruptSignal(); sig != 0 && !interrupted) {
             interrupted = true;
             local.interrupt(sig == SIGUSR1 ? SIGTERM : sig);
         }
-        if (mpi.waiting(0, stopTag)) {
-            (void)mpi.receiveWhole(0, stopTag);
+        if (mpi.receiveArrived(0, stopTag))
             stopping = true;
-        }
         if (stopping && local.running() == 0)
             break; // (rank 0 may have left already: a lost rank ends the job without MPI_Finalize)
         if (mpi.watch() && mpi.watch()->hasProblem()) {
-            // Rank 0 is gone or ended the job: nobody will take the results.
+            // Rank 0 ended the job (a rank was lost: it said so), or is gone: nobody will take the results.
             local.interrupt(SIGTERM);
             for (int i = 0; i < 100 && local.running() > 0; ++i)
                 (void)local.wait(0.05);
             local.kill();
-            removeScratch();
+            (void)local.wait(0.1);
+            scratch.remove();
             const auto problem = mpi.watch()->problem();
-            if (problem && problem->kind != PeerProblem::Kind::Ended)
-                std::fprintf(stderr, "sgdscope: rank %d: %s; its points stop\n", mpi.rank(),
+            if (problem && problem->kind == PeerProblem::Kind::Ended)
+                return problem->exitCode;
+            // Rank 0 cannot say it: the first other rank does.
+            if (problem && problem->kind != PeerProblem::Kind::Stalled && mpi.rank() == 1)
+                std::fprintf(stderr, "sgdscope: rank %d: %s; its points stop, and the study ends\n", mpi.rank(),
                     problem->describe(watchSilence).c_str());
             return 1;
         }
-        while (mpi.waiting(0, pointTag)) {
-            const std::vector<char> bytes = mpi.receiveWhole(0, pointTag);
+        while (std::optional<std::vector<char>> bytes = mpi.receiveArrived(0, pointTag)) {
             std::size_t at = 0;
-            const Json header = unpackHeader(bytes, at);
+            const Json header = unpackHeader(*bytes, at);
             PointLaunch launch;
             launch.id = header.at("id").get<std::string>();
             const std::string theirs = header.at("folder").get<std::string>();
-            launch.folder = (scratch / launch.id).string();
+            launch.folder = (scratch.path() / launch.id).string();
             for (const Json& a : header.at("args")) {
                 const std::string arg = a.get<std::string>();
                 launch.args.push_back(arg == theirs ? launch.folder : arg);
@@ -298,10 +378,8 @@ int servePoints(MpiContext& mpi, int perRank)
             folders[launch.id] = launch.folder;
             (void)local.start(launch);
         }
-        if (mpi.waiting(0, interruptTag)) {
-            (void)mpi.receiveWhole(0, interruptTag);
+        if (mpi.receiveArrived(0, interruptTag))
             local.interrupt(SIGTERM);
-        }
         for (const PointEnd& end : local.wait(0.02)) {
             const std::string folder = folders[end.id];
             folders.erase(end.id);
@@ -320,7 +398,6 @@ int servePoints(MpiContext& mpi, int perRank)
             fs::remove_all(folder, ec);
         }
     }
-    removeScratch();
     return 0;
 }
 
@@ -380,11 +457,20 @@ int runStudyOnRanks(const StudySpec& spec, const std::string* configText, const 
                     + std::to_string(perRank) + " point" + (perRank == 1 ? "" : "s") + " at once each",
                 startedAt);
             executor.finish();
+            if (executor.ended())
+                leave(mpi, exitCode); // (the others were told at once: PeerWatch::endJob)
         } else {
             exitCode = servePoints(mpi, perRank);
         }
     } catch (const std::exception& e) {
+        const auto seen = mpi.watch() ? mpi.watch()->problem() : std::nullopt;
+        // A rank other than 0 whose job rank 0 ended (and said why), or that was given up, says nothing more.
+        if (!mpi.isRoot() && seen
+            && (seen->kind == PeerProblem::Kind::Ended || seen->kind == PeerProblem::Kind::Stalled))
+            leave(mpi, seen->kind == PeerProblem::Kind::Ended ? seen->exitCode : 1);
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), e.what());
+        if (mpi.isRoot() && mpi.watch())
+            mpi.watch()->endJob(1); // (the others leave without a word: this is the job's one message)
         leave(mpi, 1);
     }
     // Every rank ends with rank 0's exit code; after a signal or a lost rank, without MPI_Finalize.

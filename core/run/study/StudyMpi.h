@@ -11,11 +11,16 @@ namespace sgdscope {
 /// The table is the one -j 1 gives (results do not depend on who ran what). A study of simulated points so runs
 /// on a cluster's hosts.
 ///
-/// Every rank watches the others (engines/mpi/PeerWatch.h, --peer-timeout's silence of 6 s): a rank that dies
-/// loses at most the points it was running; rank 0 names it, marks them lost (the study is incomplete: the same
-/// command again runs them) and writes the study's files at once. Open MPI's mpirun then ends the whole job (its
-/// default); where it does not, rank 0 goes on with the living ranks. A stop signal (mpirun passes SIGINT and
-/// SIGTERM on) stops the running points on every rank and marks them as one machine's study does.
+/// Every rank watches the others (engines/mpi/PeerWatch.h, a silence of 6 s): a rank that dies ends the study.
+/// Open MPI 4.1's mpirun ends the whole job when one of its processes dies (SIGTERM to the others, SIGKILL a second
+/// later; it goes on only under `mpirun --enable-recovery`, which this study does not rely on), so rank 0 ends it
+/// itself, at once: it tells the living ranks that it ends the job (they stop their points and leave without a
+/// word), marks the dead rank's points lost and the points still running elsewhere interrupted, keeps every finished
+/// point, says in one line which rank died and with which point, and writes the study's files (incomplete: the
+/// same command runs the rest). Each rank's scratch folder (its points' run folders until they are sent) is removed
+/// as it leaves; one a killed rank left behind is removed by the next study under mpirun on its machine. A stop
+/// signal (mpirun passes SIGINT and SIGTERM on) stops the running points on every rank and marks them as one
+/// machine's study does.
 ///
 /// Returns the exit code, as runStudy does.
 int runStudyOnRanks(const StudySpec& spec, const std::string* configText, const StudyFrontEnd& frontEnd);

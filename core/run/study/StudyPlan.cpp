@@ -149,6 +149,40 @@ int StudyPlan::totalPoints() const
     return runnable + later;
 }
 
+std::string StudyPlan::droppedNote(
+    const std::string& name, const std::vector<bool>& dropped, const std::string& where, const std::string& why) const
+{
+    const std::size_t total = m_points.size();
+    const auto applied = total - static_cast<std::size_t>(std::count(dropped.begin(), dropped.end(), true));
+    const std::string share = std::to_string(applied) + " of " + std::to_string(total) + " points";
+    // The axis that decides it, if one does: every point with one of its values takes the option, none of the others
+    // ("only to the mode=backup points": said for the axis, not for one point's mode).
+    for (std::size_t a = 0; a < m_axes.size(); ++a) {
+        const std::size_t n = m_axes[a].values.size();
+        std::vector<int> state(n, -1); // per value: -1 no point yet, 0 left out everywhere, 1 taken everywhere, 2 both
+        for (std::size_t i = 0; i < total; ++i) {
+            if (!m_points[i].skipped.empty())
+                continue;
+            const auto v = static_cast<std::size_t>(groupIndices(m_points[i].group)[a]);
+            const int s = dropped[i] ? 0 : 1;
+            state[v] = state[v] == -1 || state[v] == s ? s : 2;
+        }
+        if (std::any_of(state.begin(), state.end(), [](int s) { return s == 2; }))
+            continue;
+        std::string values;
+        for (std::size_t v = 0; v < n; ++v) {
+            if (state[v] == 1)
+                values += (values.empty() ? "" : " or ") + m_axes[a].name + "=" + m_axes[a].values[v];
+        }
+        if (values.empty())
+            continue;
+        return "--" + name + " applies only to the " + values + " points (" + share
+            + "), and is left out of the others";
+    }
+    return "--" + name + " applies to " + share + ", and is left out of the others (at point " + where + ": " + why
+        + ")";
+}
+
 StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
 {
     StudyPlan plan;
@@ -241,8 +275,9 @@ StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
 
     // Every point, checked as a headless run checks its options.
     std::map<std::string, std::shared_ptr<const DataSplit>> data;
-    std::map<std::string, int> droppedCount;
-    std::map<std::string, std::string> droppedWhy;
+    PlatformFileChecks platformChecks; // (one child process per platform, worker count and wiring)
+    std::map<std::string, std::vector<bool>> dropped; // a shared option -> per point (m_points' order): left out
+    std::map<std::string, std::pair<std::string, std::string>> droppedWhy; // -> the first point and why there
     std::set<std::string> ids;
     const std::set<std::string> swept = [&] {
         std::set<std::string> names;
@@ -300,8 +335,10 @@ StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
                                 }))
                                 throw SgdError(config.originOf(name) + ": " + why);
                             removeOption(p.options, name);
-                            ++droppedCount[name];
-                            droppedWhy.emplace(name, why);
+                            std::vector<bool>& at = dropped[name];
+                            at.resize(static_cast<std::size_t>(points), false);
+                            at[plan.m_points.size()] = true;
+                            droppedWhy.emplace(name, std::pair {where, why});
                         }
                         config = resolve(p.options, nullptr);
                     }
@@ -315,7 +352,7 @@ StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
                     auto it = data.find(key);
                     if (it == data.end())
                         it = data.emplace(key, std::make_shared<DataSplit>(loadData(config))).first;
-                    p.steps = checkRunnable(config, it->second);
+                    p.steps = checkRunnable(config, it->second, &platformChecks);
                     p.engine = config.engine;
                     p.measuresThisMachine = config.engine == EngineKind::Sim && config.platform.empty()
                         && (config.cluster == ClusterKind::Local || config.cluster == ClusterKind::LocalMpi);
@@ -339,6 +376,7 @@ StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
                 if (p.skipped.empty()) {
                     plan.m_hasTarget = plan.m_hasTarget && p.hasTarget;
                     plan.m_threadsPoints = plan.m_threadsPoints || p.engine == EngineKind::Threads;
+                    plan.m_calibratedPoints = plan.m_calibratedPoints || p.measuresThisMachine;
                 }
                 plan.m_points.push_back(std::move(p));
             }
@@ -351,12 +389,13 @@ StudyPlan StudyPlan::make(const StudySpec& spec, const std::string* configText)
     if (runnable < static_cast<int>(plan.m_points.size()))
         plan.m_notes.push_back(std::to_string(plan.m_points.size() - static_cast<std::size_t>(runnable)) + " of "
             + std::to_string(plan.m_points.size()) + " points cannot run and are skipped (--skip-impossible)");
-    for (const auto& [name, count] : droppedCount) {
-        if (count == static_cast<int>(plan.m_points.size()))
-            throw SgdError("--" + name + ": takes effect on no point of the study: " + droppedWhy[name]);
-        plan.m_notes.push_back("--" + name + " applies to " + std::to_string(plan.m_points.size() - count) + " of "
-            + std::to_string(plan.m_points.size()) + " points, and is left out of the others (" + droppedWhy[name]
-            + ")");
+    for (const auto& entry : dropped) {
+        const std::string& name = entry.first;
+        const std::vector<bool>& at = entry.second;
+        const auto count = static_cast<std::size_t>(std::count(at.begin(), at.end(), true));
+        if (count == plan.m_points.size())
+            throw SgdError("--" + name + ": takes effect on no point of the study: " + droppedWhy[name].second);
+        plan.m_notes.push_back(plan.droppedNote(name, at, droppedWhy[name].first, droppedWhy[name].second));
     }
     return plan;
 }

@@ -25,6 +25,11 @@ struct StudyPoint
     bool measuresThisMachine = false; // a simulated point on the local clusters (it calibrates on the cores)
     bool hasTarget = false;
     std::string skipped; // --skip-impossible: why it cannot run ("" if it can)
+
+    /// Whether its figures time this machine's cores: a threads-engine point (real seconds), or a simulated point
+    /// on a local cluster (its virtual time is calibrated from a real training step here). Such a point runs
+    /// alone unless --share-cores: a point beside it would take cores from what it measures.
+    bool timesTheCores() const { return engine == EngineKind::Threads || measuresThisMachine; }
 };
 
 /// Every point of a study, checked before any runs. The axes are the --sweep axes in their order (a mode list
@@ -34,7 +39,7 @@ struct StudyPoint
 /// run's (run/Experiment.h checkRunnable), so a bad axis value or a combination that cannot run is refused here,
 /// naming the axis and the point, before anything runs. A shared option that takes no effect on some points
 /// (--backup-workers on a sync point) is left out of those, and said in notes(); one that takes effect on none
-/// is refused.
+/// is refused, as is one whose platform file cannot take a point (--platform with fewer hosts than its workers).
 class StudyPlan
 {
 public:
@@ -68,14 +73,23 @@ public:
     /// Points the study runs at most: every candidate and seed at rung 0, the survivors at later rungs.
     int totalPoints() const;
 
-    /// What a reader should know: shared options left out of some points, threads-engine points run alone.
+    /// What a reader should know: shared options left out of some points, points that cannot run (skipped).
     const std::vector<std::string>& notes() const { return m_notes; }
     /// Whether every point has a target (time to target is then the measure of --best-of and the charts).
     bool hasTarget() const { return m_hasTarget; }
     /// Whether any point runs on this machine's threads (they time the cores).
     bool hasThreadsPoints() const { return m_threadsPoints; }
+    /// Whether any point is simulated on a cluster calibrated on this machine's cores (--cluster local, local-mpi).
+    bool hasCalibratedPoints() const { return m_calibratedPoints; }
+    /// Whether any point times the cores (StudyPoint::timesTheCores).
+    bool hasPointsThatTimeTheCores() const { return m_threadsPoints || m_calibratedPoints; }
 
 private:
+    /// The note on a shared option left out of the points where `dropped` is true (m_points' order): for the axis
+    /// whose values decide it if one does, else with the reason at the first such point (`where`, `why`).
+    std::string droppedNote(const std::string& name, const std::vector<bool>& dropped, const std::string& where,
+        const std::string& why) const;
+
     StudySpec m_spec;
     std::vector<StudyAxis> m_axes;
     StudyAxis m_candidates;
@@ -87,6 +101,7 @@ private:
     std::vector<std::string> m_notes;
     bool m_hasTarget = false;
     bool m_threadsPoints = false;
+    bool m_calibratedPoints = false;
 };
 
 /// "workers-8" parts joined by "_", with characters other than letters, digits, '.', '+' and '-' as '_'.

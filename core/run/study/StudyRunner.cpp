@@ -124,6 +124,7 @@ struct StudyMeta
     Json identity;
     std::vector<std::string> notes;
     std::vector<std::string> problems;
+    std::size_t problemsSaid = 0; // the first problems were said on stderr as they came
     double startedAt = 0.0;
     double busySeconds = 0.0; // with at least one point running
     double chartSeconds = 0.0;
@@ -157,6 +158,10 @@ void writeStudyFiles(const std::string& dir, const StudyState& state, const Stud
             extra["reused"] = true;
         if (r->wallSeconds >= 0)
             extra["process_seconds"] = r->wallSeconds;
+        if (r->startedAt >= 0)
+            extra["started_at_seconds"] = r->startedAt;
+        if (r->endedAt >= 0)
+            extra["ended_at_seconds"] = r->endedAt;
         extras.push_back(std::move(extra));
     }
     Json j = Json::object();
@@ -180,7 +185,8 @@ void writeStudyFiles(const std::string& dir, const StudyState& state, const Stud
         {"points_run", meta.ran}, {"points_reused", meta.reused}, {"points_process_seconds", meta.pointSeconds},
         {"note",
             "overhead = wall time with no point running (checking the points, starting and reaping processes, "
-            "writing these files, drawing the charts); this session's only (a resumed study counts anew)"}};
+            "writing these files, drawing the charts); this session's only (a resumed study counts anew); a point's "
+            "started_at_seconds and ended_at_seconds are its process's start and end after this session began"}};
     j["memory"] = Json {{"resident_after_first_point_bytes", meta.residentAfterFirst},
         {"resident_after_last_point_bytes", meta.residentAfterLast}, {"resident_bytes", residentBytes()},
         {"peak_resident_bytes", peakResidentBytes()},
@@ -226,6 +232,26 @@ void sayPoint(const StudyPlan& plan, const PointRecord& r, int settled, int tota
         what
             += " (" + secondsText(r.wallSeconds) + " s" + (r.rank >= 0 ? ", rank " + std::to_string(r.rank) : "") + ")";
     std::fprintf(stderr, "[%d/%d] %s: %s\n", settled, total, plan.describe(r.point).c_str(), what.c_str());
+}
+
+/// The one line that says an MPI study's job ended (a rank died, mpirun ends the whole job): why, the points lost
+/// with the rank, and what became of those still running elsewhere.
+std::string jobEndLine(const std::string& why, const std::vector<std::string>& lost, int stillRunning)
+{
+    std::string line = why + "; ";
+    if (lost.empty()) {
+        line += "no point is lost with it";
+    } else {
+        line += lost.size() == 1 ? "its point " : "its points ";
+        for (std::size_t i = 0; i < lost.size(); ++i)
+            line += (i == 0 ? "" : i + 1 == lost.size() ? " and " : ", ") + lost[i];
+        line += lost.size() == 1 ? " is lost" : " are lost";
+    }
+    line += ", and the study ends (mpirun ends the whole job when a process dies)";
+    if (stillRunning > 0)
+        line += "; " + std::to_string(stillRunning) + (stillRunning == 1 ? " point" : " points")
+            + " still running on other ranks " + (stillRunning == 1 ? "is" : "are") + " marked interrupted";
+    return line;
 }
 
 void progressLine(const Json& j)
@@ -290,13 +316,23 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
     meta.identity = spec.identity(configText);
     meta.notes = plan.notes();
     meta.startedAt = startedAt;
-    const bool threadsAlone = plan.hasThreadsPoints() && !spec.shareCores;
-    if (plan.hasThreadsPoints() && executor.slots() > 1)
-        meta.notes.push_back(threadsAlone
-                ? "threads-engine points time this machine's cores: each runs alone, one at a time (--share-cores "
-                  "lets them run beside other points)"
-                : "--share-cores: threads-engine points run beside other points and share the cores: their seconds, "
-                  "idle and throughput include that sharing");
+    // Points whose figures time this machine's cores (the threads engine's seconds, a local cluster's calibration)
+    // run alone: a point beside one would take the cores it measures.
+    const bool coreTimersAlone = plan.hasPointsThatTimeTheCores() && !spec.shareCores;
+    if (plan.hasPointsThatTimeTheCores() && executor.slots() > 1) {
+        std::string which = "simulated points on a local cluster are calibrated on";
+        if (plan.hasThreadsPoints())
+            which = plan.hasCalibratedPoints()
+                ? "threads-engine points and simulated points on a local cluster (calibrated here) time"
+                : "threads-engine points time";
+        if (coreTimersAlone)
+            meta.notes.push_back(which
+                + " this machine's cores: each runs alone, one at a time (--share-cores lets them run beside other "
+                  "points)");
+        else
+            meta.notes.push_back("--share-cores: " + which
+                + " this machine's cores, and run beside other points: their figures include that sharing");
+    }
     StudyState state(plan);
     const std::string dir = spec.dir;
     std::fprintf(stderr, "study: %d points (%d combinations x %d candidates x %d seeds%s), %s; folder %s\n",
@@ -311,8 +347,8 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
         progressLine(Json {{"study", "start"}, {"dir", dir}, {"total", state.total()}, {"slots", executor.slots()}});
 
     std::map<std::string, PointRecord*> running;
-    bool threadsRunning = false;
-    std::string threadsId;
+    bool coreTimerRunning = false;
+    std::string coreTimerId;
     bool stopping = false;
     int signal = 0;
     int lostPoints = 0;
@@ -325,11 +361,13 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
 
     const bool parallelSim = executor.slots() > 1;
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-    auto finishPoint = [&](PointRecord& r, PointStatus status) {
+    bool endSaid = false;
+    auto finishPoint = [&](PointRecord& r, PointStatus status, bool say = true) {
         state.settle(r, status);
         if (meta.residentAfterFirst < 0)
             meta.residentAfterFirst = residentBytes();
-        sayPoint(plan, r, state.settledCount(), state.total());
+        if (say)
+            sayPoint(plan, r, state.settledCount(), state.total());
         if (spec.progress) {
             Json line {{"study", "point"}, {"id", r.point.id}, {"status", statusName(r.status)},
                 {"settled", state.settledCount()}, {"total", state.total()}, {"running", state.runningCount()},
@@ -356,12 +394,12 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
             writeStudyFiles(dir, state, meta, lostPoints > 0 ? "incomplete" : "interrupted");
             lastWrite = studyClock();
         }
-        // Start what may start: threads-engine points wait for the cores and run alone.
-        while (!stopping && executor.running() < executor.slots() && state.hasDue()) {
-            if (threadsAlone && threadsRunning)
+        // Start what may start: points that time the cores wait for them and run alone.
+        while (!stopping && !executor.ended() && executor.running() < executor.slots() && state.hasDue()) {
+            if (coreTimersAlone && coreTimerRunning)
                 break;
-            const bool threadsAllowed = !threadsAlone || executor.running() == 0;
-            PointRecord* r = state.takeNext(threadsAllowed);
+            const bool coreTimersAllowed = !coreTimersAlone || executor.running() == 0;
+            PointRecord* r = state.takeNext(coreTimersAllowed);
             if (!r)
                 break;
             const std::string folder = (fs::path(dir) / "points" / r->point.id).string();
@@ -384,13 +422,14 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                     "OMP_NUM_THREADS", std::to_string(std::max(1U, cores / static_cast<unsigned>(executor.slots()))));
             const bool wasIdle = executor.running() == 0;
             const PointStart started = executor.start(launch);
+            r->startedAt = studyClock() - startedAt;
             if (wasIdle)
                 busyFrom = studyClock();
             r->rank = started.rank;
             running[r->point.id] = r;
-            if (r->point.engine == EngineKind::Threads) {
-                threadsRunning = true;
-                threadsId = r->point.id;
+            if (r->point.timesTheCores()) {
+                coreTimerRunning = true;
+                coreTimerId = r->point.id;
             }
             if (spec.progress)
                 progressLine(
@@ -398,17 +437,21 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
         }
         if (executor.running() == 0 && (stopping || !state.hasDue() || executor.slots() == 0))
             break;
+        if (executor.ended())
+            break; // (what still runs will not be heard of again: marked interrupted)
         if (stopping && studyClock() > stopDeadline)
             executor.kill();
+        std::vector<const PointRecord*> lostNow;
         for (PointEnd& end : executor.wait(0.25)) {
             const auto it = running.find(end.id);
             if (it == running.end())
                 continue;
             PointRecord& r = *it->second;
             running.erase(it);
-            if (end.id == threadsId)
-                threadsRunning = false;
+            if (end.id == coreTimerId)
+                coreTimerRunning = false;
             r.wallSeconds = end.wallSeconds;
+            r.endedAt = studyClock() - startedAt;
             r.rank = end.rank;
             ++meta.ran;
             meta.pointSeconds += end.wallSeconds;
@@ -435,14 +478,30 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 r.message = "exit code " + std::to_string(end.exitCode)
                     + (end.problem.empty() ? std::string() : ": " + end.problem);
             }
-            finishPoint(r, status);
+            // (a point lost with its rank is said in the job's one line below)
+            finishPoint(r, status, !(status == PointStatus::Lost && executor.ended()));
             if (status == PointStatus::Lost) {
                 meta.problems.push_back("point " + plan.describe(r.point) + " lost: " + end.problem);
                 ++lostPoints;
-                // Written at once: mpirun ends the whole job when one of its processes dies.
-                writeStudyFiles(dir, state, meta, "incomplete");
-                lastWrite = studyClock();
+                lostNow.push_back(&r);
             }
+        }
+        if (executor.ended() && !endSaid) {
+            // The job ends (mpirun ends it when one of its processes dies): said once, here, with the points lost.
+            endSaid = true;
+            std::vector<std::string> lostNames;
+            for (const PointRecord* r : lostNow)
+                lostNames.push_back(plan.describe(r->point));
+            std::fprintf(stderr, "sgdscope: %s\n",
+                jobEndLine(executor.endReason(), lostNames, static_cast<int>(running.size())).c_str());
+            if (lostNow.empty())
+                meta.problems.push_back("the job ended: " + executor.endReason());
+            meta.problemsSaid = meta.problems.size();
+        }
+        if (!lostNow.empty() || executor.ended()) {
+            // Written at once: mpirun ends the whole job when one of its processes dies.
+            writeStudyFiles(dir, state, meta, "incomplete");
+            lastWrite = studyClock();
         }
         if (busyFrom >= 0 && executor.running() == 0) {
             meta.busySeconds += studyClock() - busyFrom;
@@ -458,12 +517,23 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
         meta.busySeconds += studyClock() - busyFrom;
     meta.residentAfterLast = residentBytes();
 
+    // What did not finish: failed, lost with a rank and refused (the study is incomplete), and the points the same
+    // command runs again (all but the refused: those would be refused again).
     int failed = 0;
+    int lost = 0;
+    int refused = 0;
+    int again = 0;
     for (const PointRecord* r : state.records()) {
-        if (r->status == PointStatus::Failed || r->status == PointStatus::Refused || r->status == PointStatus::Lost)
-            ++failed;
+        failed += r->status == PointStatus::Failed ? 1 : 0;
+        lost += r->status == PointStatus::Lost ? 1 : 0;
+        refused += r->status == PointStatus::Refused ? 1 : 0;
+        again += r->status == PointStatus::Failed || r->status == PointStatus::Lost
+                || r->status == PointStatus::Interrupted || r->status == PointStatus::Running
+                || r->status == PointStatus::Pending
+            ? 1
+            : 0;
     }
-    const bool incomplete = failed > 0;
+    const bool incomplete = failed + lost + refused > 0 || executor.ended();
     const std::string status = statusText(state, signal, incomplete);
     writeStudyFiles(dir, state, meta, status);
     if (frontEnd.charts) {
@@ -478,18 +548,29 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
         writeStudyFiles(dir, state, meta, status);
     }
     const double wall = studyClock() - startedAt;
+    std::string unfinished;
+    for (const auto& [count, what] :
+        {std::pair {failed, "failed"}, std::pair {lost, "lost"}, std::pair {refused, "refused"}})
+        unfinished += count > 0 ? ", " + std::to_string(count) + " " + what : std::string();
     std::fprintf(stderr,
-        "study %s: %d of %d points finished (%d run now, %d kept from an earlier run%s) in %s s, %.1f%% of it the "
-        "study's own work; %s\n",
-        status.c_str(), state.finishedCount(), state.total(), meta.ran, meta.reused,
-        failed > 0 ? (", " + std::to_string(failed) + " failed or lost").c_str() : "", secondsText(wall).c_str(),
-        wall > 0 ? 100.0 * std::max(0.0, wall - meta.busySeconds) / wall : 0.0,
+        "study %s: %d of %d points finished (%d run now, %d kept from an earlier run%s) in %s s, %.1f%% of it with "
+        "no point running (the study's own work); %s\n",
+        status.c_str(), state.finishedCount(), state.total(), meta.ran, meta.reused, unfinished.c_str(),
+        secondsText(wall).c_str(), wall > 0 ? 100.0 * std::max(0.0, wall - meta.busySeconds) / wall : 0.0,
         (fs::path(dir) / "study.json").string().c_str());
-    for (const std::string& p : meta.problems)
-        std::fprintf(stderr, "study: %s\n", p.c_str());
-    if (incomplete)
-        std::fprintf(
-            stderr, "study: incomplete; run the same command again to run the points that failed or were lost\n");
+    for (std::size_t i = meta.problemsSaid; i < meta.problems.size(); ++i)
+        std::fprintf(stderr, "study: %s\n", meta.problems[i].c_str());
+    if (refused > 0)
+        std::fprintf(stderr,
+            "study: %d point%s refused by %s own run (study.json says why): the same command would refuse %s again; "
+            "change the options or leave %s out of the axes\n",
+            refused, refused == 1 ? " was" : "s were", refused == 1 ? "its" : "their", refused == 1 ? "it" : "them",
+            refused == 1 ? "it" : "them");
+    if ((incomplete || signal != 0) && again > 0)
+        std::fprintf(stderr,
+            "study: %s; the same command runs the %d point%s that did not finish (failed, lost, interrupted or not "
+            "started) and keeps the finished ones\n",
+            status.c_str(), again, again == 1 ? "" : "s");
     if (spec.progress)
         progressLine(
             Json {{"study", "end"}, {"status", status}, {"finished", state.finishedCount()}, {"total", state.total()}});

@@ -22,12 +22,13 @@ struct StudyFrontEnd
 };
 
 /// `sgdscope --study DIR ...` on this machine: checks every point (StudyPlan), then runs them as headless runs in
-/// child processes, -j N at once (threads-engine points alone unless --share-cores), and writes DIR/study.json,
+/// child processes, -j N at once (points that time the cores alone unless --share-cores), and writes DIR/study.json,
 /// DIR/results.csv and the charts. A folder that already holds this study continues it: a point whose run folder
 /// holds a complete summary.json is kept, not run again. SIGINT or SIGTERM stops the running points (they write
 /// an interrupted summary), marks them and writes the study's files. Returns the exit code: 0 every point
-/// finished (a diverged run is a result); 1 the study is incomplete (points failed or were lost: the same
-/// command again runs them); 2 bad input, nothing run (one line on stderr naming the axis, point or option);
+/// finished (a diverged run is a result); 1 the study is incomplete (points failed, were lost or were refused by
+/// their run: the same command again runs all but the refused); 2 bad input, nothing run (one line on stderr naming
+/// the axis, point or option);
 /// 128 + the signal when stopped.
 int runStudy(const StudySpec& spec, const std::string* configText, const StudyFrontEnd& frontEnd);
 

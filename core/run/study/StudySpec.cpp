@@ -51,7 +51,8 @@ std::vector<StudyFlag> makeFlags()
         "the command line's own replace theirs)"));
     f.push_back(flag("jobs", "N", "points run at once on this machine (also -j N; default 1)"));
     f.push_back(flag("share-cores", "",
-        "let threads-engine points run beside other points (by default they run alone: they time the cores)"));
+        "let the points that time the cores (threads engine; simulated on --cluster local or local-mpi, calibrated "
+        "here) run beside other points (by default each runs alone)"));
     f.push_back(flag("skip-impossible", "",
         "list the points that cannot run (e.g. backup with 1 worker) as skipped instead of refusing the study"));
     return f;

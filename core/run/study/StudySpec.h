@@ -30,7 +30,7 @@ struct StudySpec
     int halving = 0; // --halving [ETA]: successive halving with factor ETA (0: every candidate runs in full)
     int jobs = 1; // -j N: points run at once on this machine
     bool jobsGiven = false;
-    bool shareCores = false; // --share-cores: threads-engine points may run beside other points
+    bool shareCores = false; // --share-cores: points that time the cores may run beside other points
     bool progress = false; // --progress -: the study's progress as JSON lines on standard output
     bool skipImpossible = false; // --skip-impossible: points that cannot run are listed, not refused
 

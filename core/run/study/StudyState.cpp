@@ -44,20 +44,20 @@ void StudyState::makeDue(int group, int candidate, int seed, int rung)
     m_due.insert(DueKey {rung, group, candidate, seed});
 }
 
-bool StudyState::nextIsThreads() const
+bool StudyState::nextTimesTheCores() const
 {
     if (m_due.empty())
         return false;
     const auto& [rung, g, c, s] = *m_due.begin();
-    return m_records.at(Key {g, c, s, rung})->point.engine == EngineKind::Threads;
+    return m_records.at(Key {g, c, s, rung})->point.timesTheCores();
 }
 
-PointRecord* StudyState::takeNext(bool threadsAllowed)
+PointRecord* StudyState::takeNext(bool coreTimersAllowed)
 {
     for (auto it = m_due.begin(); it != m_due.end(); ++it) {
         const auto& [rung, g, c, s] = *it;
         PointRecord* record = m_records.at(Key {g, c, s, rung}).get();
-        if (record->point.engine == EngineKind::Threads && !threadsAllowed)
+        if (record->point.timesTheCores() && !coreTimersAllowed)
             return nullptr; // (it waits for the cores; the points after it wait for it, in order)
         m_due.erase(it);
         record->status = PointStatus::Running;

@@ -23,6 +23,8 @@ struct PointRecord
     double wallSeconds = -1.0; // how long its process ran in this session (-1: not run in this session)
     bool reused = false; // finished by an earlier session: kept, not run again
     int rank = -1; // the MPI rank that ran it (-1: this process)
+    double startedAt = -1.0; // when its process started and ended, seconds after this session of the study began
+    double endedAt = -1.0; // (-1: not in this session)
 };
 
 /// The study's progress over its plan: which points are due, what each became, and the --best-of reduction.
@@ -39,12 +41,14 @@ class StudyState
 public:
     explicit StudyState(const StudyPlan& plan);
 
-    /// The due point to run next (lowest rung first, then the plan's order), marked running; nullptr if none.
-    PointRecord* takeNext(bool threadsAllowed);
+    /// The due point to run next (lowest rung first, then the plan's order), marked running; nullptr if none, or if
+    /// the next times the cores (StudyPoint::timesTheCores) and `coreTimersAllowed` is false: it waits for the cores,
+    /// and the points after it wait for it, in order.
+    PointRecord* takeNext(bool coreTimersAllowed);
     /// Whether a due point is waiting.
     bool hasDue() const { return !m_due.empty(); }
-    /// Whether the next due point runs on the threads engine.
-    bool nextIsThreads() const;
+    /// Whether the next due point times the cores.
+    bool nextTimesTheCores() const;
     /// Records how a taken point ended (its result and message set before) and makes the next rung's points due
     /// when its group's rung is settled.
     void settle(PointRecord& record, PointStatus status);
