@@ -32,7 +32,7 @@ namespace {
 // records are written as their bytes. A record is a tag byte and its fields; strings and arrays carry their
 // length first.
 constexpr std::uint32_t streamMagic = 0x5347'4d43; // "SGMC"
-constexpr std::uint32_t streamVersion = 1;
+constexpr std::uint32_t streamVersion = 2; // 2: a standing and a result carry ModeProgress whole
 
 enum class Tag : std::uint8_t
 {
@@ -44,30 +44,13 @@ enum class Tag : std::uint8_t
     Refused = 'X', // the child refused the request (an SgdError's message); the stream ends
 };
 
-/// Where the mode stands, without its figures (the parent derives those from the stream).
-struct StandingRecord
-{
-    std::int64_t updates = 0;
-    std::int64_t samples = 0;
-    double seconds = 0.0;
-    bool diverged = false;
-    std::int64_t divergedAt = -1;
-    bool finished = false;
-    TargetReached target;
-};
-
-/// A ModeResult's plain fields.
+/// A ModeResult's plain fields (not its core time: that is the parent's own, of its threads).
 struct ResultRecord
 {
-    std::int64_t updates = 0;
-    std::int64_t samples = 0;
-    double seconds = 0.0;
+    ModeProgress progress;
     double wallSeconds = 0.0;
     EvaluationRecord final;
     bool finalIsLastEvaluation = false;
-    TargetReached target;
-    bool diverged = false;
-    std::int64_t divergedAt = -1;
     bool interrupted = false;
 };
 
@@ -391,6 +374,9 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     result.simCost.emplace(run.problem->spec, run.problem->layout);
     result.settings = run.settings;
     result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
+    // Until its result comes: a simulated mode with nothing done (what a child that dies first reports).
+    static_cast<ModeProgress&>(result) = progressAtStart(run.settings, true);
+    result.finished = true;
     Reader in(fromChild[0], [&] {
         // A stop signal this process got is the child's too (it ends its mode in order and reports it).
         if (const int sig = interruptSignal(); sig != 0 && sent != sig) {
@@ -420,35 +406,17 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
                 observer.onEvaluation(in.get<EvaluationRecord>());
                 break;
             case Tag::Slice: {
-                const auto s = in.get<StandingRecord>();
-                if (afterSlice) {
-                    ModeStanding standing;
-                    standing.updates = s.updates;
-                    standing.samples = s.samples;
-                    standing.seconds = s.seconds;
-                    standing.diverged = s.diverged;
-                    standing.divergedAt = s.divergedAt;
-                    standing.finished = s.finished;
-                    standing.target = s.target;
-                    standing.targetAccuracy = run.settings.targetAccuracy;
-                    standing.targetLoss = run.settings.targetLoss;
-                    standing.virtualClock = true;
-                    standing.metrics = &metrics;
+                const ModeStanding standing {in.get<ModeProgress>(), &metrics};
+                if (afterSlice)
                     afterSlice(standing);
-                }
                 break;
             }
             case Tag::Result: {
                 const auto r = in.get<ResultRecord>();
-                result.updates = r.updates;
-                result.samples = r.samples;
-                result.seconds = r.seconds;
+                static_cast<ModeProgress&>(result) = r.progress;
                 result.wallSeconds = r.wallSeconds;
                 result.final = r.final;
                 result.finalIsLastEvaluation = r.finalIsLastEvaluation;
-                result.target = r.target;
-                result.diverged = r.diverged;
-                result.divergedAt = r.divergedAt;
                 result.interrupted = r.interrupted;
                 result.paramsDigest = in.getString(1024);
                 result.kernelPath = in.getString(1024);
@@ -526,18 +494,15 @@ int serveModeChild()
         ModeResult r;
         if (sliceSeconds > 0) {
             r = runMode(run, mode, observer, sliceSeconds, [&](const Trainer& trainer) {
-                const ModeStanding s = standingOf(trainer);
                 out.put(Tag::Slice);
-                out.put(
-                    StandingRecord {s.updates, s.samples, s.seconds, s.diverged, s.divergedAt, s.finished, s.target});
+                out.put(progressOf(trainer));
                 out.flush();
             });
         } else {
             r = runMode(run, mode, observer);
         }
         out.put(Tag::Result);
-        out.put(ResultRecord {r.updates, r.samples, r.seconds, r.wallSeconds, r.final, r.finalIsLastEvaluation,
-            r.target, r.diverged, r.divergedAt, r.interrupted});
+        out.put(ResultRecord {r, r.wallSeconds, r.final, r.finalIsLastEvaluation, r.interrupted});
         out.put(r.paramsDigest);
         out.put(r.kernelPath);
         out.put(r.failure);
