@@ -1,8 +1,11 @@
 #pragma once
 // What the window's tests (test_window_*) share: the program run as a user runs it, a run folder's summary read
-// back, the command line's refusals, a CSV file to train on.
+// back, the command line's refusals, a CSV file to train on, the window set to the parabola.
 
 #include "AppRuns.h" // readJson
+#include "ui/ControlPanel.h"
+#include "ui/Controller.h"
+#include "ui/MainWindow.h"
 #include "ui/WindowOptions.h"
 
 #include "core/common/Error.h"
@@ -70,5 +73,19 @@ inline Result runProgram(const QStringList& args, int timeoutMs = 120000)
 }
 
 inline const QString csvFile = QStringLiteral(SGDSCOPE_TEST_DATA "/regression.csv");
+
+/// The window and its controller on the parabola preset with `workers` workers, the preset's batch and learning
+/// rate, no straggler.
+inline void setParabola(ui::MainWindow& w, int workers)
+{
+    ui::SessionSettings s = w.panel()->settings();
+    s.preset = QStringLiteral("parabola");
+    s.workers = workers;
+    s.batch = 0;
+    s.learningRate = 0;
+    s.slowWorker = -1;
+    w.panel()->setSettings(s);
+    w.controller()->setSettings(w.panel()->settings());
+}
 
 } // namespace sgdscope::testing

@@ -1,7 +1,8 @@
-// The window's files (offscreen): a run folder named on the command line is shown and titled, and folders of
-// other modes open into the columns or are refused with the reason; File > Open data trains on a CSV file or an IDX
-// folder and a bad one changes nothing; Save run as... writes a run folder that Open run reads back; charts of
-// two pairs of modes exported into one folder keep both pairs' files.
+// The window's files (offscreen): a run folder named on the command line is shown and titled, a finished run's
+// folder opens with every update, its accuracy against the mode's seconds, its target and a simulated run's virtual
+// seconds, and folders of other modes open into the columns or are refused with the reason; File > Open data trains on
+// a CSV file or an IDX folder and a bad one changes nothing; Save run as... writes a run folder that Open run reads
+// back; charts of two pairs of modes exported into one folder keep both pairs' files.
 #include "WindowTestTools.h"
 #include "ui/ControlPanel.h"
 #include "ui/Controller.h"
@@ -9,7 +10,9 @@
 #include "ui/ModeColumn.h"
 #include "ui/WindowOptions.h"
 
+#include "ui/charts/AccuracyChart.h"
 #include "ui/charts/HistogramChart.h"
+#include "ui/charts/LossChart.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -223,6 +226,73 @@ private slots:
             QDir(m_dir.path()).entryList({QStringLiteral(".*saving*")}, QDir::AllEntries | QDir::Hidden).size(), 0);
         w.controller()->reset();
         QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
+    }
+
+    void openRunShowsAFinishedRunFolder()
+    {
+        SKIP_IF_FORK_UNDER_TSAN();
+        QTemporaryDir dir;
+        const Result p = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), dir.path(),
+            QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--workers"), QStringLiteral("3"),
+            QStringLiteral("--steps"), QStringLiteral("40")});
+        QCOMPARE(p.exitCode, 0);
+        MainWindow w;
+        w.show();
+        QCOMPARE(w.openRun(dir.path()), QString());
+        for (int m = 0; m < modeCount; ++m) {
+            // Every update (async: every push, each a worker's slice of the batch) is in metrics.csv.
+            QCOMPARE(static_cast<std::int64_t>(w.series(m).points().size()), w.series(m).status().updates);
+            QVERIFY(w.series(m).status().updates >= 40 * (m == LeftColumn ? 1 : 3));
+            QVERIFY(!w.series(m).evals().empty());
+            QVERIFY(w.series(m).status().valid);
+            QCOMPARE(static_cast<int>(w.series(m).status().workers.size()), 3);
+            QVERIFY(w.column(m)->lossChart()->rawPointCount(0) > 0);
+        }
+        QVERIFY(w.series(RightColumn).status().meanStaleness > 0);
+        QVERIFY(!w.series(LeftColumn).status().virtualClock);
+        // The accuracy chart draws every evaluation's held-out accuracy (blobs has a generated test set) against
+        // the mode's seconds; no target was set, so no target line.
+        for (int m = 0; m < modeCount; ++m) {
+            QList<QPointF> expected;
+            for (const EvalPoint& e : w.series(m).evals())
+                if (e.hasTest && e.testAccuracy >= 0)
+                    expected.append(QPointF(e.seconds, e.testAccuracy));
+            QVERIFY(!expected.isEmpty());
+            QCOMPARE(w.accuracyChart()->linePoints(m), expected);
+        }
+        QVERIFY2(w.accuracyChart()->chartItem()->title().contains(QStringLiteral("test set accuracy")),
+            qPrintable(w.accuracyChart()->chartItem()->title()));
+        QVERIFY(std::isnan(w.accuracyChart()->targetDrawn()));
+        // A run with a target: the folder's own target is drawn and reported.
+        QTemporaryDir targetDir;
+        const Result withTarget = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), targetDir.path(),
+            QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--steps"), QStringLiteral("40"),
+            QStringLiteral("--target-accuracy"), QStringLiteral("0.5")});
+        QCOMPARE(withTarget.exitCode, 0);
+        QCOMPARE(w.openRun(targetDir.path()), QString());
+        QCOMPARE(w.accuracyChart()->targetDrawn(), 0.5);
+        for (int m = 0; m < modeCount; ++m) {
+            QCOMPARE(w.series(m).status().targetAccuracy, 0.5);
+            QVERIFY(w.series(m).status().targetReached);
+        }
+        // A simulated run's folder: its virtual seconds are read as such.
+        QTemporaryDir simDir;
+        const Result sim = runProgram({QStringLiteral("--headless"), QStringLiteral("--out"), simDir.path(),
+            QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--engine"), QStringLiteral("sim"),
+            QStringLiteral("--workers"), QStringLiteral("16"), QStringLiteral("--steps"), QStringLiteral("20")});
+        QCOMPARE(sim.exitCode, 0);
+        QCOMPARE(w.openRun(simDir.path()), QString());
+        for (int m = 0; m < modeCount; ++m) {
+            QVERIFY(w.series(m).status().virtualClock);
+            QCOMPARE(static_cast<std::int64_t>(w.series(m).points().size()), w.series(m).status().updates);
+            QCOMPARE(static_cast<int>(w.series(m).status().workers.size()), 16);
+            QVERIFY(w.series(m).points().back().seconds > 0);
+        }
+        QVERIFY2(w.accuracyChart()->xAxisTitle().contains(QStringLiteral("virtual")),
+            qPrintable(w.accuracyChart()->xAxisTitle()));
+        // Not a run folder: the message names the file.
+        QTemporaryDir empty;
+        QVERIFY(w.openRun(empty.path()).contains(QStringLiteral("summary.json")));
     }
 
     // A headless run folder of any two modes opens into the columns; one of more modes than columns is refused.

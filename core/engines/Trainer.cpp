@@ -122,6 +122,19 @@ UpdateEvent Trainer::syncUpdateEvent(int batch, double batchLoss, double seconds
     return event;
 }
 
+int Trainer::nextLocalRoundSteps() const
+{
+    return localRoundSteps(m_settings.localSteps, stepsToReach(m_samples, m_settings.sampleBudget, m_settings.batch));
+}
+
+UpdateEvent Trainer::localRoundEvent(int steps, const RoundLoss& loss, double spread, double seconds)
+{
+    UpdateEvent event = syncUpdateEvent(steps * m_settings.batch, loss.mean(), seconds);
+    if (event.applied)
+        event.modelSpread = spread;
+    return event;
+}
+
 void Trainer::countPush(UpdateEvent& push)
 {
     push.mode = m_mode;

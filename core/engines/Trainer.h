@@ -6,6 +6,7 @@
 #include "core/metrics/WindowCutter.h"
 #include "core/nn/NetworkWorkspace.h"
 #include "core/train/Evaluator.h"
+#include "core/train/LocalSgd.h"
 #include "core/train/Problem.h"
 #include "core/train/StragglerModel.h"
 #include "core/train/TrainerSettings.h"
@@ -155,6 +156,12 @@ protected:
     /// index). A finite loss counts the update and its samples; a non-finite one was not applied and marks
     /// the run diverged. Every engine's sync reports its updates through this.
     UpdateEvent syncUpdateEvent(int batch, double batchLoss, double seconds);
+    /// Local SGD: the steps of the round that starts now (localRoundSteps: H, or what the sample budget has left).
+    int nextLocalRoundSteps() const;
+    /// Local SGD: the event of the round of `steps` local steps that just ended at `seconds`, as syncUpdateEvent's of
+    /// steps x batch samples with the round's loss (RoundLoss::mean), and, if it was applied (averaged), the models'
+    /// mean distance from their average before it (`spread`). Every engine's local SGD reports its rounds through this.
+    UpdateEvent localRoundEvent(int steps, const RoundLoss& loss, double spread, double seconds);
     /// Completes the event of a push of an async-like mode (async, ssp, dc-asgd) whose own figures it holds
     /// (worker, versions, samples, loss, whether it was applied, ...) with the mode, its index and the samples seen,
     /// and counts it: an applied push is an update and its samples; one not applied (its loss was not finite)

@@ -381,38 +381,36 @@ std::int64_t checkRunnable(
     return run.steps;
 }
 
-ModeStanding standingOf(const Trainer& trainer)
+ModeProgress progressAtStart(const TrainerSettings& settings, bool virtualClock)
 {
-    ModeStanding s;
-    s.updates = trainer.updates();
-    s.samples = trainer.samples();
-    s.seconds = trainer.seconds();
-    s.diverged = trainer.diverged();
-    s.divergedAt = trainer.divergedAt();
-    s.finished = trainer.finished();
-    s.target = trainer.target();
-    s.targetAccuracy = trainer.settings().targetAccuracy;
-    s.targetLoss = trainer.settings().targetLoss;
-    s.virtualClock = std::string(trainer.engineName()) == "sim";
-    s.metrics = &trainer.metrics();
-    return s;
+    ModeProgress p;
+    p.targetAccuracy = settings.targetAccuracy;
+    p.targetLoss = settings.targetLoss;
+    p.virtualClock = virtualClock;
+    return p;
 }
 
-ModeStanding standingOf(const ModeResult& r)
+ModeProgress progressOf(const Trainer& trainer)
 {
-    ModeStanding s;
-    s.updates = r.updates;
-    s.samples = r.samples;
-    s.seconds = r.seconds;
-    s.diverged = r.diverged;
-    s.divergedAt = r.divergedAt;
-    s.finished = true;
-    s.target = r.target;
-    s.targetAccuracy = r.settings.targetAccuracy;
-    s.targetLoss = r.settings.targetLoss;
-    s.virtualClock = r.engineChoice.kind == EngineKind::Sim;
-    s.metrics = &r.metrics;
-    return s;
+    ModeProgress p = progressAtStart(trainer.settings(), std::string(trainer.engineName()) == "sim");
+    p.updates = trainer.updates();
+    p.samples = trainer.samples();
+    p.seconds = trainer.seconds();
+    p.diverged = trainer.diverged();
+    p.divergedAt = trainer.divergedAt();
+    p.finished = trainer.finished();
+    p.target = trainer.target();
+    return p;
+}
+
+ModeStanding standingOf(const Trainer& trainer)
+{
+    return {progressOf(trainer), &trainer.metrics()};
+}
+
+ModeStanding standingOf(const ModeResult& result)
+{
+    return {result, &result.metrics};
 }
 
 ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer)
@@ -465,9 +463,6 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     result.settings = run.settings;
     // Report the chunk size actually used (0 in the settings means "automatic").
     result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
-    result.updates = trainer->updates();
-    result.samples = trainer->samples();
-    result.seconds = trainer->seconds();
     result.wallSeconds = wall;
     if (coreStart.first >= 0 && coreEnd.first >= 0) {
         result.onCoreSeconds = coreEnd.first - coreStart.first;
@@ -493,13 +488,13 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         }
         result.finalIsLastEvaluation = result.final.index != trainer->updates();
     }
+    // Where it ended, after its final evaluation (which may reach the target); however it ended, it is over.
+    static_cast<ModeProgress&>(result) = progressOf(*trainer);
+    result.finished = true;
     result.metrics = trainer->metrics();
-    result.target = trainer->target();
     result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
     result.kernelPath = isaName(activeIsa());
     result.parameters = trainer->parameters();
-    result.diverged = trainer->diverged();
-    result.divergedAt = trainer->divergedAt();
     result.interrupted = failure.empty() && (trainer->stopped() || !final) && !trainer->diverged();
     return result;
 }

@@ -64,17 +64,36 @@ std::int64_t parameterCount(const RunConfig& config, const Dataset& train);
 /// calibrations instead of measuring them again).
 PreparedRun prepareRun(
     const RunConfig& config, std::shared_ptr<const DataSplit> data, const EngineChoice* engine = nullptr);
-/// The outcome of one mode's run, with what summary.json reports.
-struct ModeResult
+/// Where one mode's run stands: its counts and clock, whether and where it ended, the targets in effect. Plain
+/// values, assigned whole wherever they go (a standing, a result, a mode's own process's stream), so that a new one
+/// is written in two places only: here and where a trainer's is read (progressOf).
+struct ModeProgress
+{
+    std::int64_t updates = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0; // the mode's clock: real seconds, or virtual ones on a simulated cluster
+    bool diverged = false;
+    std::int64_t divergedAt = -1;
+    bool finished = false;
+    TargetReached target;
+    double targetAccuracy = -1.0; // the target in effect (< 0: none)
+    double targetLoss = -1.0;
+    bool virtualClock = false; // a simulated cluster's seconds
+};
+/// Where a mode stands before its first update: nothing done, the targets of `settings` in effect.
+ModeProgress progressAtStart(const TrainerSettings& settings, bool virtualClock);
+/// Where a trainer stands now.
+ModeProgress progressOf(const Trainer& trainer);
+
+/// The outcome of one mode's run, with what summary.json reports: where it ended (its progress, finished) and the
+/// rest.
+struct ModeResult : ModeProgress
 {
     Mode mode = Mode::Sync;
     std::string engine;
     EngineChoice engineChoice;
     std::optional<SimCost> simCost; // a simulated run: what its cluster charges for the work
     TrainerSettings settings; // with the chunk size actually used
-    std::int64_t updates = 0;
-    std::int64_t samples = 0;
-    double seconds = 0.0; // the mode's clock: real seconds, or virtual ones on a simulated cluster
     double wallSeconds = 0.0; // real seconds the training took (evaluations included)
     // This process's threads while the mode trained: seconds on a core and runnable but waiting for one (the
     // kernel's run-queue delay, ThreadCoreTime.h; -1 where it does not say).
@@ -85,12 +104,9 @@ struct ModeResult
     /// before its last updates (at final.index updates, final.samples samples).
     bool finalIsLastEvaluation = false;
     RunMetrics metrics;
-    TargetReached target;
     std::string paramsDigest;
     std::string kernelPath; // the instruction-set path of the kernels that computed it (nn/kernels/Isa.h)
     ParamVector parameters;
-    bool diverged = false;
-    std::int64_t divergedAt = -1;
     bool interrupted = false;
     std::string failure; // why the run could not go on (a peer died, hung or failed); empty if it did not fail
 
@@ -98,18 +114,8 @@ struct ModeResult
 };
 
 /// Where one mode's run stands: what the window's status and the progress stream show of it.
-struct ModeStanding
+struct ModeStanding : ModeProgress
 {
-    std::int64_t updates = 0;
-    std::int64_t samples = 0;
-    double seconds = 0.0; // the mode's clock
-    bool diverged = false;
-    std::int64_t divergedAt = -1;
-    bool finished = false;
-    TargetReached target;
-    double targetAccuracy = -1.0; // the target in effect (< 0: none)
-    double targetLoss = -1.0;
-    bool virtualClock = false; // a simulated cluster's seconds
     const RunMetrics* metrics = nullptr; // every figure so far: the trainer's or the result's, valid while it is
 };
 /// Where a trainer stands now.

@@ -1,23 +1,19 @@
 #include "core/run/ModeChild.h"
 
 #include "core/common/Error.h"
-#include "core/common/Json.h"
-#include "core/engines/sim/SimCost.h"
-#include "core/run/ConfigBuilder.h"
 #include "core/run/DataSource.h"
 #include "core/run/HeadlessRun.h"
-#include "core/run/Options.h"
+#include "core/run/ModeStream.h"
 #include "core/train/ReductionPlan.h"
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
-#include <string_view>
-#include <type_traits>
+#include <limits>
 #include <vector>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,235 +23,6 @@ extern char** environ;
 namespace sgdscope {
 
 namespace {
-
-// The stream between the two processes: the same binary on both ends (the child is this executable), so plain
-// records are written as their bytes. A record is a tag byte and its fields; strings and arrays carry their
-// length first.
-constexpr std::uint32_t streamMagic = 0x5347'4d43; // "SGMC"
-constexpr std::uint32_t streamVersion = 1;
-
-enum class Tag : std::uint8_t
-{
-    Window = 'W', // a WorkWindow and its spans
-    Update = 'U', // an UpdateEvent
-    Evaluation = 'E', // an EvaluationRecord
-    Slice = 'S', // where the mode stands after a slice (runMode's afterSlice)
-    Result = 'R', // the mode's result; the stream ends
-    Refused = 'X', // the child refused the request (an SgdError's message); the stream ends
-};
-
-/// Where the mode stands, without its figures (the parent derives those from the stream).
-struct StandingRecord
-{
-    std::int64_t updates = 0;
-    std::int64_t samples = 0;
-    double seconds = 0.0;
-    bool diverged = false;
-    std::int64_t divergedAt = -1;
-    bool finished = false;
-    TargetReached target;
-};
-
-/// A ModeResult's plain fields.
-struct ResultRecord
-{
-    std::int64_t updates = 0;
-    std::int64_t samples = 0;
-    double seconds = 0.0;
-    double wallSeconds = 0.0;
-    EvaluationRecord final;
-    bool finalIsLastEvaluation = false;
-    TargetReached target;
-    bool diverged = false;
-    std::int64_t divergedAt = -1;
-    bool interrupted = false;
-    double onCoreSeconds = -1.0; // the child's threads while it trained (ModeResult's)
-    double waitedForACoreSeconds = -1.0;
-};
-
-/// What both sides must have prepared alike (a check that the child's run is the parent's).
-struct RunShape
-{
-    int batch = 0;
-    int workers = 0;
-    std::int64_t steps = 0;
-    std::int64_t sampleBudget = 0;
-    std::size_t parameters = 0;
-    bool operator==(const RunShape&) const = default;
-};
-
-RunShape shapeOf(const PreparedRun& run)
-{
-    return {run.settings.batch, run.settings.workers, run.steps, run.settings.sampleBudget,
-        run.problem->layout.parameterCount()};
-}
-
-class Writer
-{
-public:
-    explicit Writer(int fd)
-        : m_fd(fd)
-    {
-    }
-    template<typename T>
-    void put(const T& value)
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        bytes(&value, sizeof value);
-    }
-    void put(const std::string& text)
-    {
-        put(static_cast<std::uint64_t>(text.size()));
-        bytes(text.data(), text.size());
-    }
-    template<typename T>
-    void putArray(const T* values, std::size_t count)
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        put(static_cast<std::uint64_t>(count));
-        bytes(values, count * sizeof(T));
-    }
-    /// Writes what was put (one record at a time, so that the reader never waits for half of one).
-    void flush()
-    {
-        std::size_t done = 0;
-        while (done < m_buffer.size()) {
-            const ssize_t n = ::write(m_fd, m_buffer.data() + done, m_buffer.size() - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                throw SgdError(std::string("the mode's stream to its parent broke: ") + std::strerror(errno));
-            done += static_cast<std::size_t>(n);
-        }
-        m_buffer.clear();
-    }
-
-private:
-    void bytes(const void* data, std::size_t size)
-    {
-        const auto* p = static_cast<const char*>(data);
-        m_buffer.insert(m_buffer.end(), p, p + size);
-    }
-    int m_fd;
-    std::vector<char> m_buffer;
-};
-
-class Reader
-{
-public:
-    /// `waiting` is called about ten times a second while no bytes come (the parent passes signals on there).
-    Reader(int fd, std::function<void()> waiting)
-        : m_fd(fd)
-        , m_waiting(std::move(waiting))
-    {
-    }
-    /// Fills `size` bytes; false if the stream ended first.
-    bool bytes(void* data, std::size_t size)
-    {
-        auto* p = static_cast<char*>(data);
-        while (size > 0) {
-            if (m_at == m_end && !fill())
-                return false;
-            const std::size_t n = std::min(size, m_end - m_at);
-            std::memcpy(p, m_buffer + m_at, n);
-            m_at += n;
-            p += n;
-            size -= n;
-        }
-        return true;
-    }
-    template<typename T>
-    T get()
-    {
-        static_assert(std::is_trivially_copyable_v<T>);
-        T value;
-        if (!bytes(&value, sizeof value))
-            throw std::runtime_error("ended");
-        return value;
-    }
-    std::string getString(std::uint64_t limit = 1ULL << 30)
-    {
-        const auto size = get<std::uint64_t>();
-        if (size > limit)
-            throw std::runtime_error("garbled");
-        std::string text(size, '\0');
-        if (!bytes(text.data(), size))
-            throw std::runtime_error("ended");
-        return text;
-    }
-    template<typename T, typename Vector>
-    void getArray(Vector& out, std::uint64_t limit)
-    {
-        const auto count = get<std::uint64_t>();
-        if (count > limit)
-            throw std::runtime_error("garbled");
-        out.resize(count);
-        if (!bytes(out.data(), count * sizeof(T)))
-            throw std::runtime_error("ended");
-    }
-
-private:
-    bool fill()
-    {
-        for (;;) {
-            if (m_waiting) {
-                pollfd ready {m_fd, POLLIN, 0};
-                const int r = ::poll(&ready, 1, 100);
-                if (r == 0 || (r < 0 && errno == EINTR)) {
-                    m_waiting();
-                    continue;
-                }
-            }
-            const ssize_t n = ::read(m_fd, m_buffer, sizeof m_buffer);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return false;
-            m_at = 0;
-            m_end = static_cast<std::size_t>(n);
-            return true;
-        }
-    }
-    int m_fd;
-    std::function<void()> m_waiting;
-    char m_buffer[1 << 16];
-    std::size_t m_at = 0;
-    std::size_t m_end = 0;
-};
-
-/// The child's observer: every event, as it happens, to the parent.
-class StreamingObserver : public TrainingObserver
-{
-public:
-    explicit StreamingObserver(Writer& out)
-        : m_out(out)
-    {
-    }
-    void onWorkerTime(const WorkWindow& window, std::span<const Span> spans) override
-    {
-        m_out.put(Tag::Window);
-        m_out.put(window);
-        m_out.putArray(spans.data(), spans.size());
-        m_out.flush();
-    }
-    void onUpdate(const UpdateEvent& update, const UpdateFigures&) override
-    {
-        m_out.put(Tag::Update);
-        m_out.put(update);
-        m_out.flush();
-    }
-    void onEvaluation(const EvaluationRecord& evaluation) override
-    {
-        m_out.put(Tag::Evaluation);
-        m_out.put(evaluation);
-        m_out.flush();
-    }
-    bool stopRequested() override { return interruptSignal() != 0; }
-
-private:
-    Writer& m_out;
-};
-
 std::string g_program;
 
 std::string childProgram()
@@ -269,32 +36,6 @@ std::string childProgram()
     return std::string(path, static_cast<std::size_t>(n));
 }
 
-void putEngine(Writer& w, const EngineChoice& e)
-{
-    w.put(e.kind);
-    w.put(e.simHosts);
-    w.put(e.sim.cluster);
-    w.put(e.sim.platformFile);
-    w.put(e.sim.hostFlops);
-    w.put(e.sim.placement);
-    w.put(e.sim.calibration);
-    w.put(e.sim.mpiLink);
-}
-
-EngineChoice getEngine(Reader& r)
-{
-    EngineChoice e;
-    e.kind = r.get<EngineKind>();
-    e.simHosts = r.get<int>();
-    e.sim.cluster = r.get<ClusterKind>();
-    e.sim.platformFile = r.getString(1 << 16);
-    e.sim.hostFlops = r.get<double>();
-    e.sim.placement = r.get<Placement>();
-    e.sim.calibration = r.get<LocalCalibration>();
-    e.sim.mpiLink = r.get<MpiLinkCalibration>();
-    return e;
-}
-
 std::string exitText(int status)
 {
     if (WIFEXITED(status))
@@ -303,7 +44,6 @@ std::string exitText(int status)
         return std::string("signal ") + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) + ")";
     return "status " + std::to_string(status);
 }
-
 } // namespace
 
 void setModeChildProgram(const std::string& path)
@@ -346,7 +86,6 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     ::close(toChild[0]);
     ::close(fromChild[1]);
 
-    // The request: the run's configuration, the engine as measured here, the mode and the run's shape.
     int sent = 0;
     auto endChild = [&](bool kill) {
         if (toChild[1] >= 0)
@@ -370,15 +109,8 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
         ignore.sa_handler = SIG_IGN;
         ::sigaction(SIGPIPE, &ignore, &before);
         try {
-            Writer w(toChild[1]);
-            w.put(streamMagic);
-            w.put(streamVersion);
-            w.put(dumpJson(configJson(run.config), -1));
-            w.put(mode);
-            w.put(sliceSeconds);
-            putEngine(w, run.engine);
-            w.put(shapeOf(run));
-            w.flush();
+            ModeStreamWriter request(toChild[1]);
+            writeRequest(request, run, mode, sliceSeconds);
         } catch (const SgdError&) {
             // Its reason comes from the child's end below.
         }
@@ -393,82 +125,21 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     result.simCost.emplace(run.problem->spec, run.problem->layout);
     result.settings = run.settings;
     result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
-    Reader in(fromChild[0], [&] {
+    // Until its result comes: a simulated mode with nothing done (what a child that dies first reports).
+    static_cast<ModeProgress&>(result) = progressAtStart(run.settings, true);
+    result.finished = true;
+    ModeStreamReader in(fromChild[0], [&] {
         // A stop signal this process got is the child's too (it ends its mode in order and reports it).
         if (const int sig = interruptSignal(); sig != 0 && sent != sig) {
             ::kill(pid, sig);
             sent = sig;
         }
     });
-    bool ended = false;
     try {
-        std::vector<Span> spans;
-        while (!ended) {
-            const auto tag = in.get<Tag>();
-            switch (tag) {
-            case Tag::Window: {
-                const auto window = in.get<WorkWindow>();
-                in.getArray<Span>(spans, 1ULL << 32);
-                metrics.addWorkerTime(window, spans);
-                observer.onWorkerTime(window, spans);
-                break;
-            }
-            case Tag::Update: {
-                const auto update = in.get<UpdateEvent>();
-                observer.onUpdate(update, metrics.addUpdate(update));
-                break;
-            }
-            case Tag::Evaluation:
-                observer.onEvaluation(in.get<EvaluationRecord>());
-                break;
-            case Tag::Slice: {
-                const auto s = in.get<StandingRecord>();
-                if (afterSlice) {
-                    ModeStanding standing;
-                    standing.updates = s.updates;
-                    standing.samples = s.samples;
-                    standing.seconds = s.seconds;
-                    standing.diverged = s.diverged;
-                    standing.divergedAt = s.divergedAt;
-                    standing.finished = s.finished;
-                    standing.target = s.target;
-                    standing.targetAccuracy = run.settings.targetAccuracy;
-                    standing.targetLoss = run.settings.targetLoss;
-                    standing.virtualClock = true;
-                    standing.metrics = &metrics;
-                    afterSlice(standing);
-                }
-                break;
-            }
-            case Tag::Result: {
-                const auto r = in.get<ResultRecord>();
-                result.updates = r.updates;
-                result.samples = r.samples;
-                result.seconds = r.seconds;
-                result.wallSeconds = r.wallSeconds;
-                result.final = r.final;
-                result.finalIsLastEvaluation = r.finalIsLastEvaluation;
-                result.target = r.target;
-                result.diverged = r.diverged;
-                result.divergedAt = r.divergedAt;
-                result.interrupted = r.interrupted;
-                result.onCoreSeconds = r.onCoreSeconds;
-                result.waitedForACoreSeconds = r.waitedForACoreSeconds;
-                result.paramsDigest = in.getString(1024);
-                result.kernelPath = in.getString(1024);
-                result.failure = in.getString(1 << 20);
-                in.getArray<float>(result.parameters, run.problem->layout.paddedSize());
-                ended = true;
-                break;
-            }
-            case Tag::Refused: {
-                const std::string why = in.getString(1 << 20);
-                endChild(false);
-                throw SgdError(why);
-            }
-            default:
-                throw std::runtime_error("garbled");
-            }
+        if (const std::optional<std::string> refused
+            = readModeStream(in, metrics, observer, afterSlice, result, run.problem->layout.paddedSize())) {
+            endChild(false);
+            throw SgdError(*refused);
         }
     } catch (const std::runtime_error& e) {
         if (dynamic_cast<const SgdError*>(&e))
@@ -497,62 +168,24 @@ int serveModeChild()
         std::fprintf(stderr, "sgdscope: --mode-child: cannot set up its stream\n");
         return 2;
     }
-    Writer out(streamFd);
+    ModeStreamWriter out(streamFd);
     try {
-        Reader in(0, {});
-        RunConfig config;
-        Mode mode = Mode::Sync;
-        double sliceSeconds = 0.0;
-        EngineChoice engine;
-        RunShape shape;
-        try {
-            if (in.get<std::uint32_t>() != streamMagic || in.get<std::uint32_t>() != streamVersion)
-                throw SgdError("--mode-child: standard input is not a mode's request (the window and headless runs "
-                               "start this process themselves)");
-            ConfigBuilder builder;
-            builder.applyJson(parseJson(in.getString(16U << 20), "the mode's configuration"), "the mode's request");
-            config = builder.resolve();
-            mode = in.get<Mode>();
-            sliceSeconds = in.get<double>();
-            engine = getEngine(in);
-            shape = in.get<RunShape>();
-        } catch (const SgdError&) {
-            throw;
-        } catch (const std::runtime_error&) {
-            throw SgdError("--mode-child: standard input is not a mode's request (the window and headless runs start "
-                           "this process themselves)");
-        }
-        const PreparedRun run = prepareRun(config, std::make_shared<DataSplit>(loadData(config)), &engine);
-        if (!(shapeOf(run) == shape))
+        ModeStreamReader in(0, {});
+        const ModeRequest request = readRequest(in);
+        const PreparedRun run
+            = prepareRun(request.config, std::make_shared<DataSplit>(loadData(request.config)), &request.engine);
+        if (!(shapeOf(run) == request.shape))
             throw SgdError("the simulated mode's process prepared another run than its parent (batch, workers, steps "
                            "or parameters differ)");
         StreamingObserver observer(out);
-        ModeResult r;
-        if (sliceSeconds > 0) {
-            r = runMode(run, mode, observer, sliceSeconds, [&](const Trainer& trainer) {
-                const ModeStanding s = standingOf(trainer);
-                out.put(Tag::Slice);
-                out.put(
-                    StandingRecord {s.updates, s.samples, s.seconds, s.diverged, s.divergedAt, s.finished, s.target});
-                out.flush();
-            });
-        } else {
-            r = runMode(run, mode, observer);
-        }
-        out.put(Tag::Result);
-        out.put(ResultRecord {r.updates, r.samples, r.seconds, r.wallSeconds, r.final, r.finalIsLastEvaluation,
-            r.target, r.diverged, r.divergedAt, r.interrupted, r.onCoreSeconds, r.waitedForACoreSeconds});
-        out.put(r.paramsDigest);
-        out.put(r.kernelPath);
-        out.put(r.failure);
-        out.putArray(r.parameters.data(), r.parameters.size());
-        out.flush();
+        const ModeResult r = request.sliceSeconds > 0 ? runMode(run, request.mode, observer, request.sliceSeconds,
+                                 [&](const Trainer& trainer) { writeStanding(out, progressOf(trainer)); })
+                                                      : runMode(run, request.mode, observer);
+        writeResult(out, r);
         return 0;
     } catch (const SgdError& e) {
         try {
-            out.put(Tag::Refused);
-            out.put(std::string(e.what()));
-            out.flush();
+            writeRefusal(out, e.what());
         } catch (const SgdError&) {
             std::fprintf(stderr, "sgdscope: %s\n", e.what());
         }

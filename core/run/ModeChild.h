@@ -12,7 +12,8 @@ namespace sgdscope {
 // process of its own (this binary, `sgdscope --mode-child`), which streams the mode's event stream back: its spans,
 // updates, evaluations and slices, then its result. The parent derives every figure from that stream by the same
 // code as in process (RunMetrics, the observer), so a mode gives the same digest, virtual seconds and figures
-// alone as anywhere in a --mode list.
+// alone as anywhere in a --mode list. This file starts, watches and ends the process; the stream's format is
+// ModeStream.h's.
 
 /// Runs `mode` of `run` in a child process and returns its result, reporting its events to `observer` as they
 /// come (and, with `sliceSeconds` > 0, calling `afterSlice` after each slice of about that much of its clock, as

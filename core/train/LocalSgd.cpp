@@ -7,6 +7,11 @@
 
 namespace sgdscope {
 
+int localRoundSteps(int localSteps, std::int64_t stepsLeft)
+{
+    return static_cast<int>(std::min<std::int64_t>(localSteps, std::max<std::int64_t>(1, stepsLeft)));
+}
+
 void LocalSgdModels::prepare(
     int workers, int batch, int chunk, int accum, int passSamples, const ParamVector& params, int computing)
 {
@@ -26,21 +31,47 @@ void LocalSgdModels::prepare(
     }
 }
 
-double LocalSgdModels::computeGradient(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
-    const SampleView<float>& data, const std::uint32_t* batchIndices)
+void LocalSgdModels::startRound(BatchCursor& cursor, int steps, int batch)
 {
-    Model& m = m_models[static_cast<std::size_t>(worker)];
-    if (m.slice.size() == 0)
-        return 0.0;
-    return m.reduction.compute(workspace, layout, m.params.data(), data, batchIndices + m.slice.begin);
+    m_roundSteps = steps;
+    m_roundBatch = batch;
+    const auto size = static_cast<std::size_t>(batch);
+    m_roundIndices.resize(static_cast<std::size_t>(steps) * size);
+    for (int h = 0; h < steps; ++h) {
+        const std::uint32_t* indices = cursor.next(batch);
+        std::copy(indices, indices + size, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h) * batch);
+    }
 }
 
-void LocalSgdModels::applyStep(int worker, const MomentumSgd& rule, float lr)
+RoundLoss LocalSgdModels::localSteps(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
+    const SampleView<float>& data, const MomentumSgd& rule, float lr, LocalStepHooks& hooks)
 {
+    RoundLoss loss;
     Model& m = m_models[static_cast<std::size_t>(worker)];
-    if (m.slice.size() == 0)
-        return;
-    rule.update(m.params.data(), m.velocity.data(), m.reduction.gradient(), lr, 0, m.params.size());
+    const int n = m.slice.size();
+    if (n == 0)
+        return loss;
+    for (int h = 0; h < m_roundSteps; ++h) {
+        hooks.computing(h);
+        const std::uint32_t* batch = m_roundIndices.data() + static_cast<std::size_t>(h) * m_roundBatch;
+        const double stepLoss = m.reduction.compute(workspace, layout, m.params.data(), data, batch + m.slice.begin);
+        loss.sum += stepLoss;
+        loss.samples += n;
+        hooks.computed(h, n);
+        if (!std::isfinite(stepLoss))
+            break;
+        hooks.applying(h);
+        rule.update(m.params.data(), m.velocity.data(), m.reduction.gradient(), lr, 0, m.params.size());
+        hooks.applied(h);
+    }
+    return loss;
+}
+
+RoundLoss LocalSgdModels::localSteps(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
+    const SampleView<float>& data, const MomentumSgd& rule, float lr)
+{
+    LocalStepHooks none;
+    return localSteps(worker, workspace, layout, data, rule, lr, none);
 }
 
 void LocalSgdModels::average(float* params, std::size_t first, std::size_t last, double* spread)
@@ -57,6 +88,14 @@ void LocalSgdModels::average(float* params, std::size_t first, std::size_t last,
         }
         params[i] = sum;
     }
+}
+
+double LocalSgdModels::averageAll(float* params)
+{
+    m_squares.assign(m_models.size(), 0.0);
+    const std::size_t size = m_models.empty() ? 0 : m_models.front().params.size();
+    average(params, 0, size, m_squares.data());
+    return meanDistance(m_squares.data(), workers());
 }
 
 double LocalSgdModels::meanDistance(const double* squares, int workers)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 
 namespace sgdscope {
@@ -86,6 +87,20 @@ double DelayCompensation::compensate(float* g, const float* now, const float* re
         termSquares += static_cast<double>(term) * term;
     }
     return gradientSquares > 0 ? std::sqrt(termSquares / gradientSquares) : 0.0;
+}
+
+AppliedPush PushRule::apply(float* params, float* gradient, float* velocity, const float* read, std::size_t size,
+    std::int64_t staleness, int samples, const float* step) const
+{
+    assert(!(step && m_compensation.active())); // a compensated push's step is taken here, after the compensation
+    AppliedPush applied;
+    if (m_compensation.active())
+        applied.compensation = m_compensation.compensate(gradient, params, read, size);
+    if (!step)
+        step = m_rule.direction(gradient, velocity, 0, size);
+    applied.learningRate = m_rate.at(staleness, samples);
+    MomentumSgd::apply(params, step, applied.learningRate, 0, size);
+    return applied;
 }
 
 } // namespace sgdscope

@@ -93,4 +93,49 @@ private:
     std::vector<float> m_meanSquare;
 };
 
+/// What applying a push did, for its event (UpdateEvent::compensation and learningRate).
+struct AppliedPush
+{
+    double compensation = -1.0; // dc-asgd: |compensation| / |gradient| (< 0: not compensated)
+    float learningRate = 0.0f;
+};
+
+/// A push applied on its own (async, ssp, dc-asgd), the same on every engine (Downpour SGD's parameter server, Dean
+/// et al. 2012; with DC-ASGD's delay compensation): the push's gradient compensated for its delay against the
+/// parameters it is applied to (DelayCompensation), the worker's own momentum (MomentumSgd), and the learning rate
+/// for its samples and staleness (LearningRateRule): w = w - lr step. An engine applies each push through this under
+/// its own exclusion (the threads engine's lock, the simulated server's one actor, the MPI server rank).
+class PushRule
+{
+public:
+    /// `compensation`: the engine's one (dc-asgd's mean squares live there; lambda 0 for the other modes).
+    PushRule(const TrainerSettings& settings, DelayCompensation& compensation)
+        : m_rule(settings.momentum)
+        , m_rate(settings.learningRate, settings.asyncLearningRate, settings.batch)
+        , m_compensation(compensation)
+    {
+    }
+    /// Whether apply() compensates the gradient. If not, the step depends on the worker's gradient and momentum alone:
+    /// an engine may take it earlier (step()), outside its exclusion.
+    bool compensates() const { return m_compensation.active(); }
+    /// The momentum direction of a push that is not compensated (updates `velocity`).
+    const float* step(const float* gradient, float* velocity, std::size_t size) const
+    {
+        return m_rule.direction(gradient, velocity, 0, size);
+    }
+    /// The learning rate of a push of `samples` samples applied `staleness` updates after its parameters were read.
+    float learningRate(std::int64_t staleness, int samples) const { return m_rate.at(staleness, samples); }
+    /// Applies a push of `samples` samples to `params` (`size` floats), `staleness` updates after its worker read
+    /// `read` (needed only if it compensates): compensates `gradient` in place against `params` (dc-asgd), takes the
+    /// momentum direction with `velocity` (or `step`, taken earlier by step(), if it does not compensate) and
+    /// subtracts lr x step.
+    AppliedPush apply(float* params, float* gradient, float* velocity, const float* read, std::size_t size,
+        std::int64_t staleness, int samples, const float* step = nullptr) const;
+
+private:
+    MomentumSgd m_rule;
+    LearningRateRule m_rate;
+    DelayCompensation& m_compensation;
+};
+
 } // namespace sgdscope

@@ -145,8 +145,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     m_active = 0;
     for (int w = 0; w < m_workers; ++w)
         m_active += answer(w, true) ? 1 : 0;
-    const MomentumSgd rule(m_settings.momentum);
-    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate, m_settings.batch);
+    const PushRule rule(m_settings, m_compensation);
     while (m_active > 0) {
         const int w = m_mpi.receiveAny(m_gradients);
         MpiMessageReader in(
@@ -171,13 +170,11 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.clockLead = m_clockLead[static_cast<std::size_t>(w)];
         event.boundWait = m_boundWait[static_cast<std::size_t>(w)];
         if (event.applied) {
-            if (m_compensation.active())
-                event.compensation = m_compensation.compensate(
-                    m_gradient.data(), m_params.data(), m_sent[static_cast<std::size_t>(w)].data(), m_params.size());
-            const float* step
-                = rule.direction(m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), 0, m_params.size());
-            event.learningRate = rate.at(m_updates - versionRead, count);
-            MomentumSgd::apply(m_params.data(), step, static_cast<float>(event.learningRate), 0, m_params.size());
+            const float* read = m_sent.empty() ? nullptr : m_sent[static_cast<std::size_t>(w)].data(); // dc-asgd's
+            const AppliedPush applied = rule.apply(m_params.data(), m_gradient.data(),
+                m_velocity[static_cast<std::size_t>(w)].data(), read, m_params.size(), m_updates - versionRead, count);
+            event.compensation = applied.compensation;
+            event.learningRate = applied.learningRate;
             ++m_pushes[static_cast<std::size_t>(w)];
             m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
         }

@@ -94,43 +94,54 @@ int lastArrival(const std::vector<double>& arrivals)
     return last;
 }
 
-/// Local SGD's round on one rank: `steps` local steps of worker w's model, step h on its slice of the round's
-/// h-th batch (every rank takes the same batches from its copy of the data), each followed by its straggler
-/// delay. Returns the sum of its samples' losses (not finite: diverged, the round's later steps are not taken).
-double localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cursor, int batch,
-    NetworkWorkspace& workspace, const Problem& problem, const SampleView<float>& view,
-    const StragglerModel& stragglers, std::int64_t globalStep, const MomentumSgd& rule, float lr,
-    const std::atomic<bool>& stop, RankSpans& spans, int& samples)
+/// A rank's local steps on its clock (LocalSgdModels::localSteps): each step's compute, its straggler delay (its
+/// factor drawn for its global step) and its apply, as spans.
+class RankTimedSteps final : public LocalStepHooks
 {
-    std::vector<const std::uint32_t*> batches;
-    for (int h = 0; h < steps; ++h)
-        batches.push_back(cursor.next(batch));
-    const int n = models.sliceSamples(worker);
-    double lossSum = 0.0;
-    samples = 0;
-    if (n == 0)
-        return 0.0;
-    for (int h = 0; h < steps; ++h) {
-        const double computeStart = MpiContext::now();
-        const double loss
-            = models.computeGradient(worker, workspace, problem.layout, view, batches[static_cast<std::size_t>(h)]);
-        lossSum += loss;
-        samples += n;
+public:
+    RankTimedSteps(RankSpans& spans, int worker, const StragglerModel& stragglers, std::int64_t globalStep,
+        const std::atomic<bool>& stop)
+        : m_spans(spans)
+        , m_worker(worker)
+        , m_stragglers(stragglers)
+        , m_globalStep(globalStep)
+        , m_stop(stop)
+    {
+    }
+    void computing(int) override { m_start = MpiContext::now(); }
+    void computed(int step, int samples) override
+    {
         const double computed = MpiContext::now();
-        spans.add(SpanKind::Compute, computeStart, computed, n);
-        const double delay = stragglers.delaySeconds(worker, globalStep + h, computed - computeStart);
+        m_spans.add(SpanKind::Compute, m_start, computed, samples);
+        const double delay = m_stragglers.delaySeconds(m_worker, m_globalStep + step, computed - m_start);
         if (delay > 0) {
             const double delayStart = MpiContext::now();
-            sleepForStraggler(delay, stop);
-            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+            sleepForStraggler(delay, m_stop);
+            m_spans.add(SpanKind::Delay, delayStart, MpiContext::now());
         }
-        if (!std::isfinite(loss))
-            break;
-        const double applyStart = MpiContext::now();
-        models.applyStep(worker, rule, lr);
-        spans.add(SpanKind::Apply, applyStart, MpiContext::now());
     }
-    return lossSum;
+    void applying(int) override { m_start = MpiContext::now(); }
+    void applied(int) override { m_spans.add(SpanKind::Apply, m_start, MpiContext::now()); }
+
+private:
+    RankSpans& m_spans;
+    int m_worker;
+    const StragglerModel& m_stragglers;
+    std::int64_t m_globalStep;
+    const std::atomic<bool>& m_stop;
+    double m_start = 0.0;
+};
+
+/// Local SGD's round on one rank: `steps` local steps of worker w's model on its slices of the round's batches (every
+/// rank takes the same batches from its copy of the data), timed.
+RoundLoss localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cursor, int batch,
+    NetworkWorkspace& workspace, const Problem& problem, const SampleView<float>& view,
+    const StragglerModel& stragglers, std::int64_t globalStep, const MomentumSgd& rule, float lr,
+    const std::atomic<bool>& stop, RankSpans& spans)
+{
+    models.startRound(cursor, steps, batch);
+    RankTimedSteps timed(spans, worker, stragglers, globalStep, stop);
+    return models.localSteps(worker, workspace, problem.layout, view, rule, lr, timed);
 }
 } // namespace
 
@@ -159,7 +170,6 @@ void MpiSyncTrainer::preparePlan()
     if (mode() == Mode::LocalSgd) {
         m_local.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
             passSamples(), m_params, 0);
-        m_spread.assign(static_cast<std::size_t>(m_settings.workers), 0.0);
     } else {
         m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
             passSamples(), m_params.size());
@@ -175,9 +185,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 
     const bool local = mode() == Mode::LocalSgd;
     // local-sgd: the round's local steps, H or what is left of the sample budget.
-    m_roundSteps = local ? static_cast<int>(std::min<std::int64_t>(
-                       m_settings.localSteps, stepsToReach(m_samples, m_settings.sampleBudget, m_settings.batch)))
-                         : 1;
+    m_roundSteps = local ? nextLocalRoundSteps() : 1;
     const std::size_t floats = m_params.size();
     std::size_t largest = 1024;
     for (int r = 1; r < m_mpi.size(); ++r)
@@ -206,12 +214,11 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     // Rank 0's own part: worker 0's chunks (local-sgd: its round of local steps).
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
-    double localLoss = 0.0; // local-sgd: every rank's samples' losses, and how many
-    int localSamples = 0;
+    RoundLoss localLoss; // local-sgd: every rank's samples' losses, in rank order
     if (local) {
         localLoss = localRound(m_local, 0, m_roundSteps, m_cursor, m_settings.batch, workspaceAt(0), *m_problem, m_view,
-            m_stragglers, m_globalStep, rule, lr, m_stopFlag, mine, localSamples);
-        m_computedSamples += localSamples;
+            m_stragglers, m_globalStep, rule, lr, m_stopFlag, mine);
+        m_computedSamples += localLoss.samples;
     } else {
         const std::uint32_t* indices = m_cursor.next(m_settings.batch);
         const double computeStart = MpiContext::now();
@@ -249,8 +256,10 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
             m_cutter.add(s);
         m_cutter.knownUntil(r, sentAt);
         if (local) {
-            localLoss += in.get<double>();
-            localSamples += in.get<std::int32_t>();
+            RoundLoss rank;
+            rank.sum = in.get<double>();
+            rank.samples = in.get<std::int32_t>();
+            localLoss.add(rank);
             in.getFloats(m_local.model(r), floats);
             continue;
         }
@@ -269,12 +278,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     double batchLoss = 0.0;
     double spread = -1.0;
     if (local) {
-        batchLoss = localSamples > 0 ? localLoss / localSamples : 0.0;
-        if (std::isfinite(batchLoss)) {
-            std::fill(m_spread.begin(), m_spread.end(), 0.0);
-            m_local.average(m_params.data(), 0, floats, m_spread.data());
-            spread = LocalSgdModels::meanDistance(m_spread.data(), m_settings.workers);
-        }
+        if (!localLoss.diverged())
+            spread = m_local.averageAll(m_params.data());
     } else {
         batchLoss = m_reduction.applyKept({}, rule, lr, m_params.data(), m_velocity.data(), floats);
     }
@@ -284,8 +289,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         m_cutter.add(s);
     m_cutter.knownUntil(0, windowEnd);
 
-    UpdateEvent event = syncUpdateEvent(m_roundSteps * m_settings.batch, batchLoss, windowEnd + shift);
-    event.modelSpread = spread;
+    const UpdateEvent event = local ? localRoundEvent(m_roundSteps, localLoss, spread, windowEnd + shift)
+                                    : syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     m_globalStep += m_roundSteps;
     m_seconds += windowEnd - windowStart;
     m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}});
@@ -400,12 +405,13 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         if (batch != settings.batch)
             throw RunFailure("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
                 + std::to_string(settings.batch));
-        double loss = 0.0; // local-sgd: its round's samples' losses, and how many
+        RoundLoss loss; // local-sgd: its round's samples' losses
         int samples = 0;
         if (local) {
             in.getFloats(models.model(rank), params.size());
             loss = localRound(models, rank, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
-                stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans, samples);
+                stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans);
+            samples = loss.samples;
         } else {
             in.getFloats(params.data(), params.size());
             const std::uint32_t* indices = part.cursor.next(settings.batch);
@@ -429,8 +435,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         out.putSpans(spans.spans);
         spans.spans.clear();
         if (local) { // its model, with its round's losses
-            out.put(loss);
-            out.put(static_cast<std::int32_t>(samples));
+            out.put(loss.sum);
+            out.put(static_cast<std::int32_t>(loss.samples));
             out.putFloats(models.model(rank), params.size());
         } else { // its part of the fixed tree
             part.put(out);

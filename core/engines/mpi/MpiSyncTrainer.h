@@ -61,11 +61,10 @@ private:
     double m_allGradientsAt = 0.0; // when rank 0 had every gradient of the last update (its clock)
     std::vector<double> m_arrivals; // when each rank's gradient of the last update arrived (rank 0's: 0)
     // local-sgd: every worker's model (rank 0 computes worker 0's and averages them all), the local steps taken
-    // so far by the run, this round's, and each model's squared distance from the last average.
+    // so far by the run and this round's.
     LocalSgdModels m_local;
     std::int64_t m_globalStep = 0;
     int m_roundSteps = 1;
-    std::vector<double> m_spread;
 };
 
 /// What ranks other than 0 do in a sync or local-sgd run: serve rank 0's updates until it says stop.

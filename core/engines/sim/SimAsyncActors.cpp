@@ -75,8 +75,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
 
     sg4::Actor::create("parameter-server", serverHost, [this, &slice, applyFlops] {
         SimWorld::guarded(slice.failure, [this, &slice, applyFlops] {
-            const MomentumSgd rule(m_settings.momentum);
-            const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate, m_settings.batch);
+            const PushRule rule(m_settings, m_compensation);
             const std::size_t size = m_params.size();
             while (slice.active > 0) {
                 slice.readySignal->acquire();
@@ -96,13 +95,10 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 push.boundWait = s.boundWait;
                 if (push.applied) {
                     SimWorld::compute(applyFlops);
-                    if (m_compensation.active())
-                        push.compensation
-                            = m_compensation.compensate(s.gradient.data(), m_params.data(), s.snapshot.data(), size);
-                    const float* step = rule.direction(s.gradient.data(), s.velocity.data(), 0, size);
-                    const float lr = rate.at(slice.version - s.versionRead, s.count);
-                    push.learningRate = lr;
-                    MomentumSgd::apply(m_params.data(), step, lr, 0, size);
+                    const AppliedPush applied = rule.apply(m_params.data(), s.gradient.data(), s.velocity.data(),
+                        s.snapshot.data(), size, slice.version - s.versionRead, s.count);
+                    push.compensation = applied.compensation;
+                    push.learningRate = applied.learningRate;
                     ++slice.version;
                     slice.samplesApplied += s.count;
                 } else {

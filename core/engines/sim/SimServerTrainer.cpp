@@ -92,11 +92,8 @@ void SimServerTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
             const auto at = static_cast<std::size_t>(u);
             if (mode() == Mode::LocalSgd) {
                 double spread = -1.0;
-                const double loss = computeRound(slice.steps[at], spread);
-                UpdateEvent event = syncUpdateEvent(batch * slice.steps[at], loss, slice.applied[at] + base);
-                if (event.applied)
-                    event.modelSpread = spread;
-                return event;
+                const RoundLoss loss = computeRound(slice.steps[at], spread);
+                return localRoundEvent(slice.steps[at], loss, spread, slice.applied[at] + base);
             }
             const std::vector<char>& dropped = slice.dropped[at];
             const double loss = computeUpdate(m_cursor.next(batch), dropped);

@@ -57,7 +57,7 @@ std::vector<int> SimSyncLikeTrainer::sliceSteps(std::int64_t updates) const
         return std::vector<int>(static_cast<std::size_t>(updates), 1);
     std::int64_t stepsLeft = stepsToReach(m_samples, m_settings.sampleBudget, m_settings.batch);
     for (std::int64_t done = 0; stepsLeft > 0 && (done == 0 || done + m_settings.localSteps <= updates);) {
-        const int round = static_cast<int>(std::min<std::int64_t>(m_settings.localSteps, stepsLeft));
+        const int round = localRoundSteps(m_settings.localSteps, stepsLeft);
         steps.push_back(round);
         done += round;
         stepsLeft -= round;
@@ -83,17 +83,12 @@ std::vector<std::vector<double>> SimSyncLikeTrainer::drawFactors(
     return factors;
 }
 
-double SimSyncLikeTrainer::computeRound(int steps, double& spread)
+RoundLoss SimSyncLikeTrainer::computeRound(int steps, double& spread)
 {
     // Each worker's local steps on its own model (independent: on this machine's cores), then the average.
     const int workers = m_settings.workers;
-    const auto batch = static_cast<std::size_t>(m_settings.batch);
-    m_roundIndices.resize(static_cast<std::size_t>(steps) * batch);
-    for (int h = 0; h < steps; ++h) {
-        const std::uint32_t* indices = m_cursor.next(m_settings.batch);
-        std::copy(indices, indices + batch, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h * batch));
-    }
-    std::vector<double> losses(static_cast<std::size_t>(workers), 0.0);
+    m_models.startRound(m_cursor, steps, m_settings.batch);
+    std::vector<RoundLoss> losses(static_cast<std::size_t>(workers));
     const int threads = std::min(m_mathThreads, workers);
     const MomentumSgd rule(m_settings.momentum);
     const auto lr = static_cast<float>(m_settings.learningRate);
@@ -101,14 +96,8 @@ double SimSyncLikeTrainer::computeRound(int steps, double& spread)
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
     for (int w = 0; w < workers; ++w) {
         try {
-            for (int h = 0; h < steps; ++h) {
-                const double loss = m_models.computeGradient(w, workspaceAt(omp_get_thread_num()), m_problem->layout,
-                    m_view, m_roundIndices.data() + static_cast<std::size_t>(h) * batch);
-                losses[static_cast<std::size_t>(w)] += loss;
-                if (!std::isfinite(loss))
-                    break;
-                m_models.applyStep(w, rule, lr);
-            }
+            losses[static_cast<std::size_t>(w)]
+                = m_models.localSteps(w, workspaceAt(omp_get_thread_num()), m_problem->layout, m_view, rule, lr);
         } catch (...) {
 #pragma omp critical(sgdscope_sim_failure)
             failure = std::current_exception();
@@ -116,15 +105,11 @@ double SimSyncLikeTrainer::computeRound(int steps, double& spread)
     }
     if (failure)
         std::rethrow_exception(failure);
-    double lossSum = 0.0;
-    for (const double l : losses)
-        lossSum += l;
-    const double loss = lossSum / (static_cast<double>(steps) * m_settings.batch);
-    if (!std::isfinite(loss))
-        return loss; // diverged: no averaging
-    std::vector<double> squares(static_cast<std::size_t>(workers), 0.0);
-    m_models.average(m_params.data(), 0, m_params.size(), squares.data());
-    spread = LocalSgdModels::meanDistance(squares.data(), workers);
+    RoundLoss loss;
+    for (const RoundLoss& worker : losses)
+        loss.add(worker);
+    if (!loss.diverged())
+        spread = m_models.averageAll(m_params.data());
     return loss;
 }
 

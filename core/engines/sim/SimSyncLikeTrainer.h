@@ -38,9 +38,9 @@ protected:
     /// Per update, per worker: its straggler factor, the mean of its steps' draws (each drawn for its global step;
     /// 1 for a worker without samples). Moves the global step on.
     std::vector<std::vector<double>> drawFactors(const std::vector<int>& steps, const std::vector<int>& samples);
-    /// Local SGD: a round of `steps` local steps and the average; returns its mean sample loss and the models'
-    /// spread before the average.
-    double computeRound(int steps, double& spread);
+    /// Local SGD: a round of `steps` local steps and the average (LocalSgdModels); returns its loss and the models'
+    /// spread before the average (if it was averaged).
+    RoundLoss computeRound(int steps, double& spread);
     /// One update's math: the parts of the workers not `dropped` (empty: none), in parallel on this machine's
     /// cores (each the same computeWorkerPart on the same plan as every engine, whichever thread computes it),
     /// then the kept update (SyncReduction::applyKept; with nothing dropped, sync's). Returns its batch loss over
@@ -79,7 +79,6 @@ protected:
     ParamVector m_velocity;
     int m_mathThreads = 1;
     LocalSgdModels m_models; // local-sgd
-    std::vector<std::uint32_t> m_roundIndices;
     std::int64_t m_step = 0; // steps simulated (straggler draws: local-sgd's local steps, the others' updates)
 
 private:

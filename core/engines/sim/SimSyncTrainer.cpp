@@ -82,12 +82,17 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     // each update's batch loss. A non-finite loss ends the slice there (that update is not applied). Local SGD:
     // an update is a round of up to H local steps (whole rounds: the slice's steps, at least one round).
     std::vector<double> losses;
+    std::vector<RoundLoss> rounds; // local-sgd
     std::vector<double> spreads;
     Slice slice;
     for (const int steps : sliceSteps(updates)) {
         double spread = -1.0;
-        losses.push_back(
-            mode() == Mode::LocalSgd ? computeRound(steps, spread) : computeUpdate(m_cursor.next(batch), {}));
+        if (mode() == Mode::LocalSgd) {
+            rounds.push_back(computeRound(steps, spread));
+            losses.push_back(rounds.back().mean());
+        } else {
+            losses.push_back(computeUpdate(m_cursor.next(batch), {}));
+        }
         spreads.push_back(spread);
         slice.steps.push_back(steps);
         if (!std::isfinite(losses.back()))
@@ -121,10 +126,9 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
         slice.spans, slice.updates, slice.sliceStart, [&](int u) { return slice.done[static_cast<std::size_t>(u)]; },
         [&](int u, double base) {
             const auto at = static_cast<std::size_t>(u);
-            UpdateEvent event = syncUpdateEvent(batch * slice.steps[at], losses[at], slice.applied[at] + base);
-            if (mode() == Mode::LocalSgd && event.applied)
-                event.modelSpread = spreads[at];
-            return event;
+            if (mode() == Mode::LocalSgd)
+                return localRoundEvent(slice.steps[at], rounds[at], spreads[at], slice.applied[at] + base);
+            return syncUpdateEvent(batch, losses[at], slice.applied[at] + base);
         },
         observer);
 }

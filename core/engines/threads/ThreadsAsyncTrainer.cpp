@@ -188,13 +188,11 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     // Momentum on the worker's own buffer, outside any lock (after the compensation, under it, for dc-asgd):
     // apply time.
     const Clock::time_point stepStart = Clock::now();
-    const MomentumSgd rule(m_settings.momentum);
+    const PushRule push(m_settings, m_compensation);
     float* gradient = s.reduction.gradient();
-    const bool compensated = m_compensation.active();
-    const float* step = compensated ? nullptr : rule.direction(gradient, s.velocity.data(), 0, size);
-    const LearningRateRule rate(m_settings.learningRate, m_settings.asyncLearningRate, m_settings.batch);
+    const float* step = push.compensates() ? nullptr : push.step(gradient, s.velocity.data(), size);
     if (lockFree) {
-        const float lr = rate.at(m_version.load(std::memory_order_acquire) - e.versionRead, e.samples);
+        const float lr = push.learningRate(m_version.load(std::memory_order_acquire) - e.versionRead, e.samples);
         e.learningRate = lr;
         MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
         e.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
@@ -215,12 +213,10 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         }
         m_lockHolder.store(worker, std::memory_order_relaxed);
         e.versionApplied = m_version.load(std::memory_order_relaxed);
-        if (compensated) {
-            e.compensation = m_compensation.compensate(gradient, m_params.data(), s.snapshot.data(), size);
-            step = rule.direction(gradient, s.velocity.data(), 0, size);
-        }
-        e.learningRate = rate.at(e.versionApplied - e.versionRead, e.samples);
-        MomentumSgd::apply(m_params.data(), step, static_cast<float>(e.learningRate), 0, size);
+        const AppliedPush applied = push.apply(m_params.data(), gradient, s.velocity.data(), s.snapshot.data(), size,
+            e.versionApplied - e.versionRead, e.samples, step);
+        e.compensation = applied.compensation;
+        e.learningRate = applied.learningRate;
         m_version.store(e.versionApplied + 1, std::memory_order_relaxed);
         guard.unlock();
         r.applied = Clock::now();

@@ -24,10 +24,48 @@ struct alignas(64) ThreadsLocalSgdTrainer::WorkerState
     };
 
     std::vector<TimedSpan> spans; // this round's local steps
-    double lossSum = 0.0; // this round's samples' losses
-    int samples = 0;
+    RoundLoss loss; // this round's samples' losses
     Clock::time_point start, ready, released, averaged, joinStart;
     std::exception_ptr failure;
+};
+
+/// A worker's local steps on this machine's clock: each step's compute, its straggler delay (its factor drawn for
+/// its global step) and its apply, as timed spans.
+class ThreadsLocalSgdTrainer::TimedSteps final : public LocalStepHooks
+{
+public:
+    TimedSteps(WorkerState& worker, int index, const StragglerModel& stragglers, std::int64_t globalStep,
+        const std::atomic<bool>& stop)
+        : m_spans(worker.spans)
+        , m_worker(index)
+        , m_stragglers(stragglers)
+        , m_globalStep(globalStep)
+        , m_stop(stop)
+    {
+    }
+    void computing(int) override { m_start = Clock::now(); }
+    void computed(int step, int samples) override
+    {
+        const Clock::time_point computed = Clock::now();
+        m_spans.push_back({SpanKind::Compute, m_start, computed, samples});
+        const double delay
+            = m_stragglers.delaySeconds(m_worker, m_globalStep + step, secondsBetween(m_start, computed));
+        if (delay > 0) {
+            const Clock::time_point delayStart = Clock::now();
+            sleepForStraggler(delay, m_stop);
+            m_spans.push_back({SpanKind::Delay, delayStart, Clock::now(), 0});
+        }
+    }
+    void applying(int) override { m_start = Clock::now(); }
+    void applied(int) override { m_spans.push_back({SpanKind::Apply, m_start, Clock::now(), 0}); }
+
+private:
+    std::vector<WorkerState::TimedSpan>& m_spans;
+    int m_worker;
+    const StragglerModel& m_stragglers;
+    std::int64_t m_globalStep;
+    const std::atomic<bool>& m_stop;
+    Clock::time_point m_start;
 };
 
 ThreadsLocalSgdTrainer::ThreadsLocalSgdTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings)
@@ -62,40 +100,14 @@ void ThreadsLocalSgdTrainer::prepareWorkers()
     m_spans.reserve(static_cast<std::size_t>(team) * static_cast<std::size_t>(3 * m_settings.localSteps + 4));
 }
 
-void ThreadsLocalSgdTrainer::localSteps(int worker, int steps, Clock::time_point start)
+void ThreadsLocalSgdTrainer::localSteps(int worker, Clock::time_point start)
 {
     WorkerState& s = *m_workers[static_cast<std::size_t>(worker)];
     s.start = start;
     s.spans.clear();
-    s.lossSum = 0.0;
-    s.samples = 0;
-    const int n = m_models.sliceSamples(worker);
-    if (n == 0)
-        return;
-    const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
-    const auto batch = static_cast<std::size_t>(m_settings.batch);
-    for (int h = 0; h < steps; ++h) {
-        const Clock::time_point computeStart = Clock::now();
-        const double loss = m_models.computeGradient(worker, workspaceAt(worker), m_problem->layout, m_view,
-            m_roundIndices.data() + static_cast<std::size_t>(h) * batch);
-        s.lossSum += loss;
-        s.samples += n;
-        const Clock::time_point computed = Clock::now();
-        s.spans.push_back({SpanKind::Compute, computeStart, computed, n});
-        const double delay
-            = m_stragglers.delaySeconds(worker, m_globalStep + h, secondsBetween(computeStart, computed));
-        if (delay > 0) {
-            const Clock::time_point delayStart = Clock::now();
-            sleepForStraggler(delay, m_stopFlag);
-            s.spans.push_back({SpanKind::Delay, delayStart, Clock::now(), 0});
-        }
-        if (!std::isfinite(loss))
-            return; // diverged: the round is not averaged
-        const Clock::time_point applyStart = Clock::now();
-        m_models.applyStep(worker, rule, lr);
-        s.spans.push_back({SpanKind::Apply, applyStart, Clock::now(), 0});
-    }
+    TimedSteps timed(s, worker, m_stragglers, m_globalStep, m_stopFlag);
+    s.loss = m_models.localSteps(worker, workspaceAt(worker), m_problem->layout, m_view,
+        MomentumSgd(m_settings.momentum), static_cast<float>(m_settings.learningRate), timed);
 }
 
 void ThreadsLocalSgdTrainer::average(int worker, int team)
@@ -109,15 +121,8 @@ void ThreadsLocalSgdTrainer::average(int worker, int team)
 void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer)
 {
     const int team = m_settings.workers;
-    const int batch = m_settings.batch;
-    // The round's local steps: H, or what is left of the sample budget.
-    const int steps = static_cast<int>(
-        std::min<std::int64_t>(m_settings.localSteps, stepsToReach(m_samples, m_settings.sampleBudget, batch)));
-    m_roundIndices.resize(static_cast<std::size_t>(steps) * static_cast<std::size_t>(batch));
-    for (int h = 0; h < steps; ++h) {
-        const std::uint32_t* indices = m_cursor.next(batch);
-        std::copy(indices, indices + batch, m_roundIndices.begin() + static_cast<std::ptrdiff_t>(h) * batch);
-    }
+    const int steps = nextLocalRoundSteps();
+    m_models.startRound(m_cursor, steps, m_settings.batch);
 
     std::exception_ptr teamFailure;
     bool diverged = false;
@@ -131,17 +136,21 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
         } else {
             WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
             try {
-                localSteps(w, steps, Clock::now());
+                localSteps(w, Clock::now());
             } catch (...) {
                 s.failure = std::current_exception();
             }
             s.ready = Clock::now();
 #pragma omp barrier
             s.released = Clock::now();
-            // Every member reads the same losses in the same order: the same verdict without another barrier.
+            // Every member adds the same losses in the same order: the same verdict without another barrier.
+            RoundLoss loss;
             bool stop = false;
-            for (const auto& other : m_workers)
-                stop = stop || other->failure || !std::isfinite(other->lossSum);
+            for (const auto& other : m_workers) {
+                loss.add(other->loss);
+                stop = stop || other->failure;
+            }
+            stop = stop || loss.diverged();
             if (!stop)
                 average(w, team);
             s.averaged = Clock::now();
@@ -173,8 +182,7 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
     auto culprit = [](int whom, int w) { return whom == w ? -1 : whom; };
     const bool waits = team > 1;
     m_spans.clear();
-    double lossSum = 0.0;
-    int samples = 0;
+    RoundLoss loss;
     for (int w = 0; w < team; ++w) {
         const WorkerState& s = *m_workers[static_cast<std::size_t>(w)];
         if (waits)
@@ -186,8 +194,7 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
         m_spans.push_back({w, SpanKind::Apply, at(s.released), at(s.averaged), 0});
         if (waits)
             m_spans.push_back({w, SpanKind::WaitBarrier, at(s.joinStart), at(t1), 0, culprit(lastAveraged, w)});
-        lossSum += s.lossSum;
-        samples += s.samples;
+        loss.add(s.loss);
     }
     const double wall = secondsBetween(t0, t1);
     reportWorkerTime(WorkWindow {base, base + wall, team}, m_spans, observer);
@@ -202,10 +209,8 @@ void ThreadsLocalSgdTrainer::trainSome(const RunLimits&, double, TrainingObserve
                 + static_cast<std::size_t>(o)];
         m_modelSquares[static_cast<std::size_t>(o)] = squares;
     }
-    UpdateEvent event = syncUpdateEvent(steps * batch,
-        diverged ? std::numeric_limits<double>::quiet_NaN() : (samples > 0 ? lossSum / samples : 0.0), m_seconds);
-    event.modelSpread = diverged ? -1.0 : LocalSgdModels::meanDistance(m_modelSquares.data(), team);
-    reportUpdate(event, observer);
+    const double spread = diverged ? -1.0 : LocalSgdModels::meanDistance(m_modelSquares.data(), team);
+    reportUpdate(localRoundEvent(steps, loss, spread, m_seconds), observer);
 }
 
 } // namespace sgdscope

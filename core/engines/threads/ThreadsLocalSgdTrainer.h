@@ -35,15 +35,15 @@ protected:
 private:
     using Clock = std::chrono::steady_clock;
     struct WorkerState;
+    class TimedSteps;
 
     void prepareWorkers();
-    /// Worker w's local steps of the round, from the round's batches in `indices` (steps x batch).
-    void localSteps(int worker, int steps, Clock::time_point start);
+    /// Worker w's local steps of the round (LocalSgdModels::localSteps), timed.
+    void localSteps(int worker, Clock::time_point start);
     /// Worker w's share of the averaging: elements [first, last) of every model, in worker order.
     void average(int worker, int team);
 
     BatchCursor m_cursor;
-    std::vector<std::uint32_t> m_roundIndices; // the round's batches, one after another
     std::vector<std::unique_ptr<WorkerState>> m_workers;
     LocalSgdModels m_models;
     std::vector<double> m_spread; // [team x workers]: each averaging share's squared distances, per model
