@@ -10,11 +10,15 @@
 #include <QString>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <string>
+
+#include <sys/resource.h>
 
 namespace sgdscope::testing {
 
@@ -36,6 +40,23 @@ inline std::optional<std::map<std::string, double>> runQueueWaits(const std::str
     if (ec || waits.empty())
         return std::nullopt;
     return waits;
+}
+
+/// Holds another process's address space to what it uses now (RLIMIT_AS at its VmSize), so that its next growth
+/// fails as under `ulimit -v` (new throws std::bad_alloc). Returns what went wrong, or nothing.
+inline std::string holdAddressSpaceToWhatItUses(long pid)
+{
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    long long vmKb = -1;
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmSize:", 0) == 0)
+            vmKb = std::stoll(line.substr(7));
+    if (vmKb <= 0)
+        return "no VmSize for process " + std::to_string(pid);
+    const rlimit limit {static_cast<rlim_t>(vmKb) * 1024, static_cast<rlim_t>(vmKb) * 1024};
+    if (::prlimit(static_cast<pid_t>(pid), RLIMIT_AS, &limit, nullptr) != 0)
+        return std::string("prlimit: ") + std::strerror(errno);
+    return {};
 }
 
 /// The run-queue delay of a process's threads since construction: the longest any one thread waited, and the sum

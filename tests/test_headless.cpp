@@ -22,13 +22,10 @@
 #include <csignal>
 #include <filesystem>
 
-#include <cerrno>
-#include <cstring>
-
 #include <signal.h>
-#include <sys/resource.h>
 
 using namespace sgdscope;
+using sgdscope::testing::holdAddressSpaceToWhatItUses;
 using sgdscope::testing::readJson;
 using sgdscope::testing::RunQueueDelay;
 
@@ -590,15 +587,8 @@ private slots:
             err += QString::fromUtf8(p.readAllStandardError());
         }
         QVERIFY2(p.state() == QProcess::Running, qPrintable(err)); // training, and its first evaluation said
-        QFile status(QStringLiteral("/proc/%1/status").arg(p.processId()));
-        QVERIFY(status.open(QIODevice::ReadOnly));
-        qint64 vmKb = -1;
-        for (const QByteArray& line : status.readAll().split('\n'))
-            if (line.startsWith("VmSize:"))
-                vmKb = line.mid(7).trimmed().split(' ').front().toLongLong();
-        QVERIFY(vmKb > 0);
-        const rlimit limit {static_cast<rlim_t>(vmKb) * 1024, static_cast<rlim_t>(vmKb) * 1024};
-        QVERIFY2(::prlimit(static_cast<pid_t>(p.processId()), RLIMIT_AS, &limit, nullptr) == 0, std::strerror(errno));
+        const std::string held = holdAddressSpaceToWhatItUses(static_cast<long>(p.processId()));
+        QVERIFY2(held.empty(), held.c_str());
         QVERIFY2(p.waitForFinished(120000), "the run neither ended nor failed within 2 minutes of its memory limit");
         err += QString::fromUtf8(p.readAllStandardError());
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);

@@ -200,6 +200,20 @@ int MpiContext::receiveAny(PostedReceives& posted)
     return index;
 }
 
+namespace {
+/// Receives the whole message a probe found (`probed` its status).
+std::vector<char> takeProbed(int from, int tag, const MPI_Status& probed)
+{
+    int count = 0;
+    MPI_Get_count(&probed, MPI_BYTE, &count);
+    std::vector<char> bytes(static_cast<std::size_t>(std::max(count, 0)));
+    // The message is there: this receive takes it at once.
+    if (MPI_Recv(bytes.data(), count, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
+    return bytes;
+}
+} // namespace
+
 std::vector<char> MpiContext::receiveWhole(int from, int tag)
 {
     MPI_Status status;
@@ -211,13 +225,7 @@ std::vector<char> MpiContext::receiveWhole(int from, int tag)
     });
     if (!ok)
         abortForSilence(from, "receiving from");
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    std::vector<char> bytes(static_cast<std::size_t>(std::max(count, 0)));
-    // The message is there: this receive takes it at once.
-    if (MPI_Recv(bytes.data(), count, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
-    return bytes;
+    return takeProbed(from, tag, status);
 }
 
 std::optional<std::vector<char>> MpiContext::receiveArrived(int from, int tag)
@@ -228,13 +236,7 @@ std::optional<std::vector<char>> MpiContext::receiveArrived(int from, int tag)
         throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
     if (!flag)
         return std::nullopt;
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    std::vector<char> bytes(static_cast<std::size_t>(std::max(count, 0)));
-    // The message is there: this receive takes it at once.
-    if (MPI_Recv(bytes.data(), count, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
-    return bytes;
+    return takeProbed(from, tag, status);
 }
 
 bool MpiContext::waiting(int from, int tag)
