@@ -7,6 +7,7 @@
 #include "core/run/study/LocalPointExecutor.h"
 #include "core/run/study/StudyState.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -279,7 +280,17 @@ void prepareStudyFolder(const std::string& dir, const Json& identity)
         } catch (const SgdError& e) {
             throw SgdError(std::string(e.what()) + "; give another folder");
         }
-        const Json* was = member(existing, "identity");
+        Json* was = existing.is_object() && existing.contains("identity") ? &existing["identity"] : nullptr;
+        if (was && was->is_object() && was->contains("shared") && (*was)["shared"].is_array()) {
+            // A study written before the shared options were kept in name order.
+            Json& shared = (*was)["shared"];
+            const auto name = [](const Json& option) {
+                return option.is_array() && !option.empty() && option[0].is_string() ? option[0].get<std::string>()
+                                                                                     : std::string();
+            };
+            std::stable_sort(
+                shared.begin(), shared.end(), [&](const Json& a, const Json& b) { return name(a) < name(b); });
+        }
         if (!was || *was != identity) {
             std::string difference = "its command";
             if (was && was->is_object()) {

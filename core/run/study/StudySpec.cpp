@@ -101,8 +101,12 @@ const StudyFlag* findStudyFlag(std::string_view name)
 Json StudySpec::identity(const std::string* configText) const
 {
     Json j = Json::object();
+    // The shared options in name order: the same command with its options in another order is the same study.
+    Options sortedShared = shared;
+    std::stable_sort(
+        sortedShared.begin(), sortedShared.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     Json sharedJson = Json::array();
-    for (const auto& [name, value] : shared)
+    for (const auto& [name, value] : sortedShared)
         sharedJson.push_back(Json::array({name, value}));
     j["shared"] = sharedJson;
     if (!configFile.empty())

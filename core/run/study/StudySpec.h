@@ -35,7 +35,8 @@ struct StudySpec
     bool skipImpossible = false; // --skip-impossible: points that cannot run are listed, not refused
 
     /// What makes two commands the same study: resuming one with another is refused (the scheduling flags
-    /// -j, --share-cores and --progress may differ). `configText` is the --config file's text (or null).
+    /// -j, --share-cores and --progress may differ, and so may the order of the shared options; the axes' order
+    /// numbers the points, so it counts). `configText` is the --config file's text (or null).
     Json identity(const std::string* configText) const;
 };
 
