@@ -483,14 +483,18 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             exitCode = 1;
         }
         std::fflush(stderr);
-        // The results are written: a rank that leaves from here on is no failure.
-        mpi.stopWatch();
     }
     try {
         exitCode = static_cast<int>(mpi.broadcast(exitCode));
+        // Every rank answers once it has the exit code, and rank 0 leaves only then: a rank that had no core when
+        // rank 0 sent it (a machine busy with other work) would otherwise find rank 0's process gone first and take
+        // the job's end for its death.
+        (void)mpi.gather(0);
     } catch (const RunFailure& e) {
-        // (Only the others wait here, watching rank 0 while it writes.)
-        endFailedPeer(mpi, e.what());
+        // The others wait here, watching rank 0 while it writes. Rank 0's results are written: a rank that leaves
+        // from here on is no failure.
+        if (rank != 0)
+            endFailedPeer(mpi, e.what());
     }
     mpi.stopWatch();
     const int sig = interruptSignal();
