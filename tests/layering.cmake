@@ -23,8 +23,8 @@
 # Also: Qt Charts is included only in ui/charts/ (STYLE.md: a later move to Qt Graphs touches one folder), and
 # core/ includes no Qt at all.
 cmake_minimum_required(VERSION 3.25)
-if(NOT ROOT)
-  message(FATAL_ERROR "layering.cmake: pass -DROOT=<source tree>")
+if(NOT ROOT OR NOT IS_ABSOLUTE "${ROOT}" OR NOT IS_DIRECTORY "${ROOT}")
+  message(FATAL_ERROR "layering.cmake: pass -DROOT=<source tree> as an absolute path to a folder (got '${ROOT}')")
 endif()
 
 set(allowed_app ui run common)
@@ -78,6 +78,7 @@ foreach(file IN LISTS sources)
   # Read whole and split on newlines (file(STRINGS) would take a ';' or an unclosed '[' in a comment as list
   # syntax, merging lines and hiding an include): brackets and semicolons are masked first.
   file(READ "${ROOT}/${file}" content)
+  string(REPLACE "\\" "<backslash>" content "${content}") # a line ending in \ would escape the next ';'
   string(REPLACE ";" "<semicolon>" content "${content}")
   string(REPLACE "[" "<open>" content "${content}")
   string(REPLACE "]" "<close>" content "${content}")
@@ -91,8 +92,9 @@ foreach(file IN LISTS sources)
     set(quote "${CMAKE_MATCH_1}")
     set(include "${CMAKE_MATCH_2}")
     math(EXPR checked "${checked} + 1")
-    if(quote STREQUAL "<" AND NOT include MATCHES "^(app|ui|core)/")
-      if(include MATCHES "^(QtCharts|QChart|QValueAxis|QLogValueAxis|QLineSeries|QBarSeries|QAreaSeries|QScatterSeries|QBarSet|QCategoryAxis|QBarCategoryAxis|QXYSeries|QStackedBarSeries|QHorizontal)"
+    cmake_path(SET normalized NORMALIZE "${include}")
+    if(quote STREQUAL "<" AND NOT normalized MATCHES "^(app|ui|core)/")
+      if(include MATCHES "^(QtCharts|QChart|QValueAxis|QLogValueAxis|QLineSeries|QBarSeries|QAreaSeries|QScatterSeries|QBarSet|QCategoryAxis|QBarCategoryAxis|QXYSeries|QStackedBarSeries|QHorizontal|QLegend|QAbstractAxis|QAbstractSeries|QAbstractBarSeries|QSplineSeries|QPieSeries|QPieSlice|QDateTimeAxis|QPolarChart|QBoxPlotSeries|QBoxSet|QCandlestick|QPercentBarSeries|QVXYModelMapper|QHXYModelMapper)"
          AND NOT file MATCHES "^ui/charts/")
         message("${file}:${n}: includes <${include}>: Qt Charts lives only in ui/charts/")
         math(EXPR broken "${broken} + 1")
@@ -102,12 +104,16 @@ foreach(file IN LISTS sources)
       endif()
       continue()
     endif()
-    # Includes are written from the source root ("core/common/Json.h", also in <>: the root is on the include
-    # path); anything else is relative to the file, "../" resolved.
-    if(include MATCHES "^(app|ui|core)/")
-      set(target "${include}")
+    # Where the compiler finds it: a quoted include next to the file first, then from the source root (which is on
+    # the include path, also for <>); "./" and "../" resolved either way, so "core/metrics/../run/X.h" is run's.
+    cmake_path(SET from_root NORMALIZE "${include}")
+    cmake_path(SET from_file NORMALIZE "${dir}/${include}")
+    if(quote STREQUAL "\"" AND EXISTS "${ROOT}/${from_file}")
+      set(target "${from_file}")
+    elseif(from_root MATCHES "^(app|ui|core)/" OR EXISTS "${ROOT}/${from_root}" OR quote STREQUAL "<")
+      set(target "${from_root}")
     else()
-      cmake_path(SET target NORMALIZE "${dir}/${include}")
+      set(target "${from_file}")
     endif()
     layer_of("${target}" to)
     if(to STREQUAL "" OR to STREQUAL from)
@@ -122,6 +128,10 @@ foreach(file IN LISTS sources)
 endforeach()
 
 list(LENGTH sources files)
+if(files EQUAL 0)
+  message(FATAL_ERROR "layering: no source file under '${ROOT}' (app/, ui/, core/): a check that reads nothing checks "
+                      "nothing")
+endif()
 if(broken GREATER 0)
   message(FATAL_ERROR "layering: ${broken} include(s) break the import direction (of ${checked} in ${files} files)")
 endif()
