@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/run/study/PointExecutor.h"
+#include "core/run/study/StudyFiles.h"
 #include "core/run/study/StudyPlan.h"
 #include "core/run/study/StudyTable.h"
 
@@ -32,16 +33,9 @@ struct StudyFrontEnd
 /// 128 + the signal when stopped.
 int runStudy(const StudySpec& spec, const std::string* configText, const StudyFrontEnd& frontEnd);
 
-/// Checks the study's folder: new, empty, or holding this very study (its study.json's identity equals
-/// `identity`); creates it and its points/ folder. Throws SgdError naming --study and the difference.
-void prepareStudyFolder(const std::string& dir, const Json& identity);
-
 /// The plan's study, its points run by `executor` (rank 0 of an MPI study passes its ranks). `where` describes
 /// the executor for the start line ("-j 2 on this machine"). Returns the exit code as runStudy does.
 int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointExecutor& executor,
     const StudyFrontEnd& frontEnd, const std::string& where, double startedAt);
-
-/// Seconds on the steady clock (the study's timings).
-double studyClock();
 
 } // namespace sgdscope
