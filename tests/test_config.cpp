@@ -174,12 +174,13 @@ private slots:
             {"csv-header", {"yes", {{"dataset", "csv"}, {"data", csv}}}},
             {"targets", {"y", {{"dataset", "csv"}, {"data", csv}}}}, {"slow", {"1:2.5", {{"workers", "2"}}}},
             {"jitter", {"0.25", {}}}, {"async-apply", {"lockfree", {}}}, {"async-lr", {"staleness", {}}},
-            {"topology", {"tree", {{"engine", "sim"}, {"mode", "sync"}}}}, {"ssp-bound", {"5", {{"mode", "ssp"}}}},
-            {"backup-workers", {"2", {{"mode", "backup"}}}}, {"local-steps", {"4", {{"mode", "local-sgd"}}}},
-            {"dc-lambda", {"0.5", {{"mode", "dc-asgd"}}}}, {"dc-adaptive", {"on", {{"mode", "dc-asgd"}}}},
-            {"eval-every", {"3", {}}}, {"progress", {"-", {}}}, {"peer-timeout", {"20", {{"engine", "mpi"}}}},
-            {"target-accuracy", {"0.9", {{"preset", "blobs"}}}}, {"target-loss", {"0.05", {}}}, {"init", {init, {}}},
-            {"save-params", {"p.safetensors", {}}}, {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
+            {"lr-schedule", {"linear", {}}}, {"topology", {"tree", {{"engine", "sim"}, {"mode", "sync"}}}},
+            {"ssp-bound", {"5", {{"mode", "ssp"}}}}, {"backup-workers", {"2", {{"mode", "backup"}}}},
+            {"local-steps", {"4", {{"mode", "local-sgd"}}}}, {"dc-lambda", {"0.5", {{"mode", "dc-asgd"}}}},
+            {"dc-adaptive", {"on", {{"mode", "dc-asgd"}}}}, {"eval-every", {"3", {}}}, {"progress", {"-", {}}},
+            {"peer-timeout", {"20", {{"engine", "mpi"}}}}, {"target-accuracy", {"0.9", {{"preset", "blobs"}}}},
+            {"target-loss", {"0.05", {}}}, {"init", {init, {}}}, {"save-params", {"p.safetensors", {}}},
+            {"out", {"results", {}}}, {"trace", {"trace.json", {}}}};
         const RunConfig defaults = build({});
         for (const OptionSpec& spec : optionTable()) {
             const auto it = samples.find(spec.name);

@@ -461,6 +461,38 @@ private slots:
         QCOMPARE(firstRun(sync).at("learning_rate").at("min").get<double>(), 0.01);
     }
 
+    // --lr-schedule linear: an update or push applied after s of the run's N samples takes lr x (1 - s / N) (a push's
+    // rule scales it), in every mode; summary.json says the schedule and the rates applied, and the bits differ from a
+    // constant rate's.
+    void aLinearScheduleDecaysTheRateOverTheRun()
+    {
+        // N = 10 x 128 samples; 8 workers, so a push is 16 samples; local SGD's rounds are 2 steps.
+        const char* args = "--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 --steps 10 --lr 0.01 "
+                           "--jitter 0.3 --local-steps 2 --mode sync,async,local-sgd";
+        const Run linear = runApp(nextOut(), words(args) + words("--lr-schedule linear"));
+        const Run constant = runApp(nextOut(), words(args));
+        QCOMPARE(linear.exitCode, 0);
+        QCOMPARE(constant.exitCode, 0);
+        const Json& sync = runOf(linear, "sync").at("learning_rate");
+        QCOMPARE(sync.at("schedule").get<std::string>(), std::string("linear"));
+        QCOMPARE(sync.at("max").get<double>(), 0.01); // the first update, after 0 samples
+        QCOMPARE(sync.at("min").get<double>(), 0.01 * (1.0 - 9.0 / 10.0)); // the last, after 9 of the 10 batches
+        QCOMPARE(sync.at("mean").get<double>(), 0.01 * 0.55); // (1 + 0.9 + ... + 0.1) / 10
+        const Json& local = runOf(linear, "local-sgd").at("learning_rate");
+        QCOMPARE(local.at("max").get<double>(), 0.01); // rounds start after 0, 256, ... 1024 samples
+        QCOMPARE(local.at("min").get<double>(), 0.01 * (1.0 - 1024.0 / 1280.0));
+        const Json& async = runOf(linear, "async").at("learning_rate");
+        const double perPush = static_cast<double>(static_cast<float>(0.01 * 16 / 128));
+        QCOMPARE(async.at("max").get<double>(), perPush); // the first push: the scaled rate in full
+        QVERIFY2(async.at("min").get<double>() > 0 && async.at("min").get<double>() <= 0.02 * perPush,
+            qPrintable(QStringLiteral("async's last pushes: %1").arg(async.at("min").get<double>())));
+        QCOMPARE(
+            runOf(constant, "sync").at("learning_rate").at("schedule").get<std::string>(), std::string("constant"));
+        QCOMPARE(runOf(constant, "sync").at("learning_rate").at("min").get<double>(), 0.01);
+        for (const char* mode : {"sync", "async", "local-sgd"})
+            QVERIFY2(digestOf(linear, mode) != digestOf(constant, mode), mode);
+    }
+
     void badValuesAreRefused_data()
     {
         QTest::addColumn<QString>("args");

@@ -33,6 +33,9 @@ private slots:
             QTest::addRow("blas-model-N%d", n) << blasModel << n;
             QTest::addRow("conv-model-N%d", n) << convModel << n;
         }
+        // a rate that decays over the run: rank 0 applies it after the samples the run has applied, as threads do
+        QTest::addRow("blas-model-linear-N3")
+            << blasModel + QStringList {QStringLiteral("--lr-schedule"), QStringLiteral("linear")} << 3;
     }
     void syncDigestEqualsThreadsEngine()
     {
@@ -300,16 +303,21 @@ private slots:
     void localSgdGivesTheThreadsEnginesBits_data()
     {
         QTest::addColumn<int>("processes");
-        QTest::addRow("N2") << 2;
-        QTest::addRow("N3") << 3;
+        QTest::addColumn<QString>("schedule");
+        QTest::addRow("N2") << 2 << QStringLiteral("constant");
+        QTest::addRow("N3") << 3 << QStringLiteral("constant");
+        // each rank's local steps take the rate of their place in the run (its global step), as the threads' do
+        QTest::addRow("N3 linear") << 3 << QStringLiteral("linear");
     }
     void localSgdGivesTheThreadsEnginesBits()
     {
         QFETCH(int, processes);
+        QFETCH(QString, schedule);
         const QStringList common = blasModelWithBatch(384)
             + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--local-steps"),
                 QStringLiteral("3"), QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--accum"),
-                QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:2")};
+                QStringLiteral("2"), QStringLiteral("--slow"), QStringLiteral("1:2"), QStringLiteral("--lr-schedule"),
+                schedule};
         const QString threadsOut = nextOut();
         const Result threads = runThreads(common
             + QStringList {

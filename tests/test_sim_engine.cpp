@@ -25,6 +25,9 @@ private slots:
             // The parabola in 17 chunks of 3 (every worker has one), and a model whose products go to BLAS.
             QTest::addRow("parabola P%d", p) << QStringLiteral("--preset parabola --chunk 3 --steps 300") << p;
             QTest::addRow("blobs P%d", p) << QStringLiteral("--preset blobs --chunk 16 --steps 12") << p;
+            // a learning rate that decays over the run: every engine counts the samples before an update alike
+            QTest::addRow("blobs linear P%d", p)
+                << QStringLiteral("--preset blobs --chunk 16 --steps 12 --lr-schedule linear") << p;
             // a convolutional network: convolutions, pooling and a flatten in the same chunk tree
             QTest::addRow("blobs conv P%d", p) << QStringLiteral(
                 "--preset blobs --model input1x8x8,conv4x3x3p1,maxpool2,conv6x3x3,dense10 --samples 2048 --steps 8")

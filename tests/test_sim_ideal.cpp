@@ -75,7 +75,8 @@ private slots:
                 qPrintable(QString::fromStdString(dumpJson(w, -1))));
             if (worker == straggler) {
                 QVERIFY2(barrier <= kIdealIdleTolerance * wall,
-                    qPrintable(QStringLiteral("the straggler waited %1 of its time at the barrier").arg(barrier / wall)));
+                    qPrintable(
+                        QStringLiteral("the straggler waited %1 of its time at the barrier").arg(barrier / wall)));
             } else {
                 QVERIFY2(barrier >= (7.0 / 8 - kIdealIdleTolerance) * wall,
                     qPrintable(QStringLiteral("worker %1 waited %2 of its time").arg(worker).arg(barrier / wall)));
@@ -83,9 +84,11 @@ private slots:
                 QVERIFY(w.at("made_others_wait_seconds").get<double>() <= kVirtualRounding * wall);
             }
         }
-        const double made = workers.at(static_cast<std::size_t>(straggler)).at("made_others_wait_seconds").get<double>();
+        const double made
+            = workers.at(static_cast<std::size_t>(straggler)).at("made_others_wait_seconds").get<double>();
         QVERIFY2(std::fabs(made - othersWaited) <= kVirtualRounding * othersWaited,
-            qPrintable(QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(othersWaited)));
+            qPrintable(
+                QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(othersWaited)));
     }
 
     // Async across a parameter server and 3 workers in virtual time: every worker's spans (compute, read, slice)

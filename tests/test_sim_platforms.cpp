@@ -173,7 +173,8 @@ private slots:
             {QStringLiteral("id=\"big\" speed=\"2Gf\" core=\"4\""), QStringLiteral("id=\"small\" speed=\"2Gf\"")},
             QStringLiteral("bandwidth=\"10GBps\" latency=\"10us\""));
         const Run packed = runApp(nextOut(),
-            onPlatform(file, "--placement pack --mode both --topology tree --workers 4 --preset blobs --batch 96 --steps 10"));
+            onPlatform(
+                file, "--placement pack --mode both --topology tree --workers 4 --preset blobs --batch 96 --steps 10"));
         QVERIFY2(packed.exitCode == 0, qPrintable(packed.stderrText));
         for (const Json& run : packed.summary.at("runs")) {
             QCOMPARE(run.at("placement").get<std::string>(), std::string("pack"));

@@ -296,7 +296,7 @@ private slots:
         builder.applyPreset("fashion-cnn", "test");
         for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>> {{"mode", "sync"},
                  {"samples", "512"}, {"batch", "512"}, {"steps", "5"}, {"workers", "2"}, {"accum", "2"},
-                 {"init", SGDSCOPE_TEST_DATA "/lenet_oracle_init.safetensors"}})
+                 {"init", SGDSCOPE_TEST_DATA "/lenet_oracle_init.safetensors"}, {"lr-schedule", "constant"}})
             builder.applyOption(name, value);
         const PreparedRun run = prepareRun(builder.resolve());
         NullObserver observer;

@@ -170,6 +170,8 @@ private slots:
         };
         row("out", {QStringLiteral("--out"), QStringLiteral("x")}, "--out: the window shows its results");
         row("steps", {QStringLiteral("--steps"), QStringLiteral("5")}, "--steps: the window trains until you pause");
+        row("lr-schedule", {QStringLiteral("--lr-schedule"), QStringLiteral("linear")},
+            "--lr-schedule: the window trains until you pause or reset, so it has no run's end");
         // One mode alone has no second column: the message says what the window takes.
         row("one-mode", {QStringLiteral("--mode"), QStringLiteral("sync")},
             "--mode: the window shows two modes side by side, one per column, and sync is 1 mode; give two");

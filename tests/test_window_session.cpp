@@ -105,8 +105,8 @@ private slots:
         for (const bool straggler : {false, true}) {
             MainWindow w;
             w.controller()->setProgram(QStringLiteral(SGDSCOPE_BINARY));
-            std::vector<std::pair<std::string, std::string>> options = {{"engine", "sim"},
-                {"cluster", "datacenter"}, {"workers", "4"}, {"preset", "parabola"}, {"mode", "sync,async"}};
+            std::vector<std::pair<std::string, std::string>> options = {{"engine", "sim"}, {"cluster", "datacenter"},
+                {"workers", "4"}, {"preset", "parabola"}, {"mode", "sync,async"}};
             if (straggler)
                 options.push_back({"slow", "1:8"});
             QCOMPARE(w.applySettings(windowSettings(options)), QString());
@@ -119,8 +119,8 @@ private slots:
             QCOMPARE(status.contains(QStringLiteral("(sync overhead)")), !straggler);
             const QString tip = w.statusLabel(LeftColumn)->toolTip();
             QVERIFY2(tip.contains(QStringLiteral("not a straggler's")) != straggler, qPrintable(tip));
-            QCOMPARE(title, straggler ? QStringLiteral("Sync worker time")
-                                      : QStringLiteral("Sync idle is sync overhead"));
+            QCOMPARE(
+                title, straggler ? QStringLiteral("Sync worker time") : QStringLiteral("Sync idle is sync overhead"));
             w.controller()->reset();
             QTRY_COMPARE_WITH_TIMEOUT(w.controller()->liveThreads(), 0, 20000);
         }

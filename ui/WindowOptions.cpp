@@ -33,6 +33,9 @@ std::string windowRefusal(const std::string& name)
         {"save-params", "final parameters are written by --headless runs; the window trains until you stop it"},
         {"steps", "the window trains until you pause or reset; a run of a set length is a --headless run"},
         {"epochs", "the window trains until you pause or reset; a run of a set length is a --headless run"},
+        {"lr-schedule",
+            "the window trains until you pause or reset, so it has no run's end to schedule the learning rate to (it "
+            "keeps lr constant); a schedule is for --headless runs"},
         {"eval-every",
             "the window evaluates every epoch or every 200 batches, whichever is more; --eval-every is for "
             "--headless runs"},

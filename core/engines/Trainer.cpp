@@ -4,6 +4,7 @@
 #include "core/common/Error.h"
 #include "core/train/DatasetView.h"
 #include "core/train/ReductionPlan.h"
+#include "core/train/UpdateRule.h"
 
 #include <algorithm>
 
@@ -100,12 +101,19 @@ std::int64_t Trainer::updatesWithinLimits(const RunLimits& limits, std::int64_t 
     return updates;
 }
 
+std::int64_t Trainer::pushesWithinLimits(const RunLimits& limits, std::int64_t cap) const
+{
+    if (limits.maxUpdates == std::numeric_limits<std::int64_t>::max())
+        return cap;
+    return std::min(cap, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+}
+
 UpdateEvent Trainer::syncUpdateEvent(int batch, double batchLoss, double seconds)
 {
     UpdateEvent event;
     event.mode = m_mode;
     event.index = m_updates;
-    event.learningRate = m_settings.learningRate;
+    event.learningRate = LearningRateRule(m_settings).scheduled(m_samples); // before this update's samples
     event.versionRead = m_updates;
     event.versionApplied = m_updates;
     event.samples = batch;

@@ -149,6 +149,11 @@ protected:
     /// Sync-like updates of `batch` samples to make now, at most `cap`: no further than `limits`, the sample budget
     /// and the next whole-set evaluation allow (at least one).
     std::int64_t updatesWithinLimits(const RunLimits& limits, std::int64_t cap, int batch) const;
+    /// Pushes one by one (async, ssp, dc-asgd) to apply now, at most `cap`: no further than `limits` allow (at least
+    /// one). An engine that pauses its workers for the whole-set evaluation also stops at it (stepsToReach).
+    std::int64_t pushesWithinLimits(const RunLimits& limits, std::int64_t cap) const;
+    /// The lambda of a push's delay compensation (DelayCompensation): dc-asgd's, 0 (none) for every other mode.
+    double compensationLambda() const { return m_mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0; }
     /// Samples per pass (passSamplesFor the model).
     int passSamples() const { return m_passSamples; }
     void markDiverged(std::int64_t atUpdate);

@@ -349,6 +349,7 @@ PreparedRun prepareModelAndSettings(const RunConfig& given, std::shared_ptr<cons
     s.dcAdaptive = config.dcAdaptive;
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
+    s.lrSchedule = config.lrSchedule;
     s.topology = resolvedTopology(config); // (MPI's sync and local-sgd: the tree unless --topology is given)
     if (config.targetAccuracy >= 0 && !data->test)
         throw SgdError(config.originOf("target-accuracy") + ": " + dataName

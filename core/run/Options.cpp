@@ -375,6 +375,10 @@ std::vector<OptionSpec> makeTable()
         "staleness), Zhang et al. 2016)");
     asyncLr.whyInapplicable = onlyForAsync;
     t.push_back(asyncLr);
+    t.push_back(choice("lr-schedule", "S", lrScheduleNames, &RunConfig::lrSchedule,
+        "the learning rate over a run of N samples (--steps x --batch): constant (default) | linear (lr x (1 - s / N) "
+        "for an update after s samples: to 0 at the run's end). Every mode and engine; a push's rule (--async-lr) "
+        "scales the scheduled rate. Headless runs only: the window trains until stopped"));
     OptionSpec topology = choice("topology", "T", topologyNames, &RunConfig::topology,
         "sim and mpi: the wires of the team-wide modes (sync, backup, local-sgd): ps (a parameter server, the wires "
         "every mode can use, pushing ones too; default) | tree (a binomial tree) | allreduce (reduce-scatter, then "

@@ -78,6 +78,7 @@ struct RunConfig
     double peerTimeout = 6.0; // --engine mpi: seconds of silence after which a process is given up (PeerWatch)
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLr = AsyncLearningRate::Scaled;
+    LrSchedule lrSchedule = LrSchedule::Constant; // --lr-schedule: over the run's samples (headless)
     Topology topology = Topology::ParameterServer; // --topology: the team-wide modes' wires (sim, mpi)
     std::int64_t evalEvery = -1; // updates between whole-set losses; -1: automatic, 0: only at the end
     double targetAccuracy = -1.0; // stop when the test accuracy reaches it (< 0: no target)

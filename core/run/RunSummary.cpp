@@ -147,6 +147,7 @@ Json learningRateFields(const ModeResult& r)
     Json j = Json::object();
     j["rule"] = pushes ? nameOf(asyncLearningRateNames, r.settings.asyncLearningRate) : std::string("batch");
     j["given"] = r.settings.learningRate;
+    j["schedule"] = nameOf(lrScheduleNames, r.settings.lrSchedule);
     j["per_samples"] = r.settings.batch;
     j["mean"] = costs.learningRates > 0 ? Json(costs.learningRateSum / static_cast<double>(costs.learningRates))
                                         : Json(nullptr);

@@ -44,7 +44,8 @@ void LocalSgdModels::startRound(BatchCursor& cursor, int steps, int batch)
 }
 
 RoundLoss LocalSgdModels::localSteps(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
-    const SampleView<float>& data, const MomentumSgd& rule, float lr, LocalStepHooks& hooks)
+    const SampleView<float>& data, const MomentumSgd& rule, const LearningRateRule& rate, std::int64_t samplesDone,
+    LocalStepHooks& hooks)
 {
     RoundLoss loss;
     Model& m = m_models[static_cast<std::size_t>(worker)];
@@ -61,6 +62,7 @@ RoundLoss LocalSgdModels::localSteps(int worker, NetworkWorkspace& workspace, co
         if (!std::isfinite(stepLoss))
             break;
         hooks.applying(h);
+        const float lr = rate.ofBatch(samplesDone + static_cast<std::int64_t>(h) * m_roundBatch);
         rule.update(m.params.data(), m.velocity.data(), m.reduction.gradient(), lr, 0, m.params.size());
         hooks.applied(h);
     }
@@ -68,10 +70,10 @@ RoundLoss LocalSgdModels::localSteps(int worker, NetworkWorkspace& workspace, co
 }
 
 RoundLoss LocalSgdModels::localSteps(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
-    const SampleView<float>& data, const MomentumSgd& rule, float lr)
+    const SampleView<float>& data, const MomentumSgd& rule, const LearningRateRule& rate, std::int64_t samplesDone)
 {
     LocalStepHooks none;
-    return localSteps(worker, workspace, layout, data, rule, lr, none);
+    return localSteps(worker, workspace, layout, data, rule, rate, samplesDone, none);
 }
 
 void LocalSgdModels::average(float* params, std::size_t first, std::size_t last, double* spread)

@@ -81,13 +81,15 @@ public:
     /// `batch` samples from `cursor` (every process computing a worker takes them from its own copy of the order).
     void startRound(BatchCursor& cursor, int steps, int batch);
     int roundSteps() const { return m_roundSteps; }
-    /// Worker w's local steps of the round on its model, each applied with its momentum (`rule`, `lr`); after a step
-    /// whose loss is not finite it takes no more (the round diverged). Returns its samples' losses. Workers' steps
+    /// Worker w's local steps of the round on its model, each applied with its momentum (`rule`) at the rate of a
+    /// batch `rate` gives step h of a round that starts after `samplesDone` samples (samplesDone + h x batch); after a
+    /// step whose loss is not finite it takes no more (the round diverged). Returns its samples' losses. Workers' steps
     /// may run at once on different threads, each with its own workspace.
     RoundLoss localSteps(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
-        const SampleView<float>& data, const MomentumSgd& rule, float lr, LocalStepHooks& hooks);
+        const SampleView<float>& data, const MomentumSgd& rule, const LearningRateRule& rate, std::int64_t samplesDone,
+        LocalStepHooks& hooks);
     RoundLoss localSteps(int worker, NetworkWorkspace& workspace, const ParameterLayout& layout,
-        const SampleView<float>& data, const MomentumSgd& rule, float lr);
+        const SampleView<float>& data, const MomentumSgd& rule, const LearningRateRule& rate, std::int64_t samplesDone);
 
     /// Elements [first, last): the weighted average into `params` and every model; adds each model's squared
     /// distance from the average to spread[o] (o: the worker). Shares of the elements may be averaged at once.

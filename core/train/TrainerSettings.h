@@ -30,6 +30,17 @@ enum class AsyncLearningRate
     Constant, // lr: P times sync's step per sample at P workers
     Staleness, // lr x b / B / max(1, staleness) (Zhang, Gupta, Lian, Liu 2016)
 };
+/// How the learning rate changes over a run of N samples (TrainerSettings::sampleBudget): constant, or linear, lr x
+/// (1 - s / N) for an update applied after s samples (a linear decay to 0 at the run's end, as Goyal et al. 2017's
+/// and the "linear" schedules of common trainers). The learning rate of a push (AsyncLearningRate) scales the scheduled
+/// one. A run with no sample budget (the window's, which trains until stopped) keeps the constant rate.
+enum class LrSchedule
+{
+    Constant,
+    Linear,
+};
+inline constexpr NameTable<LrSchedule, 2> lrScheduleNames {
+    {{"constant", LrSchedule::Constant}, {"linear", LrSchedule::Linear}}};
 inline constexpr NameTable<AsyncApply, 2> asyncApplyNames {
     {{"lock", AsyncApply::Lock}, {"lockfree", AsyncApply::LockFree}}};
 inline constexpr NameTable<AsyncLearningRate, 3> asyncLearningRateNames {{{"scaled", AsyncLearningRate::Scaled},
@@ -75,6 +86,7 @@ struct TrainerSettings
     bool dcAdaptive = false; // dc-asgd: lambda / sqrt(mean square of the gradient + 1e-7), moving average 0.95
     AsyncApply asyncApply = AsyncApply::Lock;
     AsyncLearningRate asyncLearningRate = AsyncLearningRate::Scaled;
+    LrSchedule lrSchedule = LrSchedule::Constant;
     Topology topology = Topology::ParameterServer; // the team-wide modes' wires (simulated cluster, MPI)
     /// Time to target (as DAWNBench reports it): the first whole-set evaluation with test accuracy at least
     /// targetAccuracy, or training-set loss at most targetLoss, is recorded (and ends the run when

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace sgdscope {
 
@@ -43,9 +44,17 @@ void MomentumSgd::update(float* w, float* v, const float* g, float lr, std::size
     }
 }
 
-float LearningRateRule::at(std::int64_t staleness, int samples) const
+double LearningRateRule::scheduled(std::int64_t samplesDone) const
 {
-    double lr = m_learningRate;
+    if (m_schedule == LrSchedule::Constant || m_budget <= 0 || m_budget == std::numeric_limits<std::int64_t>::max())
+        return m_learningRate;
+    const double left = 1.0 - static_cast<double>(samplesDone) / static_cast<double>(m_budget);
+    return m_learningRate * std::max(0.0, left);
+}
+
+float LearningRateRule::ofPush(std::int64_t staleness, int samples, std::int64_t samplesDone) const
+{
+    double lr = scheduled(samplesDone);
     if (m_policy != AsyncLearningRate::Constant && m_batch > 0)
         lr = lr * static_cast<double>(samples) / static_cast<double>(m_batch);
     if (m_policy == AsyncLearningRate::Staleness)
@@ -90,7 +99,7 @@ double DelayCompensation::compensate(float* g, const float* now, const float* re
 }
 
 AppliedPush PushRule::apply(float* params, float* gradient, float* velocity, const float* read, std::size_t size,
-    std::int64_t staleness, int samples, const float* step) const
+    std::int64_t staleness, int samples, std::int64_t samplesDone, const float* step) const
 {
     assert(!(step && m_compensation.active())); // a compensated push's step is taken here, after the compensation
     AppliedPush applied;
@@ -98,7 +107,7 @@ AppliedPush PushRule::apply(float* params, float* gradient, float* velocity, con
         applied.compensation = m_compensation.compensate(gradient, params, read, size);
     if (!step)
         step = m_rule.direction(gradient, velocity, 0, size);
-    applied.learningRate = m_rate.at(staleness, samples);
+    applied.learningRate = m_rate.ofPush(staleness, samples, samplesDone);
     MomentumSgd::apply(params, step, applied.learningRate, 0, size);
     return applied;
 }

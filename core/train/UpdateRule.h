@@ -42,27 +42,38 @@ private:
     float m_momentum;
 };
 
-/// The learning rate of a push applied on its own (async, ssp, dc-asgd), for `learningRate` given per batch of
-/// `batch` samples: by default lr x b / B for a push of b samples, so that a push takes sync's step per sample
-/// (sync applies lr to the mean gradient of B samples; a push is the mean gradient of its b); constant: lr, what
-/// each push took before (P times sync's step per sample at P workers); staleness: lr x b / B / max(1, staleness)
-/// (Zhang, Gupta, Lian, Liu 2016, "Staleness-aware Async-SGD for Distributed Deep Learning").
+/// The learning rate of every update, for `learningRate` given per batch of `batch` samples, after `samplesDone` of the
+/// run's samples were applied: the schedule's rate (LrSchedule: constant, or linear over the run's sample budget).
+/// Sync, backup and local SGD apply it to the mean gradient of a batch. A push applied on its own (async, ssp, dc-asgd)
+/// takes, by default, the scheduled rate x b / B for a push of b samples, so that a push takes sync's step per sample
+/// (sync applies lr to the mean gradient of B samples; a push is the mean gradient of its b); constant: the scheduled
+/// rate, what each push took before (P times sync's step per sample at P workers); staleness: rate x b / B /
+/// max(1, staleness) (Zhang, Gupta, Lian, Liu 2016, "Staleness-aware Async-SGD for Distributed Deep Learning").
 class LearningRateRule
 {
 public:
-    LearningRateRule(double learningRate, AsyncLearningRate policy, int batch)
-        : m_learningRate(learningRate)
-        , m_policy(policy)
-        , m_batch(batch)
+    explicit LearningRateRule(const TrainerSettings& settings)
+        : m_learningRate(settings.learningRate)
+        , m_policy(settings.asyncLearningRate)
+        , m_batch(settings.batch)
+        , m_schedule(settings.lrSchedule)
+        , m_budget(settings.sampleBudget)
     {
     }
-    /// The rate of a push of `samples` samples applied `staleness` updates after its parameters were read.
-    float at(std::int64_t staleness, int samples) const;
+    /// The rate of an update of a whole batch (sync, backup, a local step) applied after `samplesDone` samples.
+    float ofBatch(std::int64_t samplesDone) const { return static_cast<float>(scheduled(samplesDone)); }
+    /// The same in double precision, as given (the rate an update records).
+    double scheduled(std::int64_t samplesDone) const;
+    /// The rate of a push of `samples` samples applied `staleness` updates after its parameters were read, after
+    /// `samplesDone` samples.
+    float ofPush(std::int64_t staleness, int samples, std::int64_t samplesDone) const;
 
 private:
     double m_learningRate;
     AsyncLearningRate m_policy;
     int m_batch;
+    LrSchedule m_schedule;
+    std::int64_t m_budget;
 };
 
 /// Delay compensation (DC-ASGD: Zheng, Meng, Wang, Chen, Yu, Ma, Liu 2017, "Asynchronous Stochastic Gradient
@@ -111,7 +122,7 @@ public:
     /// `compensation`: the engine's one (dc-asgd's mean squares live there; lambda 0 for the other modes).
     PushRule(const TrainerSettings& settings, DelayCompensation& compensation)
         : m_rule(settings.momentum)
-        , m_rate(settings.learningRate, settings.asyncLearningRate, settings.batch)
+        , m_rate(settings)
         , m_compensation(compensation)
     {
     }
@@ -123,14 +134,18 @@ public:
     {
         return m_rule.direction(gradient, velocity, 0, size);
     }
-    /// The learning rate of a push of `samples` samples applied `staleness` updates after its parameters were read.
-    float learningRate(std::int64_t staleness, int samples) const { return m_rate.at(staleness, samples); }
+    /// The learning rate of a push of `samples` samples applied `staleness` updates after its parameters were read,
+    /// after `samplesDone` samples of the run were applied.
+    float learningRate(std::int64_t staleness, int samples, std::int64_t samplesDone) const
+    {
+        return m_rate.ofPush(staleness, samples, samplesDone);
+    }
     /// Applies a push of `samples` samples to `params` (`size` floats), `staleness` updates after its worker read
-    /// `read` (needed only if it compensates): compensates `gradient` in place against `params` (dc-asgd), takes the
-    /// momentum direction with `velocity` (or `step`, taken earlier by step(), if it does not compensate) and
-    /// subtracts lr x step.
+    /// `read` (needed only if it compensates) and `samplesDone` samples into the run: compensates `gradient` in place
+    /// against `params` (dc-asgd), takes the momentum direction with `velocity` (or `step`, taken earlier by step(),
+    /// if it does not compensate) and subtracts lr x step.
     AppliedPush apply(float* params, float* gradient, float* velocity, const float* read, std::size_t size,
-        std::int64_t staleness, int samples, const float* step = nullptr) const;
+        std::int64_t staleness, int samples, std::int64_t samplesDone, const float* step = nullptr) const;
 
 private:
     MomentumSgd m_rule;

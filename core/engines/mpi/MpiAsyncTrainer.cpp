@@ -31,7 +31,7 @@ constexpr std::size_t answerHeaderBytes = 2 * sizeof(std::int64_t) + 2 * sizeof(
 MpiAsyncTrainer::MpiAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
     : MpiRootTrainer(std::move(problem), std::move(settings), mode)
     , m_gradient(m_params.size(), 0.0f)
-    , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
+    , m_compensation(compensationLambda(), m_settings.dcAdaptive, m_params.size())
 {
     if (mode != Mode::Async && mode != Mode::Ssp && mode != Mode::DcAsgd)
         throw SgdError(std::string("MpiAsyncTrainer: ") + modeName(mode) + " is not an async-like mode");
@@ -58,8 +58,7 @@ void MpiAsyncTrainer::settingsChanged()
 {
     requireProcesses();
     m_workers = m_settings.workers;
-    if (mode() == Mode::DcAsgd)
-        m_compensation.setLambda(m_settings.dcLambda); // the server's, from the next push it applies
+    m_compensation.setLambda(compensationLambda()); // the server's, from the next push it applies
     m_sliceSize.clear();
     for (int w = 0; w < m_workers; ++w)
         m_sliceSize.push_back(balancedPart(m_settings.batch, m_workers, w).size());
@@ -127,10 +126,7 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
     m_sliceShift = shift;
     // Pushes of this slice: up to the next whole-set evaluation (the server pauses everyone for it).
     const std::int64_t perPush = std::max(1, m_settings.batch / std::max(1, m_workers));
-    m_pushesLeft = maxPushesPerSlice;
-    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
-        m_pushesLeft
-            = std::min(m_pushesLeft, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    m_pushesLeft = pushesWithinLimits(limits, maxPushesPerSlice);
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max())
         m_pushesLeft = std::min(m_pushesLeft, stepsToReach(m_samples, m_nextEvalSamples, perPush));
 
@@ -171,8 +167,9 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.boundWait = m_boundWait[static_cast<std::size_t>(w)];
         if (event.applied) {
             const float* read = m_sent.empty() ? nullptr : m_sent[static_cast<std::size_t>(w)].data(); // dc-asgd's
-            const AppliedPush applied = rule.apply(m_params.data(), m_gradient.data(),
-                m_velocity[static_cast<std::size_t>(w)].data(), read, m_params.size(), m_updates - versionRead, count);
+            const AppliedPush applied
+                = rule.apply(m_params.data(), m_gradient.data(), m_velocity[static_cast<std::size_t>(w)].data(), read,
+                    m_params.size(), m_updates - versionRead, count, m_samples);
             event.compensation = applied.compensation;
             event.learningRate = applied.learningRate;
             ++m_pushes[static_cast<std::size_t>(w)];

@@ -142,7 +142,7 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
 
     // The fixed tree's additions over the kept gradients and the update, in the same order as every engine.
     const double batchLoss = m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum),
-        static_cast<float>(m_settings.learningRate), m_params.data(), m_velocity.data(), m_params.size());
+        LearningRateRule(m_settings).ofBatch(m_samples), m_params.data(), m_velocity.data(), m_params.size());
     const double windowEnd = MpiContext::now();
 
     UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);

@@ -136,12 +136,13 @@ private:
 /// rank takes the same batches from its copy of the data), timed.
 RoundLoss localRound(LocalSgdModels& models, int worker, int steps, BatchCursor& cursor, int batch,
     NetworkWorkspace& workspace, const Problem& problem, const SampleView<float>& view,
-    const StragglerModel& stragglers, std::int64_t globalStep, const MomentumSgd& rule, float lr,
+    const StragglerModel& stragglers, std::int64_t globalStep, const MomentumSgd& rule, const LearningRateRule& rate,
     const std::atomic<bool>& stop, RankSpans& spans)
 {
     models.startRound(cursor, steps, batch);
     RankTimedSteps timed(spans, worker, stragglers, globalStep, stop);
-    return models.localSteps(worker, workspace, problem.layout, view, rule, lr, timed);
+    // The round starts after globalStep steps of a batch each: the same count on every rank.
+    return models.localSteps(worker, workspace, problem.layout, view, rule, rate, globalStep * batch, timed);
 }
 } // namespace
 
@@ -213,11 +214,11 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 
     // Rank 0's own part: worker 0's chunks (local-sgd: its round of local steps).
     const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
+    const LearningRateRule rate(m_settings);
     RoundLoss localLoss; // local-sgd: every rank's samples' losses, in rank order
     if (local) {
         localLoss = localRound(m_local, 0, m_roundSteps, m_cursor, m_settings.batch, workspaceAt(0), *m_problem, m_view,
-            m_stragglers, m_globalStep, rule, lr, m_stopFlag, mine);
+            m_stragglers, m_globalStep, rule, rate, m_stopFlag, mine);
         m_computedSamples += localLoss.samples;
     } else {
         const std::uint32_t* indices = m_cursor.next(m_settings.batch);
@@ -281,7 +282,8 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         if (!localLoss.diverged())
             spread = m_local.averageAll(m_params.data());
     } else {
-        batchLoss = m_reduction.applyKept({}, rule, lr, m_params.data(), m_velocity.data(), floats);
+        batchLoss
+            = m_reduction.applyKept({}, rule, rate.ofBatch(m_samples), m_params.data(), m_velocity.data(), floats);
     }
     const double windowEnd = MpiContext::now();
     mine.add(SpanKind::Apply, applyStart, windowEnd);
@@ -410,7 +412,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         if (local) {
             in.getFloats(models.model(rank), params.size());
             loss = localRound(models, rank, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
-                stragglers, globalStep, rule, static_cast<float>(settings.learningRate), never, spans);
+                stragglers, globalStep, rule, LearningRateRule(settings), never, spans);
             samples = loss.samples;
         } else {
             in.getFloats(params.data(), params.size());

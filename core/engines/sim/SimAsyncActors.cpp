@@ -96,7 +96,7 @@ void SimAsyncTrainer::simulate(Slice& slice)
                 if (push.applied) {
                     SimWorld::compute(applyFlops);
                     const AppliedPush applied = rule.apply(m_params.data(), s.gradient.data(), s.velocity.data(),
-                        s.snapshot.data(), size, slice.version - s.versionRead, s.count);
+                        s.snapshot.data(), size, slice.version - s.versionRead, s.count, slice.samplesApplied);
                     push.compensation = applied.compensation;
                     push.learningRate = applied.learningRate;
                     ++slice.version;

@@ -25,7 +25,7 @@ SimAsyncTrainer::SimAsyncTrainer(
     std::shared_ptr<const Problem> problem, TrainerSettings settings, SimPlatformChoice platform, int hosts, Mode mode)
     : Trainer(std::move(problem), std::move(settings), mode)
     , m_platform(std::move(platform))
-    , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
+    , m_compensation(compensationLambda(), m_settings.dcAdaptive, m_params.size())
     , m_cost(m_problem->spec, m_problem->layout)
 {
     if (mode != Mode::Async && mode != Mode::DcAsgd && mode != Mode::Ssp)
@@ -41,8 +41,7 @@ SimAsyncTrainer::~SimAsyncTrainer() = default;
 void SimAsyncTrainer::settingsChanged()
 {
     SimWorld::get().place(m_settings.workers, true); // throws if they do not fit
-    if (mode() == Mode::DcAsgd)
-        m_compensation.setLambda(m_settings.dcLambda); // the server's, from the next slice
+    m_compensation.setLambda(compensationLambda()); // the server's, from the next slice
     prepareWorkers();
 }
 
@@ -195,9 +194,7 @@ void SimAsyncTrainer::computePending(Slice& slice)
 void SimAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const int workers = m_settings.workers;
-    std::int64_t pushes = maxPushesPerSlice;
-    if (limits.maxUpdates != std::numeric_limits<std::int64_t>::max())
-        pushes = std::min(pushes, std::max<std::int64_t>(1, limits.maxUpdates - (m_updates - m_runStartUpdates)));
+    const std::int64_t pushes = pushesWithinLimits(limits, maxPushesPerSlice);
 
     Slice slice;
     if (m_kept) { // the last slice's vectors, with their room: allocating them anew each slice fragmented the heap

@@ -92,11 +92,11 @@ void SimServerTrainer::trainSome(const RunLimits& limits, double, TrainingObserv
             const auto at = static_cast<std::size_t>(u);
             if (mode() == Mode::LocalSgd) {
                 double spread = -1.0;
-                const RoundLoss loss = computeRound(slice.steps[at], spread);
+                const RoundLoss loss = computeRound(slice.steps[at], spread, m_samples);
                 return localRoundEvent(slice.steps[at], loss, spread, slice.applied[at] + base);
             }
             const std::vector<char>& dropped = slice.dropped[at];
-            const double loss = computeUpdate(m_cursor.next(batch), dropped);
+            const double loss = computeUpdate(m_cursor.next(batch), dropped, m_samples);
             UpdateEvent event = syncUpdateEvent(batch, loss, slice.applied[at] + base);
             if (mode() == Mode::Backup) {
                 const DroppedGradients left = droppedGradients(m_reduction, dropped);

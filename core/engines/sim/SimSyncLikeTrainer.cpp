@@ -83,7 +83,7 @@ std::vector<std::vector<double>> SimSyncLikeTrainer::drawFactors(
     return factors;
 }
 
-RoundLoss SimSyncLikeTrainer::computeRound(int steps, double& spread)
+RoundLoss SimSyncLikeTrainer::computeRound(int steps, double& spread, std::int64_t samplesDone)
 {
     // Each worker's local steps on its own model (independent: on this machine's cores), then the average.
     const int workers = m_settings.workers;
@@ -91,13 +91,13 @@ RoundLoss SimSyncLikeTrainer::computeRound(int steps, double& spread)
     std::vector<RoundLoss> losses(static_cast<std::size_t>(workers));
     const int threads = std::min(m_mathThreads, workers);
     const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
+    const LearningRateRule rate(m_settings);
     std::exception_ptr failure;
 #pragma omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic)
     for (int w = 0; w < workers; ++w) {
         try {
-            losses[static_cast<std::size_t>(w)]
-                = m_models.localSteps(w, workspaceAt(omp_get_thread_num()), m_problem->layout, m_view, rule, lr);
+            losses[static_cast<std::size_t>(w)] = m_models.localSteps(
+                w, workspaceAt(omp_get_thread_num()), m_problem->layout, m_view, rule, rate, samplesDone);
         } catch (...) {
 #pragma omp critical(sgdscope_sim_failure)
             failure = std::current_exception();
@@ -113,7 +113,8 @@ RoundLoss SimSyncLikeTrainer::computeRound(int steps, double& spread)
     return loss;
 }
 
-double SimSyncLikeTrainer::computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped)
+double SimSyncLikeTrainer::computeUpdate(
+    const std::uint32_t* indices, const std::vector<char>& dropped, std::int64_t samplesDone)
 {
     // The workers' parts are independent: compute them on this machine's cores.
     const int workers = m_settings.workers;
@@ -135,8 +136,8 @@ double SimSyncLikeTrainer::computeUpdate(const std::uint32_t* indices, const std
     }
     if (failure)
         std::rethrow_exception(failure);
-    return m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum), static_cast<float>(m_settings.learningRate),
-        m_params.data(), m_velocity.data(), m_params.size());
+    return m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum),
+        LearningRateRule(m_settings).ofBatch(samplesDone), m_params.data(), m_velocity.data(), m_params.size());
 }
 
 void SimSyncLikeTrainer::workerWork(std::vector<double>& flops, std::vector<int>& samples) const

@@ -40,12 +40,12 @@ protected:
     std::vector<std::vector<double>> drawFactors(const std::vector<int>& steps, const std::vector<int>& samples);
     /// Local SGD: a round of `steps` local steps and the average (LocalSgdModels); returns its loss and the models'
     /// spread before the average (if it was averaged).
-    RoundLoss computeRound(int steps, double& spread);
+    RoundLoss computeRound(int steps, double& spread, std::int64_t samplesDone);
     /// One update's math: the parts of the workers not `dropped` (empty: none), in parallel on this machine's
     /// cores (each the same computeWorkerPart on the same plan as every engine, whichever thread computes it),
     /// then the kept update (SyncReduction::applyKept; with nothing dropped, sync's). Returns its batch loss over
     /// the kept samples (not finite: not applied, the parameters stay as they were).
-    double computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped);
+    double computeUpdate(const std::uint32_t* indices, const std::vector<char>& dropped, std::int64_t samplesDone);
     /// Per worker: the floating-point work of its part of a batch (its samples, and its tree additions unless the
     /// platform's steps are measured ones, which include them), and its samples.
     void workerWork(std::vector<double>& flops, std::vector<int>& samples) const;

@@ -85,14 +85,16 @@ void SimSyncTrainer::trainSome(const RunLimits& limits, double, TrainingObserver
     std::vector<RoundLoss> rounds; // local-sgd
     std::vector<double> spreads;
     Slice slice;
+    std::int64_t samplesDone = m_samples; // before each update (the learning rate's schedule)
     for (const int steps : sliceSteps(updates)) {
         double spread = -1.0;
         if (mode() == Mode::LocalSgd) {
-            rounds.push_back(computeRound(steps, spread));
+            rounds.push_back(computeRound(steps, spread, samplesDone));
             losses.push_back(rounds.back().mean());
         } else {
-            losses.push_back(computeUpdate(m_cursor.next(batch), {}));
+            losses.push_back(computeUpdate(m_cursor.next(batch), {}, samplesDone));
         }
+        samplesDone += static_cast<std::int64_t>(steps) * batch;
         spreads.push_back(spread);
         slice.steps.push_back(steps);
         if (!std::isfinite(losses.back()))

@@ -48,7 +48,7 @@ struct alignas(64) ThreadsAsyncTrainer::WorkerState
 
 ThreadsAsyncTrainer::ThreadsAsyncTrainer(std::shared_ptr<const Problem> problem, TrainerSettings settings, Mode mode)
     : Trainer(std::move(problem), std::move(settings), mode)
-    , m_compensation(mode == Mode::DcAsgd ? m_settings.dcLambda : 0.0, m_settings.dcAdaptive, m_params.size())
+    , m_compensation(compensationLambda(), m_settings.dcAdaptive, m_params.size())
 {
     if (mode != Mode::Async && mode != Mode::DcAsgd && mode != Mode::Ssp)
         throw SgdError(std::string("the threads engine's async trainer cannot run mode ") + modeName(mode));
@@ -62,8 +62,7 @@ ThreadsAsyncTrainer::~ThreadsAsyncTrainer() = default;
 
 void ThreadsAsyncTrainer::settingsChanged()
 {
-    if (mode() == Mode::DcAsgd)
-        m_compensation.setLambda(m_settings.dcLambda); // (between runs: no push is being applied)
+    m_compensation.setLambda(compensationLambda()); // (between runs: no push is being applied)
     prepareWorkers();
 }
 
@@ -192,7 +191,8 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
     float* gradient = s.reduction.gradient();
     const float* step = push.compensates() ? nullptr : push.step(gradient, s.velocity.data(), size);
     if (lockFree) {
-        const float lr = push.learningRate(m_version.load(std::memory_order_acquire) - e.versionRead, e.samples);
+        const std::int64_t done = m_appliedSamples.fetch_add(e.samples, std::memory_order_relaxed);
+        const float lr = push.learningRate(m_version.load(std::memory_order_acquire) - e.versionRead, e.samples, done);
         e.learningRate = lr;
         MomentumSgd::applyRelaxed(m_params.data(), step, lr, 0, size);
         e.versionApplied = m_version.fetch_add(1, std::memory_order_acq_rel); // our write has completed
@@ -213,8 +213,10 @@ void ThreadsAsyncTrainer::push(WorkerState& s, int worker, int count)
         }
         m_lockHolder.store(worker, std::memory_order_relaxed);
         e.versionApplied = m_version.load(std::memory_order_relaxed);
+        const std::int64_t done = m_appliedSamples.load(std::memory_order_relaxed);
+        m_appliedSamples.store(done + e.samples, std::memory_order_relaxed);
         const AppliedPush applied = push.apply(m_params.data(), gradient, s.velocity.data(), s.snapshot.data(), size,
-            e.versionApplied - e.versionRead, e.samples, step);
+            e.versionApplied - e.versionRead, e.samples, done, step);
         e.compensation = applied.compensation;
         e.learningRate = applied.learningRate;
         m_version.store(e.versionApplied + 1, std::memory_order_relaxed);
@@ -334,9 +336,7 @@ bool ThreadsAsyncTrainer::waitWithinBound(int worker, WorkerState& s, Clock::tim
 void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSeconds, TrainingObserver& observer)
 {
     const int team = m_settings.workers;
-    std::int64_t pushes = limits.maxUpdates == std::numeric_limits<std::int64_t>::max()
-        ? limits.maxUpdates
-        : std::max<std::int64_t>(0, limits.maxUpdates - (m_updates - m_runStartUpdates));
+    std::int64_t pushes = pushesWithinLimits(limits, std::numeric_limits<std::int64_t>::max());
     // End the slice near the next whole-training-set evaluation, so async's loss curve has the same
     // resolution as sync's (evaluating needs the workers stopped).
     if (m_nextEvalSamples != std::numeric_limits<std::int64_t>::max()) {
@@ -344,6 +344,7 @@ void ThreadsAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSe
         pushes = std::min(pushes, stepsToReach(m_samples, m_nextEvalSamples, perPush));
     }
     m_pushesLeft.store(pushes);
+    m_appliedSamples.store(m_samples, std::memory_order_relaxed); // before the team starts
     const double remaining = limits.maxSeconds - (m_seconds - sliceStartSeconds);
     const double sliceSeconds = std::max(0.0, std::min(m_sliceSeconds, remaining));
     const Clock::time_point t0 = Clock::now();

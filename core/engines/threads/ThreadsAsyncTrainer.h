@@ -86,6 +86,7 @@ private:
     std::atomic<int> m_lockHolder {-1}; // the worker that took m_lock last (whom a lock wait names)
     FairLock m_lock; // served in the order asked, as a parameter server serves its queue
     std::atomic<std::int64_t> m_version {0}; // updates applied (lock-free: writes completed)
+    std::atomic<std::int64_t> m_appliedSamples {0}; // samples of the pushes applied (the learning rate's schedule)
     std::atomic<int> m_preDeadlineActive {0};
     std::atomic<bool> m_divergedFlag {false};
     std::mutex m_sspLock; // ssp: serializes the workers' calls to the gate

@@ -107,7 +107,7 @@ void ThreadsLocalSgdTrainer::localSteps(int worker, Clock::time_point start)
     s.spans.clear();
     TimedSteps timed(s, worker, m_stragglers, m_globalStep, m_stopFlag);
     s.loss = m_models.localSteps(worker, workspaceAt(worker), m_problem->layout, m_view,
-        MomentumSgd(m_settings.momentum), static_cast<float>(m_settings.learningRate), timed);
+        MomentumSgd(m_settings.momentum), LearningRateRule(m_settings), m_samples, timed);
 }
 
 void ThreadsLocalSgdTrainer::average(int worker, int team)

@@ -96,7 +96,7 @@ void ThreadsSyncTrainer::combineAndApply(int worker, int team)
         return; // diverged: leave the parameters as they were
     const auto [first, last] = elementShare(m_params.size(), team, worker);
     const MomentumSgd rule(m_settings.momentum);
-    const auto lr = static_cast<float>(m_settings.learningRate);
+    const float lr = LearningRateRule(m_settings).ofBatch(m_samples); // m_samples: before this update
     const float scale = m_reduction.keptScale(m_reduction.keptSamples(m_dropped));
     for (std::size_t b0 = first; b0 < last; b0 += blockFloats) {
         const std::size_t b1 = std::min(last, b0 + blockFloats);
