@@ -223,6 +223,15 @@ private slots:
         const RunConfig c = headlessConfig(s, 10);
         QCOMPARE(c.modesText(), std::string("ssp,local-sgd"));
         QCOMPARE(c.localSteps, 8);
+        // The window keeps lr constant: a preset's schedule is turned off in the command (and the simulated
+        // columns' children), and a preset without one says nothing of it.
+        QVERIFY2(!args.contains(QStringLiteral("--lr-schedule")), qPrintable(args));
+        SessionSettings cnn;
+        cnn.preset = QStringLiteral("fashion-cnn");
+        QVERIFY(headlessArguments(cnn, 0, QStringLiteral("out"))
+                    .join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--lr-schedule constant")));
+        QVERIFY(headlessConfig(cnn, 10).lrSchedule == LrSchedule::Constant);
         // The default pair is headless's default (both): no --mode; `--mode both` on the window's command line is it.
         QVERIFY(!headlessArguments(SessionSettings(), 0, QStringLiteral("out")).contains(QStringLiteral("--mode")));
         const SessionSettings both = windowSettings({{"mode", "async,sync"}, {"mode", "both"}});

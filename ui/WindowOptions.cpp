@@ -277,6 +277,16 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
         args << QStringLiteral("--accum") << QString::number(s.accum);
     if (s.learningRate > 0)
         args << QStringLiteral("--lr") << exact(s.learningRate);
+    // The window keeps lr constant (it trains until stopped): a preset's schedule (fashion-cnn's linear) is turned
+    // off, so that the command and a simulated column's child run do what the window does.
+    try {
+        ConfigBuilder preset;
+        preset.applyPreset(s.preset.toStdString(), "--preset");
+        if (preset.resolve().lrSchedule != LrSchedule::Constant)
+            args << QStringLiteral("--lr-schedule") << QStringLiteral("constant");
+    } catch (const SgdError&) {
+        // (a preset that does not resolve is refused where the run is made)
+    }
     // The columns' modes (an MPI job of 1 process runs those without a parameter server; with none, it says
     // why) and the knobs of those modes only (a knob of a mode not run is refused).
     QList<int> columns {LeftColumn, RightColumn};
