@@ -468,7 +468,7 @@ private slots:
     {
         // N = 10 x 128 samples; 8 workers, so a push is 16 samples; local SGD's rounds are 2 steps.
         const char* args = "--engine sim --cluster ideal --workers 8 --samples 256 --batch 128 --steps 10 --lr 0.01 "
-                           "--jitter 0.3 --local-steps 2 --mode sync,async,local-sgd";
+                           "--jitter 0.3 --local-steps 2 --mode sync,async,local-sgd,backup,ssp,dc-asgd";
         const Run linear = runApp(nextOut(), words(args) + words("--lr-schedule linear"));
         const Run constant = runApp(nextOut(), words(args));
         QCOMPARE(linear.exitCode, 0);
@@ -489,7 +489,7 @@ private slots:
         QCOMPARE(
             runOf(constant, "sync").at("learning_rate").at("schedule").get<std::string>(), std::string("constant"));
         QCOMPARE(runOf(constant, "sync").at("learning_rate").at("min").get<double>(), 0.01);
-        for (const char* mode : {"sync", "async", "local-sgd"})
+        for (const char* mode : {"sync", "async", "local-sgd", "backup", "ssp", "dc-asgd"})
             QVERIFY2(digestOf(linear, mode) != digestOf(constant, mode), mode);
     }
 

@@ -451,24 +451,10 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
             + "out of memory during the run, after " + std::to_string(trainer->updates()) + " updates";
         trainer->reportUntilFailure(observer);
     }
-    // What was done is reported with the memory held back for it, however the run ended: a run that finished as the
-    // memory ran out failed here before, in its final evaluation or in copying its figures, and lost the mode.
-    reserve.reset();
     if (afterSlice && failure.empty())
         afterSlice(*trainer);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     const auto coreEnd = coreTimeOfThisProcess();
-    // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
-    // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).
-    std::optional<EvaluationRecord> final;
-    if (failure.empty() && !(trainer->stopped() && !trainer->diverged())) {
-        try {
-            final = trainer->currentEvaluationUnlessStopped(observer); // (a stop signal may still cut it short)
-        } catch (const std::bad_alloc&) {
-            failure = std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : "")
-                + "out of memory in the final evaluation, after " + std::to_string(trainer->updates()) + " updates";
-        }
-    }
     ModeResult result;
     result.mode = mode;
     result.engine = trainer->engineName();
@@ -484,6 +470,11 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         result.waitedForACoreSeconds = coreEnd.second - coreStart.second;
     }
     result.failure = failure;
+    // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
+    // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).
+    std::optional<EvaluationRecord> final;
+    if (failure.empty() && !(trainer->stopped() && !trainer->diverged()))
+        final = trainer->currentEvaluationUnlessStopped(observer); // (a stop signal may still cut it short)
     if (final) {
         result.final = *final;
     } else {
@@ -501,12 +492,11 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     // Where it ended, after its final evaluation (which may reach the target); however it ended, it is over.
     static_cast<ModeProgress&>(result) = progressOf(*trainer);
     result.finished = true;
+    result.metrics = trainer->metrics();
     result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
     result.kernelPath = isaName(activeIsa());
+    result.parameters = trainer->parameters();
     result.interrupted = failure.empty() && (trainer->stopped() || !final) && !trainer->diverged();
-    // Moved, not copied: the trainer is done, and a run that ran out of memory could not copy them.
-    result.metrics = trainer->releaseMetrics();
-    result.parameters = trainer->releaseParameters();
     return result;
 }
 

@@ -417,6 +417,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
 
     // 4. Rank 0 trains and writes; the others serve it.
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
+    runs.reserve(modesOf(config).size()); // keeping a mode's result takes no memory when it ran out
     std::string failure;
     bool fromPeers = false; // a RunFailure (a peer, or the MPI calls with it), not this rank's own error
     try {
@@ -484,16 +485,20 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
         std::fflush(stderr);
     }
+    // The job's end, in three steps, so that no rank takes another's end for its death: a rank that had no core
+    // when rank 0 sent it the exit code (a machine busy with other work) found rank 0's process gone first.
+    // 1. Rank 0 sends the exit code (the others wait here, watching rank 0 while it writes).
+    bool known = rank == 0;
     try {
         exitCode = static_cast<int>(mpi.broadcast(exitCode));
-        // Every rank answers once it has the exit code, and rank 0 leaves only then: a rank that had no core when
-        // rank 0 sent it (a machine busy with other work) would otherwise find rank 0's process gone first and take
-        // the job's end for its death.
+        known = true;
+        // 2. Every rank answers once it has it; 3. rank 0 says goodbye once every rank has answered, and leaves.
+        // The others leave after the goodbye (or once rank 0 is gone): none leaves while rank 0 still waits.
         (void)mpi.gather(0);
+        (void)mpi.broadcast(0);
     } catch (const RunFailure& e) {
-        // The others wait here, watching rank 0 while it writes. Rank 0's results are written: a rank that leaves
-        // from here on is no failure.
-        if (rank != 0)
+        // Rank 0's results are written and the others know the exit code: a rank that leaves now is no failure.
+        if (!known)
             endFailedPeer(mpi, e.what());
     }
     mpi.stopWatch();

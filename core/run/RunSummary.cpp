@@ -3,6 +3,9 @@
 #include "core/engines/sim/SimWorld.h"
 #include "core/nn/kernels/Isa.h"
 
+#include <cstdint>
+#include <limits>
+
 namespace sgdscope {
 
 namespace {
@@ -147,7 +150,9 @@ Json learningRateFields(const ModeResult& r)
     Json j = Json::object();
     j["rule"] = pushes ? nameOf(asyncLearningRateNames, r.settings.asyncLearningRate) : std::string("batch");
     j["given"] = r.settings.learningRate;
-    j["schedule"] = nameOf(lrScheduleNames, r.settings.lrSchedule);
+    // The schedule the rates followed: a run without a sample budget (the window's) keeps lr constant.
+    const bool scheduled = r.settings.sampleBudget != std::numeric_limits<std::int64_t>::max();
+    j["schedule"] = nameOf(lrScheduleNames, scheduled ? r.settings.lrSchedule : LrSchedule::Constant);
     j["per_samples"] = r.settings.batch;
     j["mean"] = costs.learningRates > 0 ? Json(costs.learningRateSum / static_cast<double>(costs.learningRates))
                                         : Json(nullptr);
@@ -159,7 +164,8 @@ Json learningRateFields(const ModeResult& r)
           "staleness) (staleness); mean, min and max over the pushes applied"
         : (r.mode == Mode::LocalSgd
                 ? "each worker's local step applies given to the mean gradient of its own samples, and the average of "
-                  "the workers' models makes the round: with one local step and no momentum, sync's step"
+                  "the workers' models makes the round: with one local step and no momentum, sync's step (with a "
+                  "schedule, each round records its first step's rate)"
                 : "each update applies given to the mean gradient of its batch (backup: of the gradients kept)");
     return j;
 }
