@@ -102,6 +102,10 @@ public:
     double seconds() const { return m_seconds; }
     const ParamVector& parameters() const { return m_params; }
     const RunMetrics& metrics() const { return m_metrics; }
+    /// The parameters and the figures, moved out at the run's end (the trainer is done with): a run that ran out of
+    /// memory has none to copy them with.
+    ParamVector releaseParameters() { return std::move(m_params); }
+    RunMetrics releaseMetrics() { return std::move(m_metrics); }
     const TargetReached& target() const { return m_target; }
     const Problem& problem() const { return *m_problem; }
 

@@ -492,11 +492,12 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     // Where it ended, after its final evaluation (which may reach the target); however it ended, it is over.
     static_cast<ModeProgress&>(result) = progressOf(*trainer);
     result.finished = true;
-    result.metrics = trainer->metrics();
     result.paramsDigest = parameterDigest(run.problem->layout, trainer->parameters().data());
     result.kernelPath = isaName(activeIsa());
-    result.parameters = trainer->parameters();
     result.interrupted = failure.empty() && (trainer->stopped() || !final) && !trainer->diverged();
+    // Moved, not copied: the trainer is done, and a run that ran out of memory could not copy them.
+    result.metrics = trainer->releaseMetrics();
+    result.parameters = trainer->releaseParameters();
     return result;
 }
 

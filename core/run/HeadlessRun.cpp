@@ -224,25 +224,12 @@ std::vector<Mode> modesOf(const RunConfig& config)
     return config.modes;
 }
 
-std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress)
+namespace {
+
+/// The line that says how a mode went, on stderr.
+void sayModeDone(const ModeResult& m)
 {
-    auto r = std::make_unique<HeadlessModeRun>();
-    r->recorder = RunRecorder(1 << 17, run.config.trace.empty() ? 0 : 400000);
-    HeadlessObserver observer(r->recorder, mode);
-    std::unique_ptr<ProgressReporter> reporter = run.config.progress && progress ? progress(mode) : nullptr;
-    // A simulated mode of a list gets a fresh simulation: a process of its own (run/ModeChild.h). Alone, this
-    // process's simulation is fresh already.
-    const bool ownProcess = run.engine.kind == EngineKind::Sim && run.config.modes.size() > 1;
-    if (reporter) {
-        ProgressFanOut both(observer, *reporter);
-        r->result = ownProcess
-            ? runModeInChild(run, mode, both, 0.05, [&](const ModeStanding& s) { reporter->afterSlice(s); })
-            : runMode(
-                run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(standingOf(trainer)); });
-    } else {
-        r->result = ownProcess ? runModeInChild(run, mode, observer, 0.0, {}) : runMode(run, mode, observer);
-    }
-    const ModeResult& m = r->result;
+    const Mode mode = m.mode;
     char loss[64];
     std::snprintf(loss, sizeof loss, "%.6g", m.final.trainLoss);
     const std::string lossText = !m.finalIsLastEvaluation ? std::string("final loss ") + loss
@@ -271,6 +258,34 @@ std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, co
             "%s diverged at update %lld: the loss became NaN or Inf, so this mode stopped there (try a smaller --lr); "
             "what it recorded so far is kept\n",
             modeName(mode), static_cast<long long>(m.divergedAt));
+}
+
+} // namespace
+
+std::unique_ptr<HeadlessModeRun> trainMode(const PreparedRun& run, Mode mode, const ProgressFactory& progress)
+{
+    auto r = std::make_unique<HeadlessModeRun>();
+    r->recorder = RunRecorder(1 << 17, run.config.trace.empty() ? 0 : 400000);
+    HeadlessObserver observer(r->recorder, mode);
+    std::unique_ptr<ProgressReporter> reporter = run.config.progress && progress ? progress(mode) : nullptr;
+    // A simulated mode of a list gets a fresh simulation: a process of its own (run/ModeChild.h). Alone, this
+    // process's simulation is fresh already.
+    const bool ownProcess = run.engine.kind == EngineKind::Sim && run.config.modes.size() > 1;
+    if (reporter) {
+        ProgressFanOut both(observer, *reporter);
+        r->result = ownProcess
+            ? runModeInChild(run, mode, both, 0.05, [&](const ModeStanding& s) { reporter->afterSlice(s); })
+            : runMode(
+                run, mode, both, 0.05, [&](const Trainer& trainer) { reporter->afterSlice(standingOf(trainer)); });
+    } else {
+        r->result = ownProcess ? runModeInChild(run, mode, observer, 0.0, {}) : runMode(run, mode, observer);
+    }
+    try {
+        sayModeDone(r->result);
+    } catch (const std::bad_alloc&) {
+        // The mode ran out of memory at its end, after runMode gave back what it held: its result is kept, and only
+        // this line is left out (seen: the result lost with it, and the run's summary without the mode).
+    }
     return r;
 }
 

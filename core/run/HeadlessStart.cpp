@@ -44,6 +44,7 @@ int startHeadlessRun(const RunConfig& config, const ChartWriter& charts, const P
     }
     noteBeforeTraining(run, config, config.workers, config.workers);
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
+    runs.reserve(modesOf(config).size()); // keeping a mode's result takes no memory when it ran out
     try {
         std::string outsideFailure; // a mode's failure outside its training (those within are in its result)
         for (const Mode mode : modesOf(config)) {
