@@ -24,6 +24,8 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace sgdscope;
 using namespace sgdscope::testing;
@@ -260,14 +262,27 @@ private slots:
             QCOMPARE((*run)["update_wait"]["count"].get<long long>(), updates);
         else
             QCOMPARE((*run)["staleness"]["count"].get<long long>(), updates);
+        // And the charts of what was kept, the loss first (a failed async run once had idle.png and staleness.png
+        // but no loss.png).
+        for (const char* chart : {"loss.png", "idle.png"})
+            QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(chart)), chart);
     }
 
+    // In sync, rank 0 waits for the hung rank's gradient; in async, for nothing in particular (the other worker
+    // keeps pushing), so only the silence names it.
+    void aHungRankEndsTheJobNamingIt_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addRow("sync") << QStringLiteral("sync");
+        QTest::addRow("async") << QStringLiteral("async");
+    }
     void aHungRankEndsTheJobNamingIt()
     {
+        QFETCH(QString, mode);
         QProcess p;
         QElapsedTimer clock;
         const QString out = nextOut();
-        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")}));
+        QVERIFY(startLong(p, 3, out, clock, {QStringLiteral("--peer-timeout"), QStringLiteral("3")}, mode));
         const qint64 victim = pidOfRank(p.processId(), 1);
         QVERIFY(victim > 0);
         QElapsedTimer sinceStop;
@@ -292,6 +307,13 @@ private slots:
         QVERIFY2(summary.is_object(), qPrintable(r.output));
         QCOMPARE(summary["failed"].get<bool>(), true);
         QVERIFY(summary["failure"].get<std::string>().find("rank 1 sent nothing for 3") == 0);
+        // What was done up to the silence is kept, rows and charts (issue 31 item 1 names SIGSTOP too).
+        const Json* run = runOf(summary, mode.toUtf8().constData());
+        QVERIFY(run);
+        const long long updates = (*run)["updates"].get<long long>();
+        QVERIFY(updates > 0);
+        QCOMPARE(updateRows(out, mode), updates);
+        QVERIFY(QFile::exists(out + QStringLiteral("/loss.png")));
     }
 
     // Rank 0 stopped: rank 1 names it after --peer-timeout, and rank 0, resumed by mpirun to end the job, writes a
@@ -639,6 +661,64 @@ private slots:
         QVERIFY2(
             r.output.contains(QStringLiteral("rank 1 loaded other training data than rank 0")), qPrintable(r.output));
         QVERIFY2(!QFileInfo::exists(a.filePath(QStringLiteral("out"))), "the refused job left its output folder");
+    }
+
+    // A rank that hangs before training (here rank 2, stopped while it opens its data, a FIFO no one writes to) is
+    // named after --peer-timeout, once: the healthy rank 1 does not take rank 0's end for a death. And the job leaves
+    // no output folder: rank 0 made and removed it to check --out, and it once left an empty one behind.
+    void aRankHungBeforeTrainingLeavesNoOutputFolder()
+    {
+        QTemporaryDir a;
+        QTemporaryDir b;
+        QVERIFY(a.isValid() && b.isValid());
+        QFile csv(a.filePath(QStringLiteral("data.csv")));
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write("a,b,y\n");
+        for (int i = 0; i < 64; ++i)
+            csv.write(QStringLiteral("%1,%2,%3\n").arg(i * 0.1).arg(1 - i * 0.05).arg((i + 1) * 0.01).toUtf8());
+        csv.close();
+        const QByteArray fifo = QFile::encodeName(b.filePath(QStringLiteral("data.csv")));
+        QVERIFY(::mkfifo(fifo.constData(), 0600) == 0);
+        const QStringList run = {QStringLiteral("--headless"), QStringLiteral("--engine"), QStringLiteral("mpi"),
+            QStringLiteral("--data"), QStringLiteral("data.csv"), QStringLiteral("--mode"), QStringLiteral("sync"),
+            QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--peer-timeout"), QStringLiteral("3"),
+            QStringLiteral("--out"), QStringLiteral("out")};
+        const QStringList common
+            = {QStringLiteral("--oversubscribe"), QStringLiteral("--bind-to"), QStringLiteral("none")};
+        QProcess p;
+        prepare(p);
+        QElapsedTimer clock;
+        clock.start();
+        p.start(QStringLiteral(SGDSCOPE_MPIEXEC),
+            common
+                + QStringList {QStringLiteral("-np"), QStringLiteral("2"), QStringLiteral("-wdir"), a.path(),
+                    QStringLiteral(SGDSCOPE_BINARY)}
+                + run
+                + QStringList {QStringLiteral(":"), QStringLiteral("-np"), QStringLiteral("1"),
+                    QStringLiteral("-wdir"), b.path(), QStringLiteral(SGDSCOPE_BINARY)}
+                + run);
+        // Rank 2 waits in open() for a writer that never comes (its watch already beats): seen as its main thread
+        // sitting in openat (syscall 257) for a second. Then it is stopped, and its beats stop too.
+        qint64 victim = -1;
+        int inOpen = 0;
+        while (inOpen < 20 && clock.elapsed() < 60000 && p.state() != QProcess::NotRunning) {
+            QTest::qWait(50);
+            if (victim <= 0)
+                victim = pidOfRank(p.processId(), 2);
+            QFile syscall(QStringLiteral("/proc/%1/syscall").arg(victim));
+            inOpen = victim > 0 && syscall.open(QIODevice::ReadOnly) && syscall.readAll().startsWith("257 ")
+                ? inOpen + 1
+                : 0;
+        }
+        QVERIFY2(inOpen == 20, qPrintable(QString::fromUtf8(p.readAll())));
+        ::kill(static_cast<pid_t>(victim), SIGSTOP);
+        const Result r = finish(p, clock, 60000);
+        ::kill(static_cast<pid_t>(victim), SIGKILL); // in case it outlived the job
+        QVERIFY2(r.exitCode != 0 && r.exitCode != -1, qPrintable(r.output));
+        QVERIFY2(r.output.contains(QStringLiteral("sgdscope: rank 2 sent nothing for 3")), qPrintable(r.output));
+        QVERIFY2(r.output.contains(QStringLiteral("before training began; nothing written")), qPrintable(r.output));
+        QVERIFY2(countOf(r.output, QStringLiteral("sgdscope: ")) == 1, qPrintable(r.output));
+        QVERIFY2(!QFileInfo::exists(a.filePath(QStringLiteral("out"))), "the failed job left its output folder");
     }
 
     // A problem that only rank 1 has (its own command line) reaches the user once, from us, with its rank.

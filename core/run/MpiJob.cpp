@@ -399,6 +399,9 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             removeFolders(madeFolders);
             std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n",
                 namedFailure(mpi, e.what(), true).c_str());
+            // The living ranks are told the job ends, so that none takes rank 0's end for its death and says so.
+            if (PeerWatch* watch = mpi.watch())
+                watch->endJob(1);
         } else if (PeerWatch* watch = mpi.watch(); watch && mpi.rank() == 1) {
             // Rank 0 cannot say it is gone: the first other rank does (nothing if rank 0 ended the job, or if this
             // process was itself stopped so long that rank 0 gave it up and said so).

@@ -210,7 +210,7 @@ void PeerWatch::loop()
         // found by its process id, and this process then makes no more MPI progress (Open MPI's progress on a
         // dead peer's half-received message prints "Read -1, expected ..., errno = 3" beside our message).
         if (stalled)
-            check(now);
+            check(now, false);
         if (!leavingWithoutMpi()) {
             receive(now);
             if (now >= nextBeat) {
@@ -218,7 +218,7 @@ void PeerWatch::loop()
                 nextBeat = now + m_settings.period;
             }
         }
-        check(now);
+        check(now, !leavingWithoutMpi());
         m_wake.wait_for(lock, pollInterval, [this] { return m_stopping; });
     }
 }
@@ -296,7 +296,7 @@ void PeerWatch::receive(double now)
     }
 }
 
-void PeerWatch::check(double now)
+void PeerWatch::check(double now, bool mayReceive)
 {
     if (m_settings.rank != 0 && now >= m_windowEnd) {
         if (m_bestTrip <= m_settings.clockTrip) {
@@ -338,6 +338,13 @@ void PeerWatch::check(double now)
         const long pid = m_settings.localPids[k];
         PeerProblem p;
         if (pid > 0 && checkProcesses && processGone(pid)) {
+            // Rank 0 may have ended the job and left between this turn's receive and now: its end message, sent
+            // before it left, is read first (else this rank would take the end for a death and say so).
+            if (r == 0 && mayReceive) {
+                receive(now);
+                if (m_problem)
+                    return;
+            }
             p.kind = PeerProblem::Kind::Gone;
         } else if (r == 0 && m_rootEnding) {
             continue; // rank 0 writes its files and then ends the job: silence is expected

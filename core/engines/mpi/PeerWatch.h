@@ -128,7 +128,8 @@ private:
     void loop();
     void beat(double now);
     void receive(double now);
-    void check(double now);
+    /// Looks at every watched peer; `mayReceive`: this turn may still take waiting messages (not after a stall).
+    void check(double now, bool mayReceive);
     void setProblem(PeerProblem problem);
     bool processGone(long pid) const;
     /// Whether this process's own stall explains a peer problem found `now` (see the class comment).
