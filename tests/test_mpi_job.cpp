@@ -694,8 +694,8 @@ private slots:
                 + QStringList {QStringLiteral("-np"), QStringLiteral("2"), QStringLiteral("-wdir"), a.path(),
                     QStringLiteral(SGDSCOPE_BINARY)}
                 + run
-                + QStringList {QStringLiteral(":"), QStringLiteral("-np"), QStringLiteral("1"),
-                    QStringLiteral("-wdir"), b.path(), QStringLiteral(SGDSCOPE_BINARY)}
+                + QStringList {QStringLiteral(":"), QStringLiteral("-np"), QStringLiteral("1"), QStringLiteral("-wdir"),
+                    b.path(), QStringLiteral(SGDSCOPE_BINARY)}
                 + run);
         // Rank 2 waits in open() for a writer that never comes (its watch already beats): seen as its main thread
         // sitting in openat (syscall 257) for a second. Then it is stopped, and its beats stop too.

@@ -567,6 +567,59 @@ private Q_SLOTS:
             QVERIFY2(f.note.find("against its own") == std::string::npos, f.note.c_str());
     }
 
+    // A run that never reached the target counts as the slowest in its point's median, as --best-of ranks it: a
+    // median of the seeds that got there alone once drew a point at one lucky seed's time where two never did.
+    void aRunThatMissedTheTargetCountsAsTheSlowest()
+    {
+        StudyTable t;
+        t.axes = {parseAxis("workers=1..4", "--sweep")};
+        t.seeds = true;
+        t.target = true;
+        // seconds to target per seed (< 0: not reached): all reached; one of three missed; two of three missed
+        const double toTarget[3][3] = {{7.2, 8.0, 8.8}, {3.6, 4.0, -1.0}, {2.0, -1.0, -1.0}};
+        for (int w = 0; w < 3; ++w) {
+            for (int s = 0; s < 3; ++s) {
+                StudyTable::Row row;
+                row.id = "w" + std::to_string(w) + "s" + std::to_string(s);
+                row.values = {t.axes[0].values[static_cast<std::size_t>(w)]};
+                row.seed = std::to_string(s);
+                row.status = PointStatus::Done;
+                row.kept = true;
+                PointResult r;
+                r.mode = "sync";
+                r.seconds = 10.0;
+                r.targetSet = true;
+                r.secondsToTarget = toTarget[w][s];
+                r.finalLoss = 0.5;
+                row.result = r;
+                t.rows.push_back(row);
+            }
+        }
+        const std::vector<StudyFigure> figures = studyFigures(t);
+        const auto time = std::find_if(figures.begin(), figures.end(),
+            [](const StudyFigure& f) { return f.file == "time-to-target-vs-workers.png"; });
+        QVERIFY(time != figures.end());
+        QCOMPARE(time->lines.size(), std::size_t {1});
+        const std::vector<FigurePoint>& points = time->lines[0].points;
+        QCOMPARE(points.size(), std::size_t {2}); // none at 4 workers: two of its three runs never got there
+        QCOMPARE(points[0].median, 8.0);
+        QCOMPARE(points[1].x, 2.0);
+        QCOMPARE(points[1].median, 4.0); // 3.6, 4.0 and the slowest (the two that got there alone: 3.8)
+        QCOMPARE(points[1].low, 3.6);
+        QCOMPARE(points[1].high, 4.0); // the band spans the runs with a value
+        QCOMPARE(points[1].folders.size(), std::size_t {3}); // every run stays one click away
+        for (const char* said : {"3 runs did not reach the target", "outside its band (workers=2: 1 of 3)",
+                 "\nno point where half or more did not reach the target (workers=4: 2 of 3)"})
+            QVERIFY2(time->note.find(said) != std::string::npos, time->note.c_str());
+        // Speedup is over the same medians: 8 / 4 at 2 workers, and no point at 4.
+        const auto speedup = std::find_if(
+            figures.begin(), figures.end(), [](const StudyFigure& f) { return f.file == "speedup-vs-workers.png"; });
+        QVERIFY(speedup != figures.end());
+        QCOMPARE(speedup->lines[0].points.size(), std::size_t {2});
+        QCOMPARE(speedup->lines[0].points[1].median, 2.0);
+        QVERIFY2(speedup->note.find("3 runs did not reach the target") != std::string::npos, speedup->note.c_str());
+    }
+
     void figuresShowTheChosenCandidate()
     {
         // --best-of lr: a chart of the kept lr per line, so "each at its own best" can be read off.

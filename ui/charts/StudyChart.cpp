@@ -68,7 +68,9 @@ StudyChart::StudyChart(StudyFigure figure, QWidget* parent)
     if (!m_figure.note.empty()) {
         m_chart->setTitle(QStringLiteral("%1<br><span style=\"font-weight:normal; font-size:small\">%2</span>")
                               .arg(QString::fromStdString(m_figure.title).toHtmlEscaped(),
-                                  QString::fromStdString(m_figure.note).toHtmlEscaped()));
+                                  QString::fromStdString(m_figure.note)
+                                      .toHtmlEscaped()
+                                      .replace(QLatin1Char('\n'), QStringLiteral("<br>"))));
     }
     buildAxes();
 }

@@ -26,16 +26,31 @@ double nan()
 /// A line's runs at one x: (value, folder).
 using Runs = std::vector<std::pair<double, std::string>>;
 
+/// What a run without a value stands for in its point's median and band.
+enum class Missing
+{
+    Left, // nothing (an accuracy that was not measured): the point is made of the runs that have one
+    // The worst of all: it counts in the median, which is then no better than the runs that have a value, and none
+    // where at least half of them have none.
+    NotReached, // a target never reached
+    Diverged, // a loss that diverged
+};
+
+/// The point of `runs` at x (values +infinity: runs that count as the worst, at the top of the order); its band
+/// spans the runs with a value.
 FigurePoint bandOf(double x, Runs runs, const std::string& where)
 {
     std::sort(runs.begin(), runs.end());
     FigurePoint p;
     p.x = x;
     p.where = where;
-    p.low = runs.front().first;
-    p.high = runs.back().first;
     const std::size_t n = runs.size();
     p.median = n % 2 == 1 ? runs[n / 2].first : 0.5 * (runs[n / 2 - 1].first + runs[n / 2].first);
+    std::size_t valued = n;
+    while (valued > 0 && std::isinf(runs[valued - 1].first))
+        --valued;
+    p.low = valued > 0 ? runs.front().first : INFINITY;
+    p.high = valued > 0 ? runs[valued - 1].first : INFINITY;
     // The median's run first (the one a click opens), then the others.
     const std::size_t mid = (n - 1) / 2;
     p.folders.push_back("points/" + runs[mid].second);
@@ -131,7 +146,7 @@ bool wideRange(const std::vector<FigureLine>& lines)
 
 /// A figure of `measure` against axis `ax`; empty lines are left out.
 StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const std::string& title,
-    const std::string& yTitle, const RowMeasure& measure, bool logYIfWide, bool fromZero,
+    const std::string& yTitle, const RowMeasure& measure, bool logYIfWide, bool fromZero, Missing ifMissing,
     const std::function<bool(const LineRows&)>& lineFilter = {})
 {
     const StudyAxis& axis = t.axes[static_cast<std::size_t>(ax)];
@@ -144,6 +159,8 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
     f.logXBase = axis.logBase();
     f.fromZero = fromZero;
     int missing = 0;
+    std::vector<std::string> unplotted; // points whose median has no value: where, "k of n"
+    std::vector<std::string> partial; // points drawn though some of their runs have no value
     bool bands = false;
     for (const LineRows& rows : linesAgainst(t, ax)) {
         if (lineFilter && !lineFilter(rows))
@@ -153,17 +170,31 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
         line.mode = rows.mode;
         for (const auto& [x, list] : rows.byX) {
             Runs runs;
+            int without = 0;
             for (const StudyTable::Row* row : list) {
                 const double v = measure(*row);
-                if (std::isfinite(v))
+                if (std::isfinite(v)) {
                     runs.emplace_back(v, row->id);
-                else
-                    ++missing;
+                } else {
+                    ++without;
+                    if (ifMissing != Missing::Left)
+                        runs.emplace_back(INFINITY, row->id);
+                }
             }
-            if (!runs.empty()) {
-                bands = bands || runs.size() > 1;
-                line.points.push_back(bandOf(x, std::move(runs), whereOf(t, *list.front())));
+            missing += without;
+            if (runs.empty())
+                continue;
+            FigurePoint point = bandOf(x, std::move(runs), whereOf(t, *list.front()));
+            const std::string count
+                = point.where + ": " + std::to_string(without) + " of " + std::to_string(list.size());
+            if (!std::isfinite(point.median)) {
+                unplotted.push_back(count);
+                continue;
             }
+            if (without > 0 && ifMissing != Missing::Left)
+                partial.push_back(count);
+            bands = bands || point.folders.size() > 1;
+            line.points.push_back(std::move(point));
         }
         if (!line.points.empty())
             f.lines.push_back(std::move(line));
@@ -172,21 +203,39 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
     f.logY = logYIfWide && wideRange(f.lines);
     if (bands)
         f.note = "band: smallest to largest over the seeds; line: their median";
-    if (missing > 0)
-        f.note += std::string(f.note.empty() ? "" : "; ") + std::to_string(missing) + " run"
-            + (missing == 1 ? " has" : "s have") + " no value here"
-            + (stem == "time-to-target" ? " (target not reached)" : " (diverged)");
+    if (missing > 0) {
+        const std::string why = ifMissing == Missing::NotReached ? "did not reach the target" : "diverged";
+        auto listed = [](const std::vector<std::string>& items) {
+            std::string text;
+            for (std::size_t i = 0; i < items.size() && i < 3; ++i)
+                text += (i == 0 ? "" : "; ") + items[i];
+            return text + (items.size() > 3 ? "; " + std::to_string(items.size() - 3) + " more" : "");
+        };
+        std::string said;
+        if (ifMissing != Missing::Left) {
+            // (a median of the lucky seeds alone would draw a point where most runs never got there)
+            said = std::to_string(missing) + " run" + (missing == 1 ? "" : "s") + " " + why;
+            if (!partial.empty())
+                said += ", each the worst in its point's median and outside its band (" + listed(partial) + ")";
+            if (!unplotted.empty())
+                said += "\nno point where half or more " + why + " (" + listed(unplotted) + ")";
+        } else {
+            said = std::to_string(missing) + " run" + (missing == 1 ? " has" : "s have") + " no value here";
+        }
+        // (its own line: the chart draws a note's lines under the title)
+        f.note += std::string(f.note.empty() ? "" : "\n") + said;
+    }
     return f;
 }
 
 /// A figure of a run's `measure` (figureOf over the rows' results).
 StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const std::string& title,
-    const std::string& yTitle, const Measure& measure, bool logYIfWide, bool fromZero,
+    const std::string& yTitle, const Measure& measure, bool logYIfWide, bool fromZero, Missing ifMissing,
     const std::function<bool(const LineRows&)>& lineFilter = {})
 {
     return figureOf(
         t, ax, stem, title, yTitle, [&measure](const StudyTable::Row& row) { return measure(*row.result); }, logYIfWide,
-        fromZero, lineFilter);
+        fromZero, ifMissing, lineFilter);
 }
 
 /// The candidate a point stands for as a number (NaN: not a number, e.g. a choice).
@@ -228,12 +277,14 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
             continue;
         const int ax = static_cast<int>(a);
         add(figureOf(t, ax, t.target ? "time-to-target" : "time", t.target ? "Time to target" : "Time of the run",
-            t.target ? seconds + " to the target" : seconds, time, true, false));
+            t.target ? seconds + " to the target" : seconds, time, true, false, Missing::NotReached));
         if (axis.name == "workers") {
             // Speedup and efficiency: each line against its own run at the fewest workers.
             // (short axis titles, the definitions in the note: a chart in the study's window is a quarter of it)
-            StudyFigure speedup = figureOf(t, ax, "speedup", "Speedup", "speedup", time, false, false);
-            StudyFigure efficiency = figureOf(t, ax, "efficiency", "Efficiency", "efficiency", time, false, true);
+            StudyFigure speedup
+                = figureOf(t, ax, "speedup", "Speedup", "speedup", time, false, false, Missing::NotReached);
+            StudyFigure efficiency
+                = figureOf(t, ax, "efficiency", "Efficiency", "efficiency", time, false, true, Missing::NotReached);
             speedup.note = "time at the fewest workers / time" + (speedup.note.empty() ? "" : "; " + speedup.note);
             efficiency.note
                 = "speedup x fewest workers / workers" + (efficiency.note.empty() ? "" : "; " + efficiency.note);
@@ -290,22 +341,23 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
         }
         add(figureOf(
             t, ax, "final-loss", "Final training loss", "final training loss",
-            [](const PointResult& r) { return r.finalLoss; }, true, false));
+            [](const PointResult& r) { return r.finalLoss; }, true, false, Missing::Diverged));
         if (accuracy)
             add(figureOf(
                 t, ax, "accuracy", "Final accuracy", "test accuracy (training accuracy without a test set)",
-                [](const PointResult& r) { return r.accuracy >= 0 ? r.accuracy : nan(); }, false, false));
+                [](const PointResult& r) { return r.accuracy >= 0 ? r.accuracy : nan(); }, false, false,
+                Missing::Left));
         add(figureOf(
             t, ax, "throughput", "Throughput", "samples per " + std::string(virtualClock ? "virtual " : "") + "second",
-            [](const PointResult& r) { return r.samplesPerSecond; }, true, false));
+            [](const PointResult& r) { return r.samplesPerSecond; }, true, false, Missing::Left));
         add(figureOf(
             t, ax, "idle", "Idle fraction", "idle fraction (all workers' waits / wall time)",
-            [](const PointResult& r) { return r.idleFraction; }, false, true));
+            [](const PointResult& r) { return r.idleFraction; }, false, true, Missing::Left));
         if (!t.bestOf.empty()) {
             // The --best-of choice itself, so that "each at its own best" can be read off (and checked against
             // study.json's rungs): the kept candidate per line, a log axis where the grid is one.
             StudyFigure chosen = figureOf(t, ax, "best-" + t.bestOf, "Chosen " + t.bestOf,
-                t.bestOf + " kept (best of the candidates)", RowMeasure(candidateValue), true, true);
+                t.bestOf + " kept (best of the candidates)", RowMeasure(candidateValue), true, true, Missing::Left);
             if (!chosen.lines.empty()) {
                 // (a log axis only where the kept values span more than a factor 20: it labels whole decades, and
                 // 0.2 ... 0.8 has none inside)
@@ -318,7 +370,7 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
         if (pushing)
             add(figureOf(
                 t, ax, "staleness", "Mean staleness", "mean staleness (updates)",
-                [](const PointResult& r) { return r.meanStaleness; }, false, true,
+                [](const PointResult& r) { return r.meanStaleness; }, false, true, Missing::Left,
                 [](const LineRows& rows) { return !syncLikeName(rows.mode); }));
     }
     return figures;

@@ -43,7 +43,7 @@ struct StudyFigure
     bool logY = false;
     bool fromZero = false; // a linear y axis from 0 (idle, efficiency)
     std::vector<FigureLine> lines;
-    std::string note; // what the band is, what is missing ("2 runs did not reach the target")
+    std::string note; // what the band is, what is missing ("2 runs did not reach the target"); lines split by \n
 };
 
 /// The study's charts from its table: against each numeric axis (one line per combination of the others, the
