@@ -662,6 +662,13 @@ private Q_SLOTS:
                 QCOMPARE(p.folders.size(), std::size_t {1}); // the kept point alone
             }
         }
+        // A choice at the grid's edge is named (0.025 and 1.6 of 0.025 ... 1.6): the best may lie beyond it.
+        QVERIFY2(
+            chosen->note.find("\non the grid's edge, a better lr may lie beyond it: mode=sync, workers=4: 1.6 (the "
+                              "largest); mode=async, workers=4: 0.025 (the smallest)")
+                != std::string::npos,
+            chosen->note.c_str());
+        QVERIFY2(chosen->note.find("workers=1") == std::string::npos, chosen->note.c_str()); // 0.4 is inside
         // No such chart without --best-of (figuresDrawKeptPointsWithBands has none either).
         t.bestOf.clear();
         for (const StudyFigure& f : studyFigures(t))

@@ -246,6 +246,37 @@ double candidateValue(const StudyTable::Row& row)
     return end && *end == '\0' && end != row.candidate.c_str() && std::isfinite(v) ? v : nan();
 }
 
+/// The kept candidates that are the grid's smallest or largest ("" if none): the best may lie beyond them, and "each
+/// at its own best" then holds only within the grid.
+std::string choicesOnTheEdge(const StudyTable& t, int ax)
+{
+    double smallest = INFINITY;
+    double largest = -INFINITY;
+    for (const StudyTable::Row& row : t.rows) {
+        if (const double v = candidateValue(row); std::isfinite(v)) {
+            smallest = std::min(smallest, v);
+            largest = std::max(largest, v);
+        }
+    }
+    if (!(largest > smallest))
+        return {};
+    std::vector<std::string> lines;
+    for (const LineRows& rows : linesAgainst(t, ax)) {
+        for (const auto& [x, list] : rows.byX) {
+            const double v = candidateValue(*list.front()); // (the kept rows of a point share their candidate)
+            if (v == smallest || v == largest)
+                lines.push_back(whereOf(t, *list.front()) + ": " + list.front()->candidate
+                    + (v == smallest ? " (the smallest)" : " (the largest)"));
+        }
+    }
+    if (lines.empty())
+        return {};
+    std::string text = "on the grid's edge, a better " + t.bestOf + " may lie beyond it: ";
+    for (std::size_t i = 0; i < lines.size() && i < 3; ++i)
+        text += (i == 0 ? "" : "; ") + lines[i];
+    return text + (lines.size() > 3 ? "; " + std::to_string(lines.size() - 3) + " more" : "");
+}
+
 } // namespace
 
 std::vector<StudyFigure> studyFigures(const StudyTable& t)
@@ -364,6 +395,8 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
                 chosen.note = std::string("kept: the candidate with the ")
                     + (t.target ? "shortest time to the target" : "lowest final loss")
                     + "; study.json's best_of has every rung";
+                if (const std::string edge = choicesOnTheEdge(t, ax); !edge.empty())
+                    chosen.note += "\n" + edge;
                 add(std::move(chosen));
             }
         }
