@@ -620,6 +620,68 @@ private Q_SLOTS:
         QVERIFY2(speedup->note.find("3 runs did not reach the target") != std::string::npos, speedup->note.c_str());
     }
 
+    // Without a target, a run that diverged stopped early: its short time is no speed. It has no time and no final
+    // loss, and counts as the worst in both medians (an even number of runs: the two middle ones' mean).
+    void aDivergedRunHasNoTimeAndCountsAsTheWorst()
+    {
+        StudyTable t;
+        t.axes = {parseAxis("workers=1..4", "--sweep")};
+        t.seeds = true;
+        struct Run
+        {
+            int w;
+            double seconds;
+            bool diverged;
+        };
+        // 1 worker: one of two diverged (after 1 s); 2: none of two; 4: one of four
+        const Run runs[] = {{0, 1.0, true}, {0, 8.0, false}, {1, 4.0, false}, {1, 4.4, false}, {2, 2.0, false},
+            {2, 2.2, false}, {2, 2.4, false}, {2, 0.5, true}};
+        int id = 0;
+        for (const Run& run : runs) {
+            StudyTable::Row row;
+            row.id = "r" + std::to_string(id++);
+            row.values = {t.axes[0].values[static_cast<std::size_t>(run.w)]};
+            row.status = run.diverged ? PointStatus::Diverged : PointStatus::Done;
+            row.kept = true;
+            PointResult r;
+            r.mode = "sync";
+            r.seconds = run.seconds;
+            r.diverged = run.diverged;
+            r.finalLoss = run.diverged ? std::nan("") : 0.5;
+            row.result = r;
+            t.rows.push_back(row);
+        }
+        const std::vector<StudyFigure> figures = studyFigures(t);
+        auto find = [&](const std::string& file) {
+            const auto f
+                = std::find_if(figures.begin(), figures.end(), [&](const StudyFigure& g) { return g.file == file; });
+            return f == figures.end() ? nullptr : &*f;
+        };
+        const StudyFigure* time = find("time-vs-workers.png");
+        QVERIFY(time);
+        const std::vector<FigurePoint>& points = time->lines[0].points;
+        QCOMPARE(points.size(), std::size_t {2}); // none at 1 worker: one of its two runs diverged
+        QCOMPARE(points[0].median, 4.2);
+        QVERIFY(std::abs(points[1].median - 2.3) < 1e-12); // 2.0, 2.2, 2.4 and the worst: (2.2 + 2.4) / 2
+        QCOMPARE(points[1].high, 2.4);
+        QCOMPARE(points[1].withoutValue, 1);
+        for (const char* said : {"2 runs diverged", "outside its band (workers=4: 1 of 4)",
+                 "\nno point where half or more diverged (workers=1: 1 of 2)"})
+            QVERIFY2(time->note.find(said) != std::string::npos, time->note.c_str());
+        const StudyFigure* loss = find("final-loss-vs-workers.png");
+        QVERIFY(loss);
+        QCOMPARE(loss->lines[0].points.size(), std::size_t {2});
+        QCOMPARE(loss->lines[0].points[1].median, 0.5);
+        // Speedup and efficiency start at 2 workers, and say so.
+        for (const char* file : {"speedup-vs-workers.png", "efficiency-vs-workers.png"}) {
+            const StudyFigure* f = find(file);
+            QVERIFY(f);
+            QCOMPARE(f->lines[0].points.front().x, 2.0);
+            QVERIFY2(f->note.find("sync: against its own time at 2 workers") != std::string::npos, f->note.c_str());
+        }
+        QVERIFY(std::abs(find("speedup-vs-workers.png")->lines[0].points[1].median - 4.2 / 2.3) < 1e-12);
+    }
+
     void figuresShowTheChosenCandidate()
     {
         // --best-of lr: a chart of the kept lr per line, so "each at its own best" can be read off.

@@ -241,7 +241,12 @@ QString StudyChart::describePoint(int line, double x) const
     QString text = QStringLiteral("%1 · %2 %3\n%4: %5")
                        .arg(QString::fromStdString(l.name), QString::fromStdString(m_figure.xTitle), number(p->x),
                            QString::fromStdString(m_figure.yTitle), number(p->median));
-    if (p->folders.size() > 1)
+    if (p->withoutValue > 0)
+        text += tr("\nmedian of %1 runs, %2 of them without a value (counted as the worst); the others %3 to %4")
+                    .arg(p->folders.size())
+                    .arg(p->withoutValue)
+                    .arg(number(p->low), number(p->high));
+    else if (p->folders.size() > 1)
         text += tr("\nmedian of %1 runs, %2 to %3").arg(p->folders.size()).arg(number(p->low), number(p->high));
     if (!p->folders.empty())
         text += tr("\nclick: open %1").arg(QString::fromStdString(p->folders.front()));

@@ -185,6 +185,7 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
             if (runs.empty())
                 continue;
             FigurePoint point = bandOf(x, std::move(runs), whereOf(t, *list.front()));
+            point.withoutValue = ifMissing == Missing::Left ? 0 : without;
             const std::string count
                 = point.where + ": " + std::to_string(without) + " of " + std::to_string(list.size());
             if (!std::isfinite(point.median)) {
@@ -293,11 +294,13 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
         pushing = pushing || !syncLikeName(row.result->mode);
     }
     const std::string seconds = virtualClock ? "virtual seconds" : "seconds";
+    // (a run that diverged stopped early: its short time is no speed, so it has none)
     const Measure time = [&t](const PointResult& r) {
         if (t.target)
             return r.secondsToTarget >= 0 ? r.secondsToTarget : nan();
-        return r.seconds;
+        return r.diverged ? nan() : r.seconds;
     };
+    const Missing timeMissing = t.target ? Missing::NotReached : Missing::Diverged;
     auto add = [&](StudyFigure f) {
         if (!f.lines.empty())
             figures.push_back(std::move(f));
@@ -308,14 +311,13 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
             continue;
         const int ax = static_cast<int>(a);
         add(figureOf(t, ax, t.target ? "time-to-target" : "time", t.target ? "Time to target" : "Time of the run",
-            t.target ? seconds + " to the target" : seconds, time, true, false, Missing::NotReached));
+            t.target ? seconds + " to the target" : seconds, time, true, false, timeMissing));
         if (axis.name == "workers") {
             // Speedup and efficiency: each line against its own run at the fewest workers.
             // (short axis titles, the definitions in the note: a chart in the study's window is a quarter of it)
-            StudyFigure speedup
-                = figureOf(t, ax, "speedup", "Speedup", "speedup", time, false, false, Missing::NotReached);
+            StudyFigure speedup = figureOf(t, ax, "speedup", "Speedup", "speedup", time, false, false, timeMissing);
             StudyFigure efficiency
-                = figureOf(t, ax, "efficiency", "Efficiency", "efficiency", time, false, true, Missing::NotReached);
+                = figureOf(t, ax, "efficiency", "Efficiency", "efficiency", time, false, true, timeMissing);
             speedup.note = "time at the fewest workers / time" + (speedup.note.empty() ? "" : "; " + speedup.note);
             efficiency.note
                 = "speedup x fewest workers / workers" + (efficiency.note.empty() ? "" : "; " + efficiency.note);
@@ -358,11 +360,12 @@ std::vector<StudyFigure> studyFigures(const StudyTable& t)
                 speedup.lines.push_back(ideal);
                 speedup.logY = speedup.logX;
             }
-            // A line that cannot start at the fewest workers (backup needs two) is over its own first point: say so
-            // on the picture, or its lower curve reads as a slower mode.
+            // A line that cannot start at the fewest workers (backup needs two), or whose point there has no median,
+            // is over its own first point: say so on the picture, or its lower curve reads as a slower mode.
+            const double fewest = *std::min_element(axis.positions.begin(), axis.positions.end());
             for (StudyFigure* f : {&speedup, &efficiency}) {
                 for (const FigureLine& line : f->lines) {
-                    if (!line.reference && !line.points.empty() && line.points.front().x > x0)
+                    if (!line.reference && !line.points.empty() && line.points.front().x > fewest)
                         f->note += std::string(f->note.empty() ? "" : "; ") + line.name + ": against its own time at "
                             + formatNumber(line.points.front().x) + " " + axis.name;
                 }

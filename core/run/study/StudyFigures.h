@@ -17,6 +17,7 @@ struct FigurePoint
     double high = 0.0;
     std::vector<std::string> folders;
     std::vector<std::string> points; // the runs' ids, as folders
+    int withoutValue = 0; // runs in the median that have no value (a target missed, a diverged loss): not in the band
     std::string where; // "mode=sync, workers=8"
 };
 

@@ -37,8 +37,8 @@ std::vector<StudyFlag> makeFlags()
         "cluster=datacenter,wan; none leaves the option out; every combination of the axes is a point (repeatable)",
         true));
     f.push_back(flag("seeds", "K",
-        "each point with the seed and the K - 1 after it: charts show their band (min-max) and "
-        "median"));
+        "each point with the seed and the K - 1 after it: charts show their median (a run that missed the target "
+        "or diverged counts as the worst; no point where half or more did) and the band (min-max) of the others"));
     f.push_back(flag("best-of", "NAME[=VALUES]",
         "candidates of an option (default: lr times 2^-3 ... 2^3); for every combination of the other axes the "
         "study keeps the one with the lowest final training loss, or the shortest time to the target if one is set"));
