@@ -81,14 +81,4 @@ inline std::vector<Json> pointsWith(const Json& study, const std::string& status
     return out;
 }
 
-/// The options of a study's point as a headless run's command line (--name=value ...).
-inline QStringList pointOptions(const Json& point)
-{
-    QStringList args;
-    for (const Json& o : point.at("options"))
-        args << QStringLiteral("--%1=%2").arg(
-            QString::fromStdString(o.at(0).get<std::string>()), QString::fromStdString(o.at(1).get<std::string>()));
-    return args;
-}
-
 } // namespace sgdscope::testing

@@ -117,7 +117,14 @@ private Q_SLOTS:
         const std::vector<Json> points = pointsWith(s.json, "done");
         QCOMPARE(points.size(), std::size_t {4});
         for (const Json& p : points) {
-            const Run alone = runApp(nextOut(), pointOptions(p));
+            // The run alone is made from this test's own words, not from the options the study recorded (a study
+            // that recorded, or passed, the wrong ones would still agree with itself).
+            const Json& values = p.at("values");
+            const Run alone = runApp(nextOut(),
+                words("--engine sim --cluster datacenter --steps 100")
+                    + QStringList {QStringLiteral("--workers"),
+                        QString::fromStdString(values.at("workers").get<std::string>()), QStringLiteral("--mode"),
+                        QString::fromStdString(values.at("mode").get<std::string>())});
             QCOMPARE(alone.exitCode, 0);
             QCOMPARE(firstRun(alone).at("params_digest").get<std::string>(),
                 p.at("results").at("params_digest").get<std::string>());
@@ -374,8 +381,17 @@ private Q_SLOTS:
                 }
                 // Each rung's run is a run folder of its own, to be checked alone.
                 const std::string folder = c.at("runs").at(0).at("point").get<std::string>();
-                QVERIFY(QFileInfo::exists(dir + QStringLiteral("/points/") + QString::fromStdString(folder)
-                    + QStringLiteral("/summary.json")));
+                const QString summaryPath = dir + QStringLiteral("/points/") + QString::fromStdString(folder)
+                    + QStringLiteral("/summary.json");
+                QVERIFY(QFileInfo::exists(summaryPath));
+                // And the loss the choice was made on is that run's own (one seed: the median is the run).
+                const Json summary = readJson(summaryPath);
+                QVERIFY2(summary.is_object(), qPrintable(summaryPath));
+                const Json& run = summary.at("runs").at(0);
+                if (c.at("median_final_loss").is_null())
+                    QVERIFY(run.at("diverged").get<bool>());
+                else
+                    QCOMPARE(run.at("final_loss").get<double>(), c.at("median_final_loss").get<double>());
             }
             for (const Json& c : rungs.at(0).at("candidates"))
                 QCOMPARE(c.at("promoted").get<bool>(), c.at("value").get<std::string>() == best);
