@@ -6,7 +6,7 @@
 namespace sgdscope::kernels::SGDSCOPE_KERNEL_NS {
 using Vec = VecScalar;
 constexpr int gemmRows = 4;
-constexpr int gemmVectors = 4;
+constexpr int gemmVectors = 3;
 constexpr int treeRows = 4;
 constexpr int treeVectors = 4;
 constexpr int kBlockFloats = 8192;
