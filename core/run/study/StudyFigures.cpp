@@ -26,6 +26,15 @@ double nan()
 /// A line's runs at one x: (value, folder).
 using Runs = std::vector<std::pair<double, std::string>>;
 
+/// The first three of `items` for a chart's note, "; "-separated, and how many more.
+std::string firstFew(const std::vector<std::string>& items)
+{
+    std::string text;
+    for (std::size_t i = 0; i < items.size() && i < 3; ++i)
+        text += (i == 0 ? "" : "; ") + items[i];
+    return text + (items.size() > 3 ? "; " + std::to_string(items.size() - 3) + " more" : "");
+}
+
 /// What a run without a value stands for in its point's median and band.
 enum class Missing
 {
@@ -51,6 +60,7 @@ FigurePoint bandOf(double x, Runs runs, const std::string& where)
         --valued;
     p.low = valued > 0 ? runs.front().first : INFINITY;
     p.high = valued > 0 ? runs[valued - 1].first : INFINITY;
+    p.withoutValue = static_cast<int>(n - valued);
     // The median's run first (the one a click opens), then the others.
     const std::size_t mid = (n - 1) / 2;
     p.folders.push_back("points/" + runs[mid].second);
@@ -185,7 +195,6 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
             if (runs.empty())
                 continue;
             FigurePoint point = bandOf(x, std::move(runs), whereOf(t, *list.front()));
-            point.withoutValue = ifMissing == Missing::Left ? 0 : without;
             const std::string count
                 = point.where + ": " + std::to_string(without) + " of " + std::to_string(list.size());
             if (!std::isfinite(point.median)) {
@@ -206,20 +215,14 @@ StudyFigure figureOf(const StudyTable& t, int ax, const std::string& stem, const
         f.note = "band: smallest to largest over the seeds; line: their median";
     if (missing > 0) {
         const std::string why = ifMissing == Missing::NotReached ? "did not reach the target" : "diverged";
-        auto listed = [](const std::vector<std::string>& items) {
-            std::string text;
-            for (std::size_t i = 0; i < items.size() && i < 3; ++i)
-                text += (i == 0 ? "" : "; ") + items[i];
-            return text + (items.size() > 3 ? "; " + std::to_string(items.size() - 3) + " more" : "");
-        };
         std::string said;
         if (ifMissing != Missing::Left) {
             // (a median of the lucky seeds alone would draw a point where most runs never got there)
             said = std::to_string(missing) + " run" + (missing == 1 ? "" : "s") + " " + why;
             if (!partial.empty())
-                said += ", each the worst in its point's median and outside its band (" + listed(partial) + ")";
+                said += ", each the worst in its point's median and outside its band (" + firstFew(partial) + ")";
             if (!unplotted.empty())
-                said += "\nno point where half or more " + why + " (" + listed(unplotted) + ")";
+                said += "\nno point where half or more " + why + " (" + firstFew(unplotted) + ")";
         } else {
             said = std::to_string(missing) + " run" + (missing == 1 ? " has" : "s have") + " no value here";
         }
@@ -272,10 +275,7 @@ std::string choicesOnTheEdge(const StudyTable& t, int ax)
     }
     if (lines.empty())
         return {};
-    std::string text = "on the grid's edge, a better " + t.bestOf + " may lie beyond it: ";
-    for (std::size_t i = 0; i < lines.size() && i < 3; ++i)
-        text += (i == 0 ? "" : "; ") + lines[i];
-    return text + (lines.size() > 3 ? "; " + std::to_string(lines.size() - 3) + " more" : "");
+    return "on the grid's edge, a better " + t.bestOf + " may lie beyond it: " + firstFew(lines);
 }
 
 } // namespace
