@@ -165,10 +165,21 @@ struct MpiContext::PostedReceives
     std::size_t next = 0; // where the next poll starts (round robin)
     /// Posts a receive for every peer (once).
     void arm();
+    PostedReceives() = default;
+    PostedReceives(const PostedReceives&) = delete;
+    PostedReceives& operator=(const PostedReceives&) = delete;
+    /// Abandons the receives still posted (see abandon()).
+    ~PostedReceives();
     /// Posts (again) the receive for peer index i.
     void post(int i);
-    /// Cancels the receives still posted (at the end of a run).
+    /// Cancels the receives still posted and waits for them (at the end of a run, every peer well).
     void cancel();
+    /// Cancels the receives still posted without waiting for any peer (a run that failed, or a wait that threw):
+    /// a receive left posted would match a peer's message later, while this process ends the job, and MPI would
+    /// fetch it into a buffer freed meanwhile, or from a peer that has ended ("Read -1, expected ..., errno = 3",
+    /// Open MPI's shared-memory transport). A receive that a message has already matched cannot be cancelled:
+    /// its buffers are then kept until the process ends.
+    void abandon();
 };
 
 } // namespace sgdscope

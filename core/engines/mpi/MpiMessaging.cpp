@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 namespace sgdscope {
@@ -117,11 +118,21 @@ std::size_t MpiContext::receive(void* data, std::size_t bytes, int from, int tag
         throw RunFailure("cannot receive from rank " + std::to_string(from));
     MPI_Status status;
     int done = 0;
-    const bool ok = pollUntil([&] {
-        if (MPI_Test(&request, &done, &status) != MPI_SUCCESS)
-            throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
-        return done != 0;
-    });
+    bool ok = false;
+    try {
+        ok = pollUntil([&] {
+            if (MPI_Test(&request, &done, &status) != MPI_SUCCESS)
+                throw RunFailure("the MPI connection with rank " + std::to_string(from) + " failed");
+            return done != 0;
+        });
+    } catch (...) {
+        // Not left posted: a message matched later would be fetched into the caller's buffer, gone by then.
+        if (!done) {
+            MPI_Cancel(&request);
+            MPI_Request_free(&request);
+        }
+        throw;
+    }
     if (!ok)
         abortForSilence(from, "receiving from");
     int count = 0;
@@ -146,6 +157,45 @@ void MpiContext::PostedReceives::post(int i)
     const auto k = static_cast<std::size_t>(i);
     MPI_Irecv(buffers[k].data(), static_cast<int>(buffers[k].size()), MPI_BYTE, from[k], tag, MPI_COMM_WORLD,
         requestAt(requests, k));
+}
+
+MpiContext::PostedReceives::~PostedReceives()
+{
+    abandon();
+}
+
+void MpiContext::PostedReceives::abandon()
+{
+    if (!armed)
+        return;
+    armed = false;
+    const std::size_t n = std::min(from.size(), requests.size() / sizeof(MPI_Request));
+    // Every receive is cancelled before any is tested: a test makes progress, and a peer's message that arrives
+    // then finds no receive of ours (it waits, unread, as an unexpected message).
+    for (std::size_t i = 0; i < n; ++i) {
+        MPI_Request* r = requestAt(requests, i);
+        if (*r != MPI_REQUEST_NULL)
+            MPI_Cancel(r);
+    }
+    bool matched = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        MPI_Request* r = requestAt(requests, i);
+        if (*r == MPI_REQUEST_NULL)
+            continue;
+        int done = 0;
+        MPI_Test(r, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            MPI_Request_free(r); // matched, and under way: MPI completes it on its own
+            matched = true;
+        }
+    }
+    if (matched) {
+        // MPI may still write into them: kept, never freed (the process is ending the job).
+        static std::mutex keptMutex;
+        static std::vector<std::vector<std::vector<char>>> kept;
+        const std::lock_guard lock(keptMutex);
+        kept.push_back(std::move(buffers));
+    }
 }
 
 void MpiContext::PostedReceives::cancel()
