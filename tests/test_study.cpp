@@ -215,6 +215,25 @@ private Q_SLOTS:
         QVERIFY(plan.fullPoint(3, 0, 0).skipped.empty());
     }
 
+    // With --halving, the later rungs run only in groups that can run: the study's total was once counted as if
+    // the left-out group (backup with 1 worker) ran its survivors too.
+    void skippedPointsRunAtNoRung()
+    {
+        const StudyPlan plan
+            = planOf(pairs({{"study", "s"}, {"sweep", "workers=1,2"}, {"sweep", "mode=sync,backup"},
+                         {"skip-impossible", ""}, {"best-of", "lr"}, {"halving", "3"}, {"seeds", "2"}}),
+                pairs({{"engine", "sim"}, {"steps", "90"}}));
+        QCOMPARE(plan.groupCount(), 4);
+        QCOMPARE(plan.halving().rungs(), 3);
+        StudyState state(plan);
+        settleAll(
+            state, [](std::size_t) { return std::size_t {0}; },
+            [](const PointRecord& r) { return 0.1 + std::abs(r.point.candidate - 3) + 0.01 * r.point.seed; });
+        // 3 groups: 7 candidates x 2 seeds, then the best 3 (of 7), then the best 1, each at 2 seeds.
+        QCOMPARE(state.settledCount(), 3 * (7 + 3 + 1) * 2);
+        QCOMPARE(plan.totalPoints(), state.settledCount());
+    }
+
     void sharedModeKnobsApplyWhereTheyTakeEffect()
     {
         // --backup-workers is backup's: the sync points leave it out (a note says so); none taking it is refused.

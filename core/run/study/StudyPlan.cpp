@@ -10,8 +10,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 
 namespace sgdscope {
@@ -140,13 +142,25 @@ StudyPoint StudyPlan::point(int group, int candidate, int seed, int rung) const
 
 int StudyPlan::totalPoints() const
 {
-    int runnable = 0;
-    for (const StudyPoint& p : m_points)
-        runnable += p.skipped.empty() ? 1 : 0;
-    int later = 0;
-    for (int r = 1; r < m_halving.rungs(); ++r)
-        later += m_halving.survivors(r) * seedCount() * m_groupCount;
-    return runnable + later;
+    int total = 0;
+    for (int g = 0; g < m_groupCount; ++g) {
+        // Per candidate, its seeds that can run, the most first: a later rung runs at most the survivors' runnable
+        // seeds (a candidate that --skip-impossible left out runs at no rung).
+        std::vector<int> runnable;
+        for (int c = 0; c < candidateCount(); ++c) {
+            int n = 0;
+            for (int s = 0; s < seedCount(); ++s)
+                n += fullPoint(g, c, s).skipped.empty() ? 1 : 0;
+            runnable.push_back(n);
+        }
+        std::sort(runnable.begin(), runnable.end(), std::greater<>());
+        total += std::accumulate(runnable.begin(), runnable.end(), 0);
+        for (int r = 1; r < m_halving.rungs(); ++r) {
+            const int kept = std::min(m_halving.survivors(r), candidateCount());
+            total += std::accumulate(runnable.begin(), runnable.begin() + kept, 0);
+        }
+    }
+    return total;
 }
 
 std::string StudyPlan::droppedNote(
