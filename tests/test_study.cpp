@@ -232,6 +232,9 @@ private Q_SLOTS:
         // 3 groups: 7 candidates x 2 seeds, then the best 3 (of 7), then the best 1, each at 2 seeds.
         QCOMPARE(state.settledCount(), 3 * (7 + 3 + 1) * 2);
         QCOMPARE(plan.totalPoints(), state.settledCount());
+        // And the work left is counted in the rungs' steps (90 / 9, 90 / 3, 90): the time-left estimate's measure.
+        QCOMPARE(plan.totalSteps(), 3 * (7 * 10 + 3 * 30 + 1 * 90) * 2.0);
+        QCOMPARE(plan.totalSteps(), state.settledSteps());
     }
 
     void sharedModeKnobsApplyWhereTheyTakeEffect()

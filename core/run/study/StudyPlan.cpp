@@ -140,27 +140,43 @@ StudyPoint StudyPlan::point(int group, int candidate, int seed, int rung) const
     return p;
 }
 
-int StudyPlan::totalPoints() const
+double StudyPlan::plannedRuns(bool bySteps) const
 {
-    int total = 0;
+    double total = 0.0;
     for (int g = 0; g < m_groupCount; ++g) {
         // Per candidate, its seeds that can run, the most first: a later rung runs at most the survivors' runnable
         // seeds (a candidate that --skip-impossible left out runs at no rung).
         std::vector<int> runnable;
+        std::int64_t fullSteps = 0; // (the group's candidates differ in their learning rate only)
         for (int c = 0; c < candidateCount(); ++c) {
             int n = 0;
-            for (int s = 0; s < seedCount(); ++s)
-                n += fullPoint(g, c, s).skipped.empty() ? 1 : 0;
+            for (int s = 0; s < seedCount(); ++s) {
+                const StudyPoint& p = fullPoint(g, c, s);
+                n += p.skipped.empty() ? 1 : 0;
+                fullSteps = std::max(fullSteps, p.steps);
+            }
             runnable.push_back(n);
         }
         std::sort(runnable.begin(), runnable.end(), std::greater<>());
-        total += std::accumulate(runnable.begin(), runnable.end(), 0);
-        for (int r = 1; r < m_halving.rungs(); ++r) {
-            const int kept = std::min(m_halving.survivors(r), candidateCount());
-            total += std::accumulate(runnable.begin(), runnable.begin() + kept, 0);
+        for (int r = 0; r < m_halving.rungs(); ++r) {
+            const int kept = r == 0 ? candidateCount() : std::min(m_halving.survivors(r), candidateCount());
+            const double steps = !bySteps ? 1.0
+                : m_halving.lastRung(r)   ? static_cast<double>(fullSteps)
+                                          : static_cast<double>(m_halving.budget(r, fullSteps));
+            total += steps * std::accumulate(runnable.begin(), runnable.begin() + kept, 0);
         }
     }
     return total;
+}
+
+int StudyPlan::totalPoints() const
+{
+    return static_cast<int>(plannedRuns(false));
+}
+
+double StudyPlan::totalSteps() const
+{
+    return plannedRuns(true);
 }
 
 std::string StudyPlan::droppedNote(

@@ -72,6 +72,8 @@ public:
     StudyPoint point(int group, int candidate, int seed, int rung) const;
     /// Points the study runs at most: every candidate and seed at rung 0, the survivors at later rungs.
     int totalPoints() const;
+    /// The sync steps of those points, summed (the rungs' budgets with --halving): the measure of work left.
+    double totalSteps() const;
 
     /// What a reader should know: shared options left out of some points, points that cannot run (skipped).
     const std::vector<std::string>& notes() const { return m_notes; }
@@ -85,6 +87,8 @@ public:
     bool hasPointsThatTimeTheCores() const { return m_threadsPoints || m_calibratedPoints; }
 
 private:
+    /// Points the study runs at most, or their steps.
+    double plannedRuns(bool bySteps) const;
     /// The note on a shared option left out of the points where `dropped` is true (m_points' order): for the axis
     /// whose values decide it if one does, else with the reason at the first such point (`where`, `why`).
     std::string droppedNote(const std::string& name, const std::vector<bool>& dropped, const std::string& where,

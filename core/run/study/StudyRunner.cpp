@@ -163,9 +163,11 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 {"reused", r.reused}};
             if (r.rank >= 0)
                 line["rank"] = r.rank;
-            const double perPoint = meta.ran > 0 ? meta.pointSeconds / meta.ran : -1.0;
-            const int left = state.total() - state.settledCount();
-            line["eta_seconds"] = perPoint >= 0 ? Json(perPoint * left / std::max(1, executor.slots())) : Json(nullptr);
+            // Per step, not per point: with --halving the first rung's points are the shortest.
+            const double perStep = meta.pointSteps > 0 ? meta.pointSeconds / meta.pointSteps : -1.0;
+            const double stepsLeft = std::max(0.0, plan.totalSteps() - state.settledSteps());
+            line["eta_seconds"]
+                = perStep >= 0 ? Json(perStep * stepsLeft / std::max(1, executor.slots())) : Json(nullptr);
             progressLine(line);
         }
         changed = true;
@@ -244,6 +246,7 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
             r.rank = end.rank;
             ++meta.ran;
             meta.pointSeconds += end.wallSeconds;
+            meta.pointSteps += static_cast<double>(r.point.steps);
             const std::string folder = (fs::path(dir) / "points" / r.point.id).string();
             PointStatus status = PointStatus::Failed;
             if (end.lost) {

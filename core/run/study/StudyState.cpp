@@ -84,6 +84,7 @@ void StudyState::settle(PointRecord& record, PointStatus status)
     record.status = status;
     m_due.erase(DueKey {p.rung, p.group, p.candidate, p.seed});
     ++m_settled;
+    m_settledSteps += static_cast<double>(p.steps);
     if (isFinished(status))
         ++m_finished;
     settleRung(p.group, p.rung);

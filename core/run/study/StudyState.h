@@ -60,6 +60,8 @@ public:
     std::vector<const PointRecord*> records() const;
     int total() const { return m_plan.totalPoints(); }
     int settledCount() const { return m_settled; }
+    /// The steps of the settled points, summed (see StudyPlan::totalSteps).
+    double settledSteps() const { return m_settledSteps; }
     int finishedCount() const { return m_finished; }
     int runningCount() const { return m_running; }
     /// Nothing due and nothing running.
@@ -95,6 +97,7 @@ private:
     std::set<DueKey> m_due;
     std::vector<GroupRecord> m_groups;
     int m_settled = 0;
+    double m_settledSteps = 0.0;
     int m_finished = 0;
     int m_running = 0;
 };
