@@ -10,6 +10,7 @@
 #include "core/run/study/StudySpec.h"
 #include "core/run/study/StudyState.h"
 #include "core/run/study/StudyTable.h"
+#include "core/run/study/StudyTimeLeft.h"
 #include "core/run/study/SuccessiveHalving.h"
 
 #include <QTest>
@@ -235,6 +236,59 @@ private Q_SLOTS:
         // And the work left is counted in the rungs' steps (90 / 9, 90 / 3, 90): the time-left estimate's measure.
         QCOMPARE(plan.totalSteps(), 3 * (7 * 10 + 3 * 30 + 1 * 90) * 2.0);
         QCOMPARE(plan.totalSteps(), state.settledSteps());
+    }
+
+    // The time left after the first rung of a halving study, against what the rest then takes, for points whose
+    // cost is mostly the process (start, data, evaluation, charts) and for points whose cost is mostly training.
+    // Seconds per step alone once said about 5 times the truth for the first (the short first rung's fixed part
+    // counted again for every later step); seconds per point alone says a fraction of it for the second.
+    void theTimeLeftAfterTheFirstRungIsWhatTheRestTakes()
+    {
+        const StudyPlan plan
+            = planOf(pairs({{"study", "s"}, {"sweep", "workers=1,2"}, {"best-of", "lr"}, {"halving", "3"}}),
+                pairs({{"engine", "sim"}, {"steps", "90"}}));
+        QCOMPARE(plan.halving().rungs(), 3);
+        struct Cost
+        {
+            double fixed;
+            double perStep;
+        };
+        for (const Cost cost : {Cost {2.0, 0.001}, Cost {0.05, 0.2}}) {
+            StudyState state(plan);
+            StudyTimeLeft timeLeft;
+            double estimate = -1.0;
+            double rest = 0.0;
+            std::vector<PointRecord*> taken;
+            while (true) {
+                while (PointRecord* r = state.takeNext(true))
+                    taken.push_back(r);
+                if (taken.empty())
+                    break;
+                PointRecord* r = taken.front();
+                taken.erase(taken.begin());
+                if (r->point.rung > 0 && estimate < 0)
+                    estimate = timeLeft.seconds(
+                        state.total() - state.settledCount(), plan.totalSteps() - state.settledSteps(), 1);
+                const double training = cost.perStep * static_cast<double>(r->point.steps);
+                if (r->point.rung > 0)
+                    rest += cost.fixed + training;
+                timeLeft.ran(cost.fixed + training, training, static_cast<double>(r->point.steps));
+                PointResult result;
+                result.mode = "sync";
+                result.clock = "virtual";
+                result.finalLoss = 0.1 + std::abs(r->point.candidate - 3);
+                r->result = result;
+                state.settle(*r, PointStatus::Done);
+            }
+            QCOMPARE(state.settledCount(), plan.totalPoints());
+            QVERIFY(rest > 0);
+            QVERIFY2(std::abs(estimate - rest) < 1e-6 * rest,
+                (std::to_string(estimate) + " s estimated, " + std::to_string(rest) + " s taken").c_str());
+            // Two points at a time: half.
+            QVERIFY(std::abs(timeLeft.seconds(10, 0, 2) - timeLeft.seconds(10, 0, 1) / 2) < 1e-12);
+        }
+        StudyTimeLeft none;
+        QCOMPARE(none.seconds(3, 30, 1), -1.0); // nothing ran yet: unknown
     }
 
     void sharedModeKnobsApplyWhereTheyTakeEffect()

@@ -24,7 +24,6 @@ struct StudyMeta
     int reused = 0;
     int ran = 0;
     double pointSeconds = 0.0; // the points' processes, summed
-    double pointSteps = 0.0; // and their sync steps
     double residentAfterFirst = -1.0; // this process's resident memory once the first point settled
     double residentAfterLast = -1.0; // and once the last had (before the charts)
 };

@@ -6,6 +6,7 @@
 #include "core/run/HeadlessRun.h"
 #include "core/run/study/LocalPointExecutor.h"
 #include "core/run/study/StudyState.h"
+#include "core/run/study/StudyTimeLeft.h"
 
 #include <algorithm>
 #include <chrono>
@@ -149,6 +150,10 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
     lastWrite = studyClock();
 
     const bool parallelSim = executor.slots() > 1;
+    // Points at a time, for the time left: one where the points that time the cores run alone (in a plan that
+    // mixes them with others, the others still run beside each other: an upper bound there).
+    const int together = coreTimersAlone ? 1 : executor.slots();
+    StudyTimeLeft timeLeft;
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     bool endSaid = false;
     auto finishPoint = [&](PointRecord& r, PointStatus status, bool say = true) {
@@ -163,11 +168,9 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 {"reused", r.reused}};
             if (r.rank >= 0)
                 line["rank"] = r.rank;
-            // Per step, not per point: with --halving the first rung's points are the shortest.
-            const double perStep = meta.pointSteps > 0 ? meta.pointSeconds / meta.pointSteps : -1.0;
-            const double stepsLeft = std::max(0.0, plan.totalSteps() - state.settledSteps());
-            line["eta_seconds"]
-                = perStep >= 0 ? Json(perStep * stepsLeft / std::max(1, executor.slots())) : Json(nullptr);
+            const double left = timeLeft.seconds(
+                state.total() - state.settledCount(), plan.totalSteps() - state.settledSteps(), together);
+            line["eta_seconds"] = left >= 0 ? Json(left) : Json(nullptr);
             progressLine(line);
         }
         changed = true;
@@ -246,7 +249,6 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
             r.rank = end.rank;
             ++meta.ran;
             meta.pointSeconds += end.wallSeconds;
-            meta.pointSteps += static_cast<double>(r.point.steps);
             const std::string folder = (fs::path(dir) / "points" / r.point.id).string();
             PointStatus status = PointStatus::Failed;
             if (end.lost) {
@@ -270,6 +272,10 @@ int runStudyPoints(const StudyPlan& plan, const std::string* configText, PointEx
                 r.message = "exit code " + std::to_string(end.exitCode)
                     + (end.problem.empty() ? std::string() : ": " + end.problem);
             }
+            // Only a point that ran to its result tells what the others will take (a failed or refused one
+            // ended early).
+            if (status == PointStatus::Done || status == PointStatus::Diverged)
+                timeLeft.ran(end.wallSeconds, r.result->wallClockSeconds, static_cast<double>(r.point.steps));
             // (a point lost with its rank is said in the job's one line below)
             finishPoint(r, status, !(status == PointStatus::Lost && executor.ended()));
             if (status == PointStatus::Lost) {
