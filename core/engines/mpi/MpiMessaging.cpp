@@ -126,10 +126,21 @@ std::size_t MpiContext::receive(void* data, std::size_t bytes, int from, int tag
             return done != 0;
         });
     } catch (...) {
-        // Not left posted: a message matched later would be fetched into the caller's buffer, gone by then.
+        // Not left posted: a message matched later would be fetched into the caller's buffer, gone by then. A
+        // message already matched is under way into that buffer and cannot be cancelled: it is waited for (a
+        // bounded time: a shared-memory transfer ends, or fails, within the call that makes it progress) before the
+        // caller's buffer may go; only a transfer still not done after that is left to MPI.
         if (!done) {
             MPI_Cancel(&request);
-            MPI_Request_free(&request);
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            while (!done && std::chrono::steady_clock::now() < until) {
+                if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    break;
+                if (!done)
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            if (!done)
+                MPI_Request_free(&request);
         }
         throw;
     }
