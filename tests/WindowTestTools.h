@@ -26,7 +26,7 @@ namespace sgdscope::testing {
 
 // ThreadSanitizer (LLVM 14) cannot follow a fork from a threaded process: the tests that start the program are
 // skipped there; the others (the window's threads: training, first looks) run under it (label "threads").
-#if defined(__SANITIZE_THREAD__) || (defined(__has_feature) && __has_feature(thread_sanitizer))
+#if defined(SGDSCOPE_SANITIZE_THREAD)
 #define SKIP_IF_FORK_UNDER_TSAN() QSKIP("ThreadSanitizer cannot follow a fork from a threaded process")
 #else
 #define SKIP_IF_FORK_UNDER_TSAN() (void)0

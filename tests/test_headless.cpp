@@ -540,7 +540,7 @@ private slots:
         QVERIFY(p.state() == QProcess::NotRunning);
         const qint64 elapsed = t.elapsed();
         // A sanitized build writes the charts and the summary 3 to 10 times slower (2.2 to 2.5 s measured).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         constexpr qint64 bound = 6000;
 #else
         constexpr qint64 bound = 2000;
@@ -569,7 +569,7 @@ private slots:
     // and the charts are left out, saying why. (Before: every mode's result lost, or the process hung or aborted.)
     void outOfMemoryKeepsWhatWasDone()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         QSKIP("a sanitizer's allocator ends the process where new would throw std::bad_alloc");
 #endif
         const QString out = m_dir.filePath(QStringLiteral("out-of-memory"));
@@ -646,7 +646,7 @@ private slots:
 
     void fashionMnistPresetReaches088()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         // Instrumented kernels train fashion-mnist's 30 seconds in over 5 minutes; its steps run under the
         // sanitizer in test_digests' fashion-mnist rows, the accuracy is checked in the normal build.
         QSKIP("a sanitized build is too slow to train fashion-mnist to 0.88");

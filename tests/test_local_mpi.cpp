@@ -109,7 +109,7 @@ private slots:
     // machine.
     void busyMachineIsSaidSo()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         QSKIP("a sanitized calibration runs too long for this test's budget");
 #endif
         if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty())

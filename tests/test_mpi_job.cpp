@@ -101,7 +101,7 @@ double pathSlowness()
 {
     const std::string path = isaName(activeIsa());
     const double slowness = path == "avx512" ? 1.0 : path == "avx2" ? 2.0 : 10.0;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
     return 5 * slowness; // instrumented kernels
 #else
     return slowness;
@@ -412,7 +412,7 @@ private slots:
     // than --peer-timeout (1 s; 3 s in a sanitized build), and the job completes (its watch thread beats meanwhile).
     void workLongerThanThePeerTimeoutCompletes()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         // A sanitized build's pauses stretch with its work (its allocator, its shadow memory): once in a whole
         // AddressSanitizer suite rank 0 heard nothing from rank 1 for 1 s, while the same test alone passed. The
         // premise below is measured against the timeout, so a longer one tests the same thing.
@@ -456,7 +456,7 @@ private slots:
     // after 300 updates), with the charts left out, saying why.
     void outOfMemoryOnRankZeroKeepsWhatWasDone()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         QSKIP("a sanitizer's allocator ends the process where new would throw std::bad_alloc");
 #endif
         QProcess p;
@@ -488,7 +488,7 @@ private slots:
     // figures (the final parameters are not evaluated, and an evaluation under way when the signal comes gives way).
     void sigtermLeavesASummaryWithinTwoSeconds()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         // Instrumented kernels take over five minutes to reach the first evaluation here (QTest's limit); the
         // signal paths run under the sanitizer in the killed-rank, hung-rank and SIGUSR1 tests.
         QSKIP("a sanitized build is too slow to train to this test's first evaluation");

@@ -110,7 +110,7 @@ private slots:
 
     void memoryEstimateHoldsOnTheSimulatedCluster()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         QSKIP("a sanitizer's shadow memory is not in the estimate");
 #endif
         QFETCH(QString, args);

@@ -76,7 +76,7 @@ private slots:
 
     void localClusterAgreesWithThisMachine()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         QSKIP("a sanitizer slows the run but the calibration alike only in part (it times fewer calls)");
 #endif
         QFETCH(QString, args);
@@ -158,7 +158,7 @@ private slots:
     // spin there, its threads wait for the core most of the time, and summary.json and the warning say so.
     void localCalibrationSaysWhenTheMachineIsBusy()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         QSKIP("a sanitized calibration runs too long for this test's budget");
 #endif
         cpu_set_t mine;

@@ -212,7 +212,7 @@ private Q_SLOTS:
 
     void twoJobsTakeLessTimeAndTheStudyCostsLittle()
     {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(SGDSCOPE_SANITIZED)
         // Its 12 points of 6000 steps at -j 1 alone took more than this test's 10 minutes under AddressSanitizer;
         // -j 2's runner runs under the sanitizer in the memory and --best-of tests.
         QSKIP("a sanitized build is too slow for this test's points of a second each");
@@ -351,7 +351,7 @@ private Q_SLOTS:
     {
         // 36 points whose summaries are large (256 workers each): a study that kept them would grow.
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SGDSCOPE_SANITIZE_ADDRESS)
         // AddressSanitizer holds freed memory back (its quarantine, 256 MB by default): the study grew by 207 MB
         // with it. Without the quarantine the same bound holds, and a study that kept its points still grows.
         const QString asan = env.value(QStringLiteral("ASAN_OPTIONS"));

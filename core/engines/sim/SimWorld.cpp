@@ -53,7 +53,7 @@ SimWorld::SimWorld()
     // Its deadlock report too: a stalled simulation is our error (run()).
     xbt_log_control_set("ker_engine.app:file:/dev/null ker_engine.additivity:off");
     static char name[] = "sgdscope";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SGDSCOPE_SANITIZE_ADDRESS)
     // AddressSanitizer does not follow SimGrid's own stack switching (it warns that false positives may follow,
     // and reports one when an actor's stack unwinds): under it, every actor is a thread of its own.
     static char threads[] = "--cfg=contexts/factory:thread";
