@@ -140,9 +140,20 @@ private slots:
         double othersKeptOff = 0.0;
         for (int rank = 0; rank < 3; ++rank)
             othersKeptOff += rank == straggler ? 0.0 : rankWaitedForACore(summary, "sync", rank);
-        QVERIFY2(wait(straggler, "barrier") < 0.1 * stragglerWaits + 0.01 * wall(straggler) + othersKeptOff,
-            qPrintable(QString::number(wait(straggler, "barrier")) + QStringLiteral(" of ")
-                + QString::number(stragglerWaits) + QStringLiteral("; ") + rankWaitsText(summary, "sync", 3)));
+        // Where the others were kept off their cores so long that the bound reaches all the straggler's waits, the
+        // check could not fail: it is left out, and the test says so at its end (after its other checks).
+        const double barrierBound = 0.1 * stragglerWaits + 0.01 * wall(straggler) + othersKeptOff;
+        QString unchecked;
+        if (barrierBound >= stragglerWaits)
+            unchecked = QStringLiteral("the other ranks waited %1 s for a core: the bound (%2 s) reached all the "
+                                       "straggler's %3 s of waits, so its barrier wait was not checked")
+                            .arg(othersKeptOff)
+                            .arg(barrierBound)
+                            .arg(stragglerWaits);
+        else
+            QVERIFY2(wait(straggler, "barrier") < barrierBound,
+                qPrintable(QString::number(wait(straggler, "barrier")) + QStringLiteral(" of ")
+                    + QString::number(stragglerWaits) + QStringLiteral("; ") + rankWaitsText(summary, "sync", 3)));
         // The others waited for the straggler's injected delay (both measured: a busy machine stretches both).
         const double delay = workers[static_cast<std::size_t>(straggler)]["delay_seconds"].get<double>();
         QVERIFY(delay > 0);
@@ -165,6 +176,8 @@ private slots:
         const double made = workers[static_cast<std::size_t>(straggler)]["made_others_wait_seconds"].get<double>();
         QVERIFY2(made >= 0.75 * barrier && made <= barrier + 1e-9,
             qPrintable(QStringLiteral("the straggler made others wait %1 s of their %2 s").arg(made).arg(barrier)));
+        if (!unchecked.isEmpty())
+            QSKIP(qPrintable(unchecked));
     }
 
     // Backup workers across processes (a parameter server and 3 workers). With B = 0 every gradient is kept: the
