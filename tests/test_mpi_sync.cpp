@@ -119,7 +119,7 @@ private slots:
     {
         QFETCH(int, straggler);
         const QString out = nextOut();
-        const Result r = runMpi(3,
+        const Result r = runMpi(2,
             blasModel
                 + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"),
                     QStringLiteral("40"), QStringLiteral("--slow"), QStringLiteral("%1:8").arg(straggler),
@@ -133,31 +133,38 @@ private slots:
             return workers[static_cast<std::size_t>(w)]["wait_seconds"][kind].get<double>();
         };
         auto wall = [&](int w) { return workers[static_cast<std::size_t>(w)]["wall_seconds"].get<double>(); };
-        // The straggler waited hardly at all for the slowest worker (itself): only when another rank was kept off its
-        // core for longer than the straggler's delay, which each rank measures as its run-queue delay (mpi.ranks; on a
-        // machine busy with other work the straggler once waited 0.0066 s at the barrier, half its waits).
-        const double stragglerWaits = wait(straggler, "barrier") + wait(straggler, "network") + wait(straggler, "read");
+        // The straggler waited hardly at all for the slowest worker (itself): a tenth of what the other waited for it
+        // at the barrier, and more only when the other was kept off its core for longer than the straggler's delay,
+        // which each rank measures as its run-queue delay (mpi.ranks; on a machine busy with other work the straggler
+        // once waited 0.0066 s at the barrier, half its own waits but a fortieth of the other's). Two ranks, so that on
+        // a 2-core machine each has a core: with three, the ranks that poll at the barrier kept one another off their
+        // cores for longer than the straggler's own waits.
+        double othersBarrier = 0.0;
         double othersKeptOff = 0.0;
-        for (int rank = 0; rank < 3; ++rank)
-            othersKeptOff += rank == straggler ? 0.0 : rankWaitedForACore(summary, "sync", rank);
-        // Where the others were kept off their cores so long that the bound reaches all the straggler's waits, the
-        // check could not fail: it is left out, and the test says so at its end (after its other checks).
-        const double barrierBound = 0.1 * stragglerWaits + 0.01 * wall(straggler) + othersKeptOff;
+        for (int rank = 0; rank < 2; ++rank) {
+            if (rank != straggler) {
+                othersBarrier += wait(rank, "barrier");
+                othersKeptOff += rankWaitedForACore(summary, "sync", rank);
+            }
+        }
+        const double barrierBound = 0.1 * othersBarrier + 0.01 * wall(straggler) + othersKeptOff;
+        // Where the bound reaches the straggler's whole time, the check could not fail: it is left out, and the test
+        // says so at its end (after its other checks).
         QString unchecked;
-        if (barrierBound >= stragglerWaits)
-            unchecked = QStringLiteral("the other ranks waited %1 s for a core: the bound (%2 s) reached all the "
-                                       "straggler's %3 s of waits, so its barrier wait was not checked")
+        if (barrierBound >= wall(straggler))
+            unchecked = QStringLiteral("the other rank waited %1 s for a core: the bound (%2 s) reached the "
+                                       "straggler's %3 s, so its barrier wait was not checked")
                             .arg(othersKeptOff)
                             .arg(barrierBound)
-                            .arg(stragglerWaits);
+                            .arg(wall(straggler));
         else
             QVERIFY2(wait(straggler, "barrier") < barrierBound,
-                qPrintable(QString::number(wait(straggler, "barrier")) + QStringLiteral(" of ")
-                    + QString::number(stragglerWaits) + QStringLiteral("; ") + rankWaitsText(summary, "sync", 3)));
+                qPrintable(QString::number(wait(straggler, "barrier")) + QStringLiteral(" s against a bound of ")
+                    + QString::number(barrierBound) + QStringLiteral(" s; ") + rankWaitsText(summary, "sync", 2)));
         // The others waited for the straggler's injected delay (both measured: a busy machine stretches both).
         const double delay = workers[static_cast<std::size_t>(straggler)]["delay_seconds"].get<double>();
         QVERIFY(delay > 0);
-        for (int w = 0; w < 3; ++w) {
+        for (int w = 0; w < 2; ++w) {
             if (w != straggler)
                 QVERIFY2(wait(w, "barrier") > 0.5 * delay,
                     qPrintable(QStringLiteral("worker %1: %2 against a delay of %3")
@@ -171,7 +178,7 @@ private slots:
         // rank 0, for its own part: about 7/8 of them the straggler's with its delay of 7 computes; 0.87 on a
         // busy machine, 0.895 on one core).
         double barrier = 0.0;
-        for (int w = 0; w < 3; ++w)
+        for (int w = 0; w < 2; ++w)
             barrier += w == straggler ? 0.0 : wait(w, "barrier");
         const double made = workers[static_cast<std::size_t>(straggler)]["made_others_wait_seconds"].get<double>();
         QVERIFY2(made >= 0.75 * barrier && made <= barrier + 1e-9,
