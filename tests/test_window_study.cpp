@@ -14,6 +14,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -86,6 +87,58 @@ private slots:
         // A folder that is no study is refused with the reason, and the study stays shown.
         QVERIFY(w.openStudy(m_dir.path()).contains(QStringLiteral("has no study.json")));
         QCOMPARE(view->study().finished, 12);
+    }
+
+    void aLongNoteIsWrappedToTheChartsWidth()
+    {
+        // The note under a chart's title names, for example, every kept choice at the grid's edge; Qt Charts cuts a
+        // line wider than the chart ("mode=async, wo..."), so the note's lines are broken after their "; ".
+        StudyFigure f;
+        f.file = "best-lr-vs-workers.png";
+        f.title = "Chosen lr against workers";
+        f.xTitle = "workers";
+        f.yTitle = "lr";
+        FigureLine line;
+        line.name = "sync";
+        line.mode = "sync";
+        for (const double x : {4.0, 16.0}) {
+            FigurePoint p;
+            p.x = p.low = p.median = p.high = x;
+            line.points.push_back(p);
+        }
+        f.lines.push_back(line);
+        const QStringList items {QStringLiteral("on the grid's edge, a better lr may lie beyond it: mode=sync, "
+                                                "workers=4: 0.08 (the largest)"),
+            QStringLiteral("mode=sync, workers=16: 0.08 (the largest)"),
+            QStringLiteral("mode=async, workers=4: 0.08 (the largest)"), QStringLiteral("1 more")};
+        f.note = "kept: the candidate with the lowest final loss\n" + items.join(QStringLiteral("; ")).toStdString();
+        StudyChart chart(f);
+        QFont plain = chart.chartItem()->titleFont();
+        plain.setBold(false);
+        const QFontMetricsF metrics(plain);
+        for (const int width : {1400, 640, 420}) {
+            chart.resize(width, 420);
+            chart.show();
+            QCoreApplication::processEvents();
+            const QString title = chart.chartItem()->title();
+            const qsizetype from = title.indexOf(QStringLiteral("font-size:small\">"));
+            QVERIFY2(from > 0, qPrintable(title));
+            QString note = title.mid(from + 17);
+            note.chop(QStringLiteral("</span>").size());
+            const QStringList lines = note.split(QStringLiteral("<br>"));
+            for (const QString& l : lines)
+                QVERIFY2(metrics.horizontalAdvance(l) <= width - 40 || !l.contains(QStringLiteral("; ")),
+                    qPrintable(
+                        QStringLiteral("at %1 px: '%2' (%3 px)").arg(width).arg(l).arg(metrics.horizontalAdvance(l))));
+            // Nothing is lost: the lines are the note's items, in order.
+            QString joined = lines.join(QLatin1Char(' '));
+            QVERIFY2(joined.startsWith(QStringLiteral("kept: the candidate with the lowest final loss ")),
+                qPrintable(joined));
+            joined.remove(0, QStringLiteral("kept: the candidate with the lowest final loss ").size());
+            QCOMPARE(joined, items.join(QStringLiteral("; ")).toHtmlEscaped());
+            if (width <= 640)
+                QVERIFY2(lines.size() >= 3, qPrintable(note));
+        }
     }
 
     void aStudyFolderOpensAsARunFolderDoes()

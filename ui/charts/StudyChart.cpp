@@ -7,6 +7,7 @@
 #include <QAreaSeries>
 #include <QCursor>
 #include <QDir>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -46,6 +47,27 @@ QString number(double v)
     return QString::number(v, 'g', 4);
 }
 
+/// `line` broken after its "; " into lines no wider than `room` (an item wider than that alone keeps its line).
+QStringList wrapAtSemicolons(const QString& line, const QFontMetricsF& metrics, qreal room)
+{
+    const QString separator = QStringLiteral("; ");
+    QStringList out;
+    QString current;
+    const QStringList items = line.split(separator);
+    for (int i = 0; i < items.size(); ++i) {
+        const QString item = items[i] + (i + 1 < items.size() ? separator.trimmed() : QString());
+        const QString joined = current.isEmpty() ? item : current + QLatin1Char(' ') + item;
+        if (!current.isEmpty() && metrics.horizontalAdvance(joined) > room) {
+            out << current;
+            current = item;
+        } else {
+            current = joined;
+        }
+    }
+    out << current;
+    return out;
+}
+
 /// A range's ends on a logarithmic axis: whole powers of the base around the data.
 std::pair<double, double> logRange(double low, double high, double base)
 {
@@ -63,16 +85,36 @@ StudyChart::StudyChart(StudyFigure figure, QWidget* parent)
         QString::fromStdString(figure.file).chopped(figure.file.size() >= 4 ? 4 : 0), parent)
     , m_figure(std::move(figure))
 {
-    // What the band is and what is missing belongs on the picture, not only in a tooltip: a second, plain line
-    // under the title (Qt Charts lays its title out as rich text).
-    if (!m_figure.note.empty()) {
-        m_chart->setTitle(QStringLiteral("%1<br><span style=\"font-weight:normal; font-size:small\">%2</span>")
-                              .arg(QString::fromStdString(m_figure.title).toHtmlEscaped(),
-                                  QString::fromStdString(m_figure.note)
-                                      .toHtmlEscaped()
-                                      .replace(QLatin1Char('\n'), QStringLiteral("<br>"))));
-    }
+    // What the band is and what is missing belongs on the picture, not only in a tooltip: plain lines under the
+    // title, wrapped to the chart's width (showTitle).
+    showTitle();
     buildAxes();
+}
+
+void StudyChart::resizeEvent(QResizeEvent* event)
+{
+    ChartPanel::resizeEvent(event);
+    showTitle();
+}
+
+void StudyChart::showTitle()
+{
+    if (m_figure.note.empty())
+        return;
+    // Qt Charts lays its title out as rich text and cuts a line that does not fit ("mode=async, wo..."): the
+    // note's lines are broken after their "; " to fit the chart's width, measured with the title's own font
+    // (the note is drawn smaller, so this errs on the side of a shorter line).
+    QFont plain = m_chart->titleFont();
+    plain.setBold(false);
+    const QFontMetricsF metrics(plain);
+    const qreal room = std::max<qreal>(120.0, width() - 40.0);
+    QStringList shown;
+    for (const QString& line : QString::fromStdString(m_figure.note).split(QLatin1Char('\n')))
+        for (const QString& part : wrapAtSemicolons(line, metrics, room))
+            shown << part.toHtmlEscaped();
+    const QString title = QString::fromStdString(m_figure.title).toHtmlEscaped();
+    m_chart->setTitle(title + QStringLiteral("<br><span style=\"font-weight:normal; font-size:small\">")
+        + shown.join(QStringLiteral("<br>")) + QStringLiteral("</span>"));
 }
 
 void StudyChart::buildAxes()

@@ -31,7 +31,12 @@ public:
 Q_SIGNALS:
     void pointClicked(const QString& folder);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    /// The title with the figure's note under it, the note's lines wrapped to the chart's width.
+    void showTitle();
     const FigurePoint* nearest(int line, double x) const;
     void buildAxes();
 
