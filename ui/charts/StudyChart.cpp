@@ -47,24 +47,29 @@ QString number(double v)
     return QString::number(v, 'g', 4);
 }
 
-/// `line` broken after its "; " into lines no wider than `room` (an item wider than that alone keeps its line).
-QStringList wrapAtSemicolons(const QString& line, const QFontMetricsF& metrics, qreal room)
+/// `line` broken after its separators into lines no wider than `room`: after "; " first, then, inside an item
+/// still too wide, after ", ", then at spaces (a single word wider than `room` keeps its line).
+QStringList wrapLine(const QString& line, const QFontMetricsF& metrics, qreal room, int level = 0)
 {
-    const QString separator = QStringLiteral("; ");
+    static const QString separators[] = {QStringLiteral("; "), QStringLiteral(", "), QStringLiteral(" ")};
+    if (level >= 3 || metrics.horizontalAdvance(line) <= room)
+        return {line};
+    const QString& separator = separators[level];
     QStringList out;
     QString current;
     const QStringList items = line.split(separator);
     for (int i = 0; i < items.size(); ++i) {
+        // A break keeps the separator's mark (";" or ",") at the end of its line; only the space goes.
         const QString item = items[i] + (i + 1 < items.size() ? separator.trimmed() : QString());
         const QString joined = current.isEmpty() ? item : current + QLatin1Char(' ') + item;
         if (!current.isEmpty() && metrics.horizontalAdvance(joined) > room) {
-            out << current;
+            out << wrapLine(current, metrics, room, level + 1);
             current = item;
         } else {
             current = joined;
         }
     }
-    out << current;
+    out << wrapLine(current, metrics, room, level + 1);
     return out;
 }
 
@@ -102,19 +107,21 @@ void StudyChart::showTitle()
     if (m_figure.note.empty())
         return;
     // Qt Charts lays its title out as rich text and cuts a line that does not fit ("mode=async, wo..."): the
-    // note's lines are broken after their "; " to fit the chart's width, measured with the title's own font
-    // (the note is drawn smaller, so this errs on the side of a shorter line).
+    // note's lines are broken after their "; " (then ", ", then spaces) to fit the chart's width, measured with the
+    // title's own font (the note is drawn smaller, so this errs on the side of a shorter line).
     QFont plain = m_chart->titleFont();
     plain.setBold(false);
     const QFontMetricsF metrics(plain);
     const qreal room = std::max<qreal>(120.0, width() - 40.0);
     QStringList shown;
     for (const QString& line : QString::fromStdString(m_figure.note).split(QLatin1Char('\n')))
-        for (const QString& part : wrapAtSemicolons(line, metrics, room))
+        for (const QString& part : wrapLine(line, metrics, room))
             shown << part.toHtmlEscaped();
-    const QString title = QString::fromStdString(m_figure.title).toHtmlEscaped();
-    m_chart->setTitle(title + QStringLiteral("<br><span style=\"font-weight:normal; font-size:small\">")
-        + shown.join(QStringLiteral("<br>")) + QStringLiteral("</span>"));
+    const QString title = QString::fromStdString(m_figure.title).toHtmlEscaped()
+        + QStringLiteral("<br><span style=\"font-weight:normal; font-size:small\">")
+        + shown.join(QStringLiteral("<br>")) + QStringLiteral("</span>");
+    if (m_chart->title() != title)
+        m_chart->setTitle(title);
 }
 
 void StudyChart::buildAxes()
