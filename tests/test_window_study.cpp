@@ -94,7 +94,8 @@ private slots:
     void aLongNoteIsWrappedToTheChartsWidth()
     {
         // The note under a chart's title names, for example, every kept choice at the grid's edge; Qt Charts cuts a
-        // line wider than the chart ("mode=async, wo..."), so the note's lines are broken after their "; ".
+        // line wider than the chart ("mode=async, wo..."), so the note's lines are broken after their "; " (then ", ",
+        // then at spaces, where one item is still too wide: at 420 px the first one is).
         StudyFigure f;
         f.file = "best-lr-vs-workers.png";
         f.title = "Chosen lr against workers";
