@@ -10,6 +10,7 @@
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+#include <QTest>
 
 namespace sgdscope::testing {
 
@@ -68,7 +69,11 @@ inline Result mpirun(const QStringList& args, int timeoutMs = 120000)
     QElapsedTimer clock;
     clock.start();
     p.start(QStringLiteral(SGDSCOPE_MPIEXEC), args);
-    return finish(p, clock, timeoutMs);
+    const Result r = finish(p, clock, timeoutMs);
+    // Every run's sends complete unless it failed (MpiJob checks; a send left to MPI stops the freeing of buffers).
+    if (r.output.contains(QStringLiteral("internal error: a run that did not fail left a send unfinished")))
+        QTest::qFail(qPrintable(r.output), __FILE__, __LINE__);
+    return r;
 }
 
 /// Runs sgdscope --headless --engine mpi with `options` in `processes` processes.

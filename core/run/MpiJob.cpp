@@ -234,6 +234,18 @@ Json engineJson(const MpiContext& mpi)
     std::_Exit(exitCode);
 }
 
+/// Rank 0 after a failure: stops its watch (no more MPI progress here, on a message of a rank that may be
+/// leaving), tells the living ranks the job ends with `exitCode`, and waits (a few seconds at most) for those on
+/// this host to end, so that none is still reading a message out of its memory when it leaves.
+void endJobForAll(MpiContext& mpi, int exitCode)
+{
+    mpi.stopWatch(false);
+    if (PeerWatch* watch = mpi.watch()) {
+        watch->endJob(exitCode);
+        watch->awaitLocalPeersEnded(3.0);
+    }
+}
+
 /// Rank 0 after a failure: says which rank failed and why, writes summary.json and metrics.csv before any
 /// further MPI call (MPI's progress on a dead peer's half-received message can crash a process), tells the
 /// others it is ending (so that its silence while it draws the charts is not taken for a hang), writes the
@@ -263,8 +275,7 @@ Json engineJson(const MpiContext& mpi)
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sgdscope: rank 0: %s, while writing the failed run's files\n", e.what());
     }
-    if (watch)
-        watch->endJob(1);
+    endJobForAll(mpi, 1);
     leave(mpi, 1);
 }
 
@@ -400,8 +411,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             std::fprintf(stderr, "sgdscope: %s, before training began; nothing written\n",
                 namedFailure(mpi, e.what(), true).c_str());
             // The living ranks are told the job ends, so that none takes rank 0's end for its death and says so.
-            if (PeerWatch* watch = mpi.watch())
-                watch->endJob(1);
+            endJobForAll(mpi, 1);
         } else if (PeerWatch* watch = mpi.watch(); watch && mpi.rank() == 1) {
             // Rank 0 cannot say it is gone: the first other rank does (nothing if rank 0 ended the job, or if this
             // process was itself stopped so long that rank 0 gave it up and said so).
@@ -469,6 +479,13 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             endFailedJob(mpi, run, runs, charts, namedFailure(mpi, failure, fromPeers));
         endFailedPeer(mpi, failure);
     }
+    // Every send of runs that did not fail completed: else this process frees no message buffer any more (a leak
+    // that a long job would feel), and the engine has a bug to fix.
+    if (mpiSendAbandonedFlag().load())
+        std::fprintf(stderr,
+            "sgdscope: rank %d: internal error: a run that did not fail left a send unfinished (its message buffers "
+            "are no longer freed)\n",
+            rank);
 
     // 5. Rank 0 writes every file while the others wait (mpirun ends the whole job when one process leaves);
     //    every process ends with rank 0's exit code.
@@ -529,8 +546,8 @@ int runMpiJob(
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sgdscope: rank %d: %s\n", mpi.rank(), e.what());
     }
-    if (mpi.isRoot() && mpi.watch())
-        mpi.watch()->endJob(1);
+    if (mpi.isRoot())
+        endJobForAll(mpi, 1);
     leave(mpi, 1);
 }
 

@@ -89,10 +89,11 @@ void MpiBackupTrainer::sendParameters(bool go)
         out.put(at);
     out.putFloats(m_params.data(), m_params.size());
     // One copy for every worker: each send reads it until that worker has taken it.
-    const auto bytes = std::make_shared<const std::vector<char>>(out.bytes());
+    const auto bytes = std::make_shared<const MpiMessage>(std::move(out));
     for (int w = 0; w < m_workers; ++w) {
         auto& sends = m_sends[static_cast<std::size_t>(w)];
-        sends.push_back({bytes, m_mpi.startSend(bytes->data(), bytes->size(), w + 1, parametersTag)});
+        sends.push_back(
+            {bytes, m_mpi.startSend(bytes->bytes().data(), bytes->bytes().size(), w + 1, parametersTag)});
     }
 }
 
@@ -208,7 +209,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
     parameters.buffers.emplace_back(parametersBytes(settings.workers, params.size()));
     parameters.arm();
     bool arrivedEarly = false; // the receive completed during the delay
-    std::deque<std::pair<std::vector<char>, MpiContext::PendingSend>> sends;
+    std::deque<std::pair<MpiMessage, MpiContext::PendingSend>> sends;
     std::int64_t computedSamples = 0;
     std::int64_t updates = 0;
     std::int64_t messages = 0;
@@ -297,8 +298,9 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         spans.spans.clear();
         if (!arrivedEarly)
             part.put(out);
-        sends.emplace_back(out.bytes(), MpiContext::PendingSend {});
-        sends.back().second = mpi.startSend(sends.back().first.data(), sends.back().first.size(), 0, messageTag);
+        sends.emplace_back(std::move(out), MpiContext::PendingSend {});
+        const std::vector<char>& bytes = sends.back().first.bytes();
+        sends.back().second = mpi.startSend(bytes.data(), bytes.size(), 0, messageTag);
         ++messages;
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/mpi/MpiRootTrainer.h"
 #include "core/train/ChunkGradients.h"
 
@@ -53,7 +54,7 @@ private:
     std::vector<std::int64_t> m_received; // per worker: messages taken
     struct Outgoing
     {
-        std::shared_ptr<const std::vector<char>> bytes;
+        std::shared_ptr<const MpiMessage> bytes;
         MpiContext::PendingSend send;
     };
     std::vector<std::deque<Outgoing>> m_sends; // per worker, oldest first

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engines/mpi/MpiMessage.h"
 #include "core/metrics/Events.h"
 
 #include <cstddef>
@@ -82,9 +83,33 @@ public:
     /// Sends bytes to a rank (completes when MPI has taken them; bounded by the timeout).
     void send(const void* data, std::size_t bytes, int to, int tag);
     /// A send that goes on while this rank waits for something else (its answer): the data must stay
-    /// untouched until complete() returns.
+    /// untouched until complete() returns. One dropped before it completed (a run that failed) leaves its data to
+    /// MPI: from then on no MpiBytes buffer is freed (see MpiBufferAllocator).
     struct PendingSend
     {
+        PendingSend() = default;
+        PendingSend(PendingSend&& other) noexcept
+            : request(std::move(other.request))
+            , to(other.to)
+        {
+            other.request.clear();
+        }
+        PendingSend& operator=(PendingSend&& other) noexcept
+        {
+            if (!request.empty())
+                markMpiSendAbandoned();
+            request = std::move(other.request);
+            other.request.clear();
+            to = other.to;
+            return *this;
+        }
+        PendingSend(const PendingSend&) = delete;
+        PendingSend& operator=(const PendingSend&) = delete;
+        ~PendingSend()
+        {
+            if (!request.empty())
+                markMpiSendAbandoned();
+        }
         std::vector<char> request; // opaque MPI_Request storage
         int to = -1;
     };

@@ -3,6 +3,7 @@
 #include "core/common/Error.h"
 #include "core/metrics/Events.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -10,12 +11,42 @@
 
 namespace sgdscope {
 
+/// Whether this process left a send to MPI unfinished (a wait for it failed, or it was started and never completed):
+/// its job is ending. From then on no message's buffer is freed (~MpiMessage): the receiver may still be reading it
+/// out of this process's memory (Open MPI's shared-memory single copy is a read by the receiver), and a buffer freed
+/// meanwhile gave it "Read -1, expected 340072, errno = 14" beside our message.
+inline std::atomic<bool>& mpiSendAbandonedFlag()
+{
+    static std::atomic<bool> abandoned {false};
+    return abandoned;
+}
+inline void markMpiSendAbandoned()
+{
+    mpiSendAbandonedFlag().store(true, std::memory_order_relaxed);
+}
+
 /// A message between ranks: numbers, spans and float arrays packed into bytes, read back in the same order.
 /// Every rank runs the same binary on the same kind of machine (checked at start by the configuration
-/// hash), so values travel as their bytes.
+/// hash), so values travel as their bytes. Every buffer a send reads from is one (see markMpiSendAbandoned).
 class MpiMessage
 {
 public:
+    MpiMessage() = default;
+    /// `size` zero bytes (a buffer to receive into, and to send on as it is).
+    explicit MpiMessage(std::size_t size)
+        : m_bytes(size)
+    {
+    }
+    MpiMessage(const MpiMessage&) = default;
+    MpiMessage(MpiMessage&&) noexcept = default;
+    MpiMessage& operator=(const MpiMessage&) = default;
+    MpiMessage& operator=(MpiMessage&&) noexcept = default;
+    ~MpiMessage()
+    {
+        if (mpiSendAbandonedFlag().load(std::memory_order_relaxed))
+            new std::vector<char>(std::move(m_bytes)); // kept to the process's end, on purpose
+    }
+
     void clear() { m_bytes.clear(); }
     template<typename T>
     void put(const T& value)

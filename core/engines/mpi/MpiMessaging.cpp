@@ -58,11 +58,18 @@ void MpiContext::wait(void* request, int peer, const char* what)
 {
     auto* r = static_cast<MPI_Request*>(request);
     int done = 0;
-    const bool ok = pollUntil([&] {
-        if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            throw RunFailure("the MPI connection with rank " + std::to_string(peer) + " failed");
-        return done != 0;
-    });
+    bool ok = false;
+    try {
+        ok = pollUntil([&] {
+            if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                throw RunFailure("the MPI connection with rank " + std::to_string(peer) + " failed");
+            return done != 0;
+        });
+    } catch (...) {
+        // The send is left to MPI: its receiver may still read the data (see MpiBufferAllocator).
+        markMpiSendAbandoned();
+        throw;
+    }
     if (!ok)
         abortForSilence(peer, what);
 }

@@ -355,7 +355,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         models.prepare(
             settings.workers, settings.batch, part.chunks.chunkSize, settings.accum, part.passSamples, params, rank);
     const MomentumSgd rule(settings.momentum);
-    std::vector<char> receive(parametersMessageBytes(mpi.size(), params.size()));
+    MpiMessage received(parametersMessageBytes(mpi.size(), params.size())); // and forwarded down the tree as it is
     std::int64_t computedSamples = 0;
     std::int64_t updates = 0;
     StragglerModel stragglers(settings);
@@ -373,12 +373,12 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         for (MpiContext::PendingSend& f : forwards) // taken long ago: the buffer is needed again
             mpi.complete(f);
         forwards.clear();
-        mpi.receive(receive.data(), receive.size(), binomialParent(rank), parametersTag);
+        mpi.receive(received.data(), received.bytes().size(), binomialParent(rank), parametersTag);
         for (const int child : children)
-            forwards.push_back(mpi.startSend(receive.data(), receive.size(), child, parametersTag));
+            forwards.push_back(mpi.startSend(received.data(), received.bytes().size(), child, parametersTag));
         const double arrived = MpiContext::now();
         mpi.complete(gradient); // rank 0 had it before it sent these parameters
-        MpiMessageReader in(receive.data(), receive.size());
+        MpiMessageReader in(received.data(), received.bytes().size());
         const auto control = in.get<std::int64_t>();
         const auto update = in.get<std::int64_t>();
         const auto globalStep = in.get<std::int64_t>();

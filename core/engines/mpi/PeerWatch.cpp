@@ -170,6 +170,40 @@ void PeerWatch::endJob(int exitCode)
     m_channel->flush();
 }
 
+bool PeerWatch::awaitLocalPeersEnded(double maxSeconds)
+{
+    const double start = steadyNow();
+    bool anyEnded = false;
+    std::vector<char> ended(m_settings.localPids.size(), 0);
+    // Stopped ranks are left to mpirun when they are all that is left and none ended for this long: the ranks told
+    // to end by endJob end within it (a few scheduler turns). Once one has ended, mpirun's teardown has begun and
+    // resumes the stopped ones (SIGCONT, then SIGTERM): they are waited for, as it may resume them late.
+    constexpr double quiet = 0.5;
+    while (true) {
+        const double now = steadyNow();
+        bool allEnded = true;
+        bool allLeftStopped = true;
+        for (std::size_t r = 0; r < m_settings.localPids.size(); ++r) {
+            const long pid = m_settings.localPids[r];
+            if (static_cast<int>(r) == m_settings.rank || pid <= 0 || ended[r])
+                continue;
+            const char state = processState(pid);
+            if (state == 'X') {
+                ended[r] = 1;
+                anyEnded = true;
+                continue;
+            }
+            allEnded = false;
+            allLeftStopped = allLeftStopped && (state == 'T' || state == 't');
+        }
+        if (allEnded)
+            return true;
+        if ((allLeftStopped && !anyEnded && now - start >= quiet) || now - start >= maxSeconds)
+            return false;
+        std::this_thread::sleep_for(pollInterval);
+    }
+}
+
 void PeerWatch::setOffset(double offset, double longestTrip)
 {
     std::lock_guard lock(m_mutex);
@@ -414,18 +448,18 @@ void PeerWatch::setProblem(PeerProblem problem)
         m_settings.onProblem();
 }
 
-bool PeerWatch::processGone(long pid) const
+char PeerWatch::processState(long pid) const
 {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
     if (!stat)
-        return true;
+        return 'X';
     std::string line;
     std::getline(stat, line);
     const std::size_t close = line.rfind(')');
     if (close == std::string::npos || close + 2 >= line.size())
-        return false;
+        return '?';
     const char state = line[close + 2];
-    return state == 'Z' || state == 'X';
+    return state == 'Z' ? 'X' : state;
 }
 
 } // namespace sgdscope

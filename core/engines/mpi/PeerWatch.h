@@ -109,6 +109,13 @@ public:
     void announceEnding();
     /// On rank 0: tells every rank the job ends with `exitCode`.
     void endJob(int exitCode);
+    /// On rank 0, after endJob and with the watch stopped: waits (at most `maxSeconds`, making no MPI call) until
+    /// every other rank on this host has ended, so that none is still reading a message out of this process's
+    /// memory when it leaves (Open MPI's shared-memory single copy is a read of the sender's memory: a reader that
+    /// finds the sender gone prints "Read -1, expected ..., errno = 3"). Ranks that are stopped (SIGSTOP) are not
+    /// waited for if they are all that is left and none has ended: only mpirun resumes them, once a rank has ended
+    /// (then this one). Returns whether every such rank had ended.
+    bool awaitLocalPeersEnded(double maxSeconds);
     /// Stops the thread, after completing what it still sends if `flush` (a job that ends because a peer is gone
     /// makes no more MPI calls than it must: MPI's progress on a dead peer's message can crash the process).
     void stop(bool flush = true);
@@ -131,7 +138,9 @@ private:
     /// Looks at every watched peer; `mayReceive`: this turn may still take waiting messages (not after a stall).
     void check(double now, bool mayReceive);
     void setProblem(PeerProblem problem);
-    bool processGone(long pid) const;
+    bool processGone(long pid) const { return processState(pid) == 'X'; }
+    /// A process's state as /proc/PID/stat has it ('R', 'S', 'T' stopped, ...; 'X' for ended, zombies included).
+    char processState(long pid) const;
     /// Whether this process's own stall explains a peer problem found `now` (see the class comment).
     bool givenUpAfterOwnStall(double now) const;
     /// Whether the problem found ends this process's part in MPI (it only leaves, and beats no more).
