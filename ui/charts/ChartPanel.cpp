@@ -91,6 +91,8 @@ int ChartPanel::plotColumns() const
 QImage ChartPanel::renderImage(qreal scale) const
 {
     QImage image(size() * scale, QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull())
+        return image; // out of memory: savePng says so
     image.setDevicePixelRatio(scale);
     image.fill(Qt::white);
     QPainter painter(&image);

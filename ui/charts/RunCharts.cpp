@@ -33,6 +33,8 @@ QString saveGrid(
     refresh();
     QApplication::processEvents();
     QImage image(grid.size() * 2, QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull())
+        return savePng(image, path); // out of memory, said there
     image.setDevicePixelRatio(2.0);
     image.fill(Qt::white);
     {

@@ -33,6 +33,8 @@ void TimelineStrip::setWorkers(int workers)
 QImage TimelineStrip::renderImage(qreal scale) const
 {
     QImage image(size() * scale, QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull())
+        return image; // out of memory: savePng says so
     image.setDevicePixelRatio(scale);
     image.fill(Qt::white);
     QPainter painter(&image);
