@@ -7,6 +7,7 @@
 #include "core/train/UpdateRule.h"
 
 #include <algorithm>
+#include <new>
 
 #include <omp.h>
 
@@ -197,8 +198,22 @@ void Trainer::reportWorkerTime(const WorkWindow& window, std::span<const Span> s
 UpdateFigures Trainer::reportUpdate(const UpdateEvent& update, TrainingObserver& observer)
 {
     const UpdateFigures figures = m_metrics.addUpdate(update);
-    observer.onUpdate(update, figures);
+    try {
+        observer.onUpdate(update, figures);
+    } catch (const std::bad_alloc&) {
+        m_unrecorded.emplace(update, figures); // counted in updates() already
+        throw;
+    }
     return figures;
+}
+
+void Trainer::reportUntilFailure(TrainingObserver& observer)
+{
+    if (!m_unrecorded)
+        return;
+    const auto [update, figures] = *m_unrecorded;
+    m_unrecorded.reset();
+    observer.onUpdate(update, figures);
 }
 
 void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything)

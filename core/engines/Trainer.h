@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace sgdscope {
@@ -84,10 +85,12 @@ public:
     /// After the last run() of a mode: engines whose workers are elsewhere release them and report what was
     /// still in flight (MPI). Nothing to do for the others.
     virtual void endOfRun(TrainingObserver& observer) { (void)observer; }
-    /// After a RunFailure (a peer died, hung or failed): reports every update counted so far and the spans known
-    /// for it, without another message between processes, so that the figures and the recorded curve agree with
-    /// updates(). Engines that report as they go (threads, sim) have nothing left to report.
-    virtual void reportUntilFailure(TrainingObserver& observer) { (void)observer; }
+    /// After a RunFailure (a peer died, hung or failed) or running out of memory: reports every update counted so
+    /// far and the spans known for it, without another message between processes, so that the figures and the
+    /// recorded curve agree with updates(). Engines that report as they go (threads, sim) have left at most the
+    /// update whose recording ran out of memory (reported here, with the memory the run held back freed); MPI's
+    /// hand over every closed window again, that one's included.
+    virtual void reportUntilFailure(TrainingObserver& observer);
 
     /// Thread-safe: the run stops at the next update (sync) or push boundary (async); a straggler's sleep
     /// is cut short.
@@ -204,6 +207,8 @@ private:
     bool m_diverged = false;
     std::int64_t m_divergedAt = -1;
     bool m_stopped = false;
+    // An update counted whose recording ran out of memory (std::bad_alloc from the observer), for reportUntilFailure.
+    std::optional<std::pair<UpdateEvent, UpdateFigures>> m_unrecorded;
     std::vector<std::unique_ptr<NetworkWorkspace>> m_workspaces;
     int m_workspaceCapacity = 0;
     int m_passSamples = 0;

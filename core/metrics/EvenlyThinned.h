@@ -1,6 +1,5 @@
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -18,21 +17,16 @@ public:
     explicit EvenlyThinned(std::size_t capacity)
         : m_capacity(capacity < 2 ? 2 : capacity)
     {
-        m_items.reserve(std::min<std::size_t>(m_capacity, 64));
     }
 
     /// Offers an item; `force` keeps it whatever the stride (e.g. a divergence point). Returns whether kept.
-    /// The room for the next item is made after this one is kept (the store never grows while keeping one), so
-    /// that when memory runs out (std::bad_alloc), every item offered before the throw is kept: a run that fails
-    /// there keeps a point for every update it counted.
+    /// When memory runs out (std::bad_alloc from growing the store), nothing changed: an item offered again (a
+    /// failed run's cut windows, run/MpiRootTrainer) is kept once.
     bool push(const T& item, bool force = false)
     {
         const bool keep = force || m_offered % m_stride == 0;
-        if (keep) {
-            if (m_items.size() == m_items.capacity())
-                m_items.reserve(m_items.size() + 1); // only where making room below failed before
-            m_items.push_back(item);
-        }
+        if (keep)
+            m_items.push_back(item); // (std::vector: on a throw, as before the call)
         ++m_offered;
         if (!keep)
             return false;
@@ -43,8 +37,6 @@ public:
             m_items.resize(kept);
             m_stride *= 2;
         }
-        if (m_items.size() == m_items.capacity())
-            m_items.reserve(std::min(m_capacity, 2 * m_items.size()));
         return true;
     }
 
