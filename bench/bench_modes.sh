@@ -77,7 +77,7 @@ described = {
     "sim-p16-rotating": "sim datacenter, P = 16, a rotating 4x straggler (virtual seconds)",
     "sim-p64-fraction": "sim datacenter, P = 64, 10% of the workers 4x slower (virtual seconds)",
     "sim-p64-rotating": "sim datacenter, P = 64, a rotating 4x straggler (virtual seconds)",
-    "mpi-n3": "MPI, 3 processes on this machine (sync, local-sgd: 3 workers; the others: a server and 2 workers)",
+    "mpi-n3": "MPI, 3 processes on this machine (local-sgd: 3 workers on the tree; the others, sync too (backup's wires): a server and 2 workers)",
 }
 out = {"benchmark": "time to %.2f fashion-mnist test accuracy, every mode" % target, "results": {}}
 for key, what in described.items():

@@ -1,7 +1,8 @@
 // The MPI engine's sync-like modes as users start them (mpirun -np N sgdscope --headless --engine mpi, on this
 // machine): sync and local-sgd give the threads engine's bits for every N, also with ranks on different kernel paths;
 // each wait is attributed to what it waited for; backup keeps the first P - B gradients and is sync at B = 0, as is
-// sync on backup's wires (--topology ps); the topologies not built across processes are refused.
+// sync on backup's wires (--topology ps, and by default beside backup); the topologies not built across processes
+// are refused.
 #include "MachineLoad.h"
 #include "MpiRuns.h"
 #include "core/common/Json.h"
@@ -205,13 +206,13 @@ private slots:
                 QStringLiteral("3"), QStringLiteral("--out"), threadsOut});
         QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
         const QString noBackupOut = nextOut();
-        // Sync on backup's wires (--topology ps: rank 0 its server, keeping every gradient) beside backup with
-        // B = 0: both are the threads engine's sync at P = 3, bit for bit.
+        // Sync beside backup takes backup's wires by default (ps: rank 0 its server, keeping every gradient; alone
+        // it takes the tree, syncDigestEqualsThreadsEngine): with B = 0 both are the threads engine's sync at P = 3,
+        // bit for bit.
         const Result noBackup = runMpi(4,
             common + slow4
-                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync,backup"), QStringLiteral("--topology"),
-                    QStringLiteral("ps"), QStringLiteral("--backup-workers"), QStringLiteral("0"),
-                    QStringLiteral("--out"), noBackupOut});
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync,backup"), QStringLiteral("--backup-workers"),
+                    QStringLiteral("0"), QStringLiteral("--out"), noBackupOut});
         QVERIFY2(noBackup.exitCode == 0, qPrintable(noBackup.output));
         const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
         const Json b = readJson(noBackupOut + QStringLiteral("/summary.json"));

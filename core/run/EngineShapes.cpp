@@ -6,9 +6,16 @@
 
 namespace sgdscope {
 
+Topology resolvedTopology(const RunConfig& config, Mode mode)
+{
+    if (config.engine != EngineKind::Mpi || config.origins.count("topology"))
+        return config.topology;
+    return mode == Mode::Sync && config.runs(Mode::Backup) ? Topology::ParameterServer : Topology::Tree;
+}
+
 Topology resolvedTopology(const RunConfig& config)
 {
-    return config.engine == EngineKind::Mpi && !config.origins.count("topology") ? Topology::Tree : config.topology;
+    return resolvedTopology(config, Mode::Sync);
 }
 
 int mpiJobWorkers(Mode mode, int processes, Topology topology)

@@ -16,8 +16,11 @@ namespace sgdscope {
 /// wires) and in local-sgd, all but rank 0 (the parameter server) in the others and in sync on --topology ps.
 int mpiJobWorkers(Mode mode, int processes, Topology topology = Topology::Tree);
 
-/// The wires the team-wide modes run on: --topology as given; across MPI processes, where sync and local-sgd
-/// reduce on a binomial tree unless told otherwise, the tree when --topology is not given.
+/// The wires `mode` runs on: --topology as given. Across MPI processes without it: sync on backup's parameter
+/// server when backup is in the list too (the two then compare on the same wires, as on the simulated cluster),
+/// else on the binomial tree; local-sgd on the tree (the only wires it averages on there).
+Topology resolvedTopology(const RunConfig& config, Mode mode);
+/// Sync's wires (resolvedTopology(config, Mode::Sync)): the team-wide modes' on one engine but MPI.
 Topology resolvedTopology(const RunConfig& config);
 
 /// Whether `config`'s modes need a parameter server on the simulated cluster: the pushing modes, backup, and the

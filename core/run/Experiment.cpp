@@ -350,7 +350,7 @@ PreparedRun prepareModelAndSettings(const RunConfig& given, std::shared_ptr<cons
     s.asyncApply = config.asyncApply;
     s.asyncLearningRate = config.asyncLr;
     s.lrSchedule = config.lrSchedule;
-    s.topology = resolvedTopology(config); // (MPI's sync and local-sgd: the tree unless --topology is given)
+    s.topology = resolvedTopology(config); // (MPI: sync's; the MPI job gives each mode its own)
     if (config.targetAccuracy >= 0 && !data->test)
         throw SgdError(config.originOf("target-accuracy") + ": " + dataName
             + " has no test set, and the target is measured on held-out data; use --target-loss");

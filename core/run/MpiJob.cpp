@@ -100,7 +100,7 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
     std::string everyProcess;
     std::string served;
     for (const Mode m : config.modes)
-        (mpiJobWorkers(m, size, resolvedTopology(config)) == size ? everyProcess : served)
+        (mpiJobWorkers(m, size, resolvedTopology(config, m)) == size ? everyProcess : served)
             += std::string(modeName(m)) + ", ";
     const auto listed = [](std::string names) {
         names.resize(names.size() - 2);
@@ -185,7 +185,8 @@ std::string messageSizeProblem(const PreparedRun& run, int size)
             continue;
         const int chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
         const ReductionPlan plan = ReductionPlan::build(ChunkLayout(run.settings.batch, chunk),
-            mpiJobWorkers(mode, size, run.settings.topology), run.settings.accum, passSamplesFor(run.problem->spec));
+            mpiJobWorkers(mode, size, resolvedTopology(run.config, mode)), run.settings.accum,
+            passSamplesFor(run.problem->spec));
         for (const WorkerReduction& w : plan.workers)
             roots = std::max(roots, w.roots);
     }
@@ -425,8 +426,12 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
     }
     if (rank == 0)
         // (The sync-like modes' workers: every process in sync and local-sgd, all but the server in backup.)
-        noteBeforeTraining(
-            run, config, config.runs(Mode::Sync) || config.runs(Mode::LocalSgd) ? size : size - 1, size - 1);
+        noteBeforeTraining(run, config,
+            (config.runs(Mode::Sync) && mpiJobWorkers(Mode::Sync, size, resolvedTopology(config)) == size)
+                    || config.runs(Mode::LocalSgd)
+                ? size
+                : size - 1,
+            size - 1);
 
     // 4. Rank 0 trains and writes; the others serve it.
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
@@ -442,6 +447,7 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
             if (stopped)
                 break;
             PreparedRun modeRun = run;
+            modeRun.settings.topology = resolvedTopology(run.config, mode);
             modeRun.settings.workers = mpiJobWorkers(mode, size, modeRun.settings.topology);
             modeRun.config.workers = modeRun.settings.workers;
             if (rank == 0) {
