@@ -128,6 +128,10 @@ private:
 /// and the longest time the operating system kept a thread waiting for a CPU (`osSeconds`): with more
 /// workers than cores, or on a machine that something else keeps busy, it deschedules workers between
 /// their spans too, and that time is (rightly) unaccounted.
+/// The most pushes in a row by one worker with which P equal workers still progress together (a push takes about
+/// a millisecond; the scheduler's time slice is a few).
+constexpr int kEvenRun = 4;
+
 void checkAccounting(const Trainer& t, double osSeconds)
 {
     const bool ownCores = t.settings().workers <= static_cast<int>(std::thread::hardware_concurrency());
@@ -230,10 +234,28 @@ private slots:
                 QVERIFY2(read >= lastApplied[p.worker] + 1, "a worker read a version older than its own last push");
             lastApplied[p.worker] = p.index;
         }
-        // P equal workers: each sees the others' pushes between its read and its apply, about P - 1.
+        // P equal workers progressing together: each sees the others' pushes between its read and its apply, about
+        // P - 1. That premise is measured in the log: where one worker pushed many times in a row, the others were
+        // kept from their CPUs meanwhile (a machine busy with other work), their next pushes are stale by all of those
+        // and its own by none, so the mean can be anything (seen under bursty load: 0.4 with 2 workers); said, not
+        // checked.
+        int longestRun = 0;
+        for (std::size_t i = 0, run = 0; i < log.pushes.size(); ++i) {
+            run = i > 0 && log.pushes[i].worker == log.pushes[i - 1].worker ? run + 1 : 1;
+            longestRun = std::max(longestRun, static_cast<int>(run));
+        }
         const double mean = trainer.metrics().staleness().mean();
-        QVERIFY2(mean > 0.4 * (workers - 1) && mean < 1.6 * (workers - 1),
-            qPrintable(QStringLiteral("mean staleness %1 with %2 workers").arg(mean).arg(workers)));
+        if (longestRun <= kEvenRun) {
+            QVERIFY2(mean > 0.4 * (workers - 1) && mean < 1.6 * (workers - 1),
+                qPrintable(QStringLiteral("mean staleness %1 with %2 workers (at most %3 pushes in a row by one)")
+                               .arg(mean)
+                               .arg(workers)
+                               .arg(longestRun)));
+        } else {
+            qInfo("one worker pushed %d times in a row (the others were kept from their CPUs): mean staleness %.2f with "
+                  "%d workers not checked",
+                longestRun, mean, workers);
+        }
         checkAccounting(trainer, osSeconds);
     }
 
