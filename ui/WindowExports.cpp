@@ -38,6 +38,8 @@ QStringList WindowExports::exportCharts(const QString& folder) const
         }
     }
     QImage window(m_window->size() * 2, QImage::Format_ARGB32_Premultiplied);
+    if (window.isNull())
+        return problems << savePng(window, dir.filePath(windowExportName())); // out of memory, said there
     window.setDevicePixelRatio(2.0);
     window.fill(Qt::white);
     {

@@ -10,7 +10,12 @@ Topology resolvedTopology(const RunConfig& config, Mode mode)
 {
     if (config.engine != EngineKind::Mpi || config.origins.count("topology"))
         return config.topology;
-    return mode == Mode::Sync && config.runs(Mode::Backup) ? Topology::ParameterServer : Topology::Tree;
+    return mpiDefaultTopology(mode, config.runs(Mode::Backup));
+}
+
+Topology mpiDefaultTopology(Mode mode, bool backupInJob)
+{
+    return mode == Mode::Sync && backupInJob ? Topology::ParameterServer : Topology::Tree;
 }
 
 Topology resolvedTopology(const RunConfig& config)

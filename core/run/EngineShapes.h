@@ -20,6 +20,9 @@ int mpiJobWorkers(Mode mode, int processes, Topology topology = Topology::Tree);
 /// server when backup is in the list too (the two then compare on the same wires, as on the simulated cluster),
 /// else on the binomial tree; local-sgd on the tree (the only wires it averages on there).
 Topology resolvedTopology(const RunConfig& config, Mode mode);
+/// The wires `mode` takes across MPI processes when --topology is not given: sync on backup's parameter server
+/// when backup runs in the same job (`backupInJob`), else the tree; the others on their only wires there.
+Topology mpiDefaultTopology(Mode mode, bool backupInJob);
 /// Sync's wires (resolvedTopology(config, Mode::Sync)): the team-wide modes' on one engine but MPI.
 Topology resolvedTopology(const RunConfig& config);
 
