@@ -252,8 +252,9 @@ private slots:
                                .arg(workers)
                                .arg(longestRun)));
         } else {
-            qInfo("one worker pushed %d times in a row (the others were kept from their CPUs): mean staleness %.2f with "
-                  "%d workers not checked",
+            qInfo(
+                "one worker pushed %d times in a row (the others were kept from their CPUs): mean staleness %.2f with "
+                "%d workers not checked",
                 longestRun, mean, workers);
         }
         checkAccounting(trainer, osSeconds);

@@ -586,7 +586,8 @@ private slots:
         // The limit comes once async has said its first progress line (a second into its training, of about 9 s
         // here at full speed), so that it lands in async's training, not in making its trainer (with 6 epochs async
         // ended within 0.2 s, and one run in 3 came to its limit only when drawing the charts).
-        const QRegularExpression asyncTrains(QStringLiteral("^async\\s+\\d+ samples"), QRegularExpression::MultilineOption);
+        const QRegularExpression asyncTrains(
+            QStringLiteral("^async\\s+\\d+ samples"), QRegularExpression::MultilineOption);
         while (!err.contains(asyncTrains) && p.state() != QProcess::NotRunning && t.elapsed() < 60000) {
             p.waitForReadyRead(50);
             err += QString::fromUtf8(p.readAllStandardError());

@@ -211,8 +211,8 @@ private slots:
         // bit for bit.
         const Result noBackup = runMpi(4,
             common + slow4
-                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync,backup"), QStringLiteral("--backup-workers"),
-                    QStringLiteral("0"), QStringLiteral("--out"), noBackupOut});
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync,backup"),
+                    QStringLiteral("--backup-workers"), QStringLiteral("0"), QStringLiteral("--out"), noBackupOut});
         QVERIFY2(noBackup.exitCode == 0, qPrintable(noBackup.output));
         const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
         const Json b = readJson(noBackupOut + QStringLiteral("/summary.json"));

@@ -154,7 +154,8 @@ void checkModes(const RunConfig& config)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
             + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
     // Across MPI processes: sync on the tree (the default there, but backup's server beside backup) or on rank 0 as
-    // a parameter server (backup's server keeping every gradient); local-sgd on the tree. The all-reduce is the simulated cluster's so far.
+    // a parameter server (backup's server keeping every gradient); local-sgd on the tree. The all-reduce is the
+    // simulated cluster's so far.
     if (config.engine == EngineKind::Mpi && config.origins.count("topology")) {
         if (config.topology == Topology::AllReduce && config.runsSync())
             throw SgdError(config.originOf("topology")
