@@ -16,9 +16,8 @@ namespace sgdscope {
 /// wires) and in local-sgd, all but rank 0 (the parameter server) in the others and in sync on --topology ps.
 int mpiJobWorkers(Mode mode, int processes, Topology topology = Topology::Tree);
 
-/// The wires `mode` runs on: --topology as given. Across MPI processes without it: sync on backup's parameter
-/// server when backup is in the list too (the two then compare on the same wires, as on the simulated cluster),
-/// else on the binomial tree; local-sgd on the tree (the only wires it averages on there).
+/// The wires `mode` runs on: --topology as given; across MPI processes without it, mpiDefaultTopology (sync
+/// beside backup on backup's server, so that the two compare on the same wires, as on the simulated cluster).
 Topology resolvedTopology(const RunConfig& config, Mode mode);
 /// The wires `mode` takes across MPI processes when --topology is not given: sync on backup's parameter server
 /// when backup runs in the same job (`backupInJob`), else the tree; the others on their only wires there.

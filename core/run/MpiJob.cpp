@@ -424,14 +424,14 @@ int runJob(MpiContext& mpi, const RunConfig* given, const std::string& givenProb
         }
         leave(mpi, 1);
     }
-    if (rank == 0)
-        // (The sync-like modes' workers: every process in sync and local-sgd, all but the server in backup.)
-        noteBeforeTraining(run, config,
-            (config.runs(Mode::Sync) && mpiJobWorkers(Mode::Sync, size, resolvedTopology(config)) == size)
-                    || config.runs(Mode::LocalSgd)
-                ? size
-                : size - 1,
-            size - 1);
+    if (rank == 0) {
+        // (The sync-like modes' largest team: every process on the tree, all but the server on rank 0's.)
+        int syncLikeWorkers = size - 1;
+        for (const Mode m : config.modes)
+            if (isSyncLike(m))
+                syncLikeWorkers = std::max(syncLikeWorkers, mpiJobWorkers(m, size, resolvedTopology(config, m)));
+        noteBeforeTraining(run, config, syncLikeWorkers, size - 1);
+    }
 
     // 4. Rank 0 trains and writes; the others serve it.
     std::vector<std::unique_ptr<HeadlessModeRun>> runs;
