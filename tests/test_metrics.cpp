@@ -2,8 +2,12 @@
 // known busy, idle, apply, unaccounted time, staleness and waits out.
 #include "core/metrics/RunMetrics.h"
 #include "core/metrics/WaitReading.h"
+#include "core/metrics/WindowCutter.h"
 
 #include <QTest>
+
+#include <new>
+#include <tuple>
 
 using namespace sgdscope;
 
@@ -147,6 +151,49 @@ private slots:
         QVERIFY(near(w.max(), 0.1));
         QVERIFY(w.percentile(0.5) >= 0.002 && w.percentile(0.5) < 0.002 * 1.26);
         QVERIFY(near(w.percentile(1.0), 0.1));
+    }
+    // A report that runs out of memory (issue 31): the windows handed on before it are gone, it stays first with what
+    // its reporter noted of it, and the next flush goes on there. Before, every window of the flush was handed on
+    // again, and rank 0 counted and recorded them twice.
+    void aFailedReportLeavesItsWindowFirst()
+    {
+        WindowCutter cutter(1);
+        for (int w = 0; w < 3; ++w) {
+            cutter.add(Span {0, SpanKind::Compute, w * 1.0, w * 1.0 + 0.5, 10, -1});
+            std::vector<UpdateEvent> updates(2);
+            updates[0].index = 2 * w;
+            updates[1].index = 2 * w + 1;
+            cutter.close({WorkWindow {w * 1.0, w * 1.0 + 1.0, 1}, 0.0, updates});
+        }
+        cutter.knownUntil(0, 3.0);
+        // Each hand-over: the window's start, what had been noted of it, its spans.
+        using Call = std::tuple<double, bool, std::size_t, std::size_t>;
+        std::vector<Call> calls;
+        std::vector<std::int64_t> reported;
+        bool failOnce = true;
+        const WindowCutter::Report report
+            = [&](const WorkWindow& window, std::span<const Span> spans, WindowCutter::Closed& closed) {
+                  calls.emplace_back(window.start, closed.timeReported, closed.updatesReported, spans.size());
+                  closed.timeReported = true;
+                  while (closed.updatesReported < closed.updates.size()) {
+                      const UpdateEvent& u = closed.updates[closed.updatesReported];
+                      if (u.index == 3 && failOnce) {
+                          failOnce = false;
+                          throw std::bad_alloc();
+                      }
+                      ++closed.updatesReported;
+                      reported.push_back(u.index);
+                  }
+              };
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, cutter.flush(report));
+        QCOMPARE(calls, (std::vector<Call> {{0.0, false, 0, 1}, {1.0, false, 0, 1}}));
+        cutter.flush(report);
+        // Window 0 is not handed on again; window 1 comes back with what was noted, its span already given.
+        QCOMPARE(
+            calls, (std::vector<Call> {{0.0, false, 0, 1}, {1.0, false, 0, 1}, {1.0, true, 1, 0}, {2.0, false, 0, 1}}));
+        QCOMPARE(reported, (std::vector<std::int64_t> {0, 1, 2, 3, 4, 5}));
+        cutter.flush(report, true);
+        QCOMPARE(calls.size(), std::size_t {4}); // nothing left
     }
 };
 

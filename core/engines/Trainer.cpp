@@ -197,32 +197,35 @@ void Trainer::reportWorkerTime(const WorkWindow& window, std::span<const Span> s
 
 UpdateFigures Trainer::reportUpdate(const UpdateEvent& update, TrainingObserver& observer)
 {
-    const UpdateFigures figures = m_metrics.addUpdate(update);
-    try {
-        observer.onUpdate(update, figures);
-    } catch (const std::bad_alloc&) {
-        m_unrecorded.emplace(update, figures); // counted in updates() already
-        throw;
-    }
+    m_unreported.emplace(Unreported {update, std::nullopt}); // no allocation: both are plain values
+    m_unreported->figures = m_metrics.addUpdate(update);
+    observer.onUpdate(update, *m_unreported->figures);
+    const UpdateFigures figures = *m_unreported->figures;
+    m_unreported.reset();
     return figures;
 }
 
 void Trainer::reportUntilFailure(TrainingObserver& observer)
 {
-    if (!m_unrecorded)
+    if (!m_unreported)
         return;
-    const auto [update, figures] = *m_unrecorded;
-    m_unrecorded.reset();
-    observer.onUpdate(update, figures);
+    Unreported left = *m_unreported;
+    m_unreported.reset();
+    if (!left.figures)
+        left.figures = m_metrics.addUpdate(left.update);
+    observer.onUpdate(left.update, *left.figures);
 }
 
 void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything)
 {
     cutter.flush(
-        [&](const WorkWindow& window, std::span<const Span> spans, const WindowCutter::Closed& closed) {
-            reportWorkerTime(window, spans, observer);
-            for (const UpdateEvent& e : closed.updates)
-                reportUpdate(e, observer);
+        [&](const WorkWindow& window, std::span<const Span> spans, WindowCutter::Closed& closed) {
+            if (!closed.timeReported) {
+                closed.timeReported = true; // on a failure in between, its spans are in the figures or nowhere
+                reportWorkerTime(window, spans, observer);
+            }
+            while (closed.updatesReported < closed.updates.size())
+                reportUpdate(closed.updates[closed.updatesReported++], observer); // it finishes what it was given
         },
         everything);
 }

@@ -88,8 +88,8 @@ public:
     /// After a RunFailure (a peer died, hung or failed) or running out of memory: reports every update counted so
     /// far and the spans known for it, without another message between processes, so that the figures and the
     /// recorded curve agree with updates(). Engines that report as they go (threads, sim) have left at most the
-    /// update whose recording ran out of memory (reported here, with the memory the run held back freed); MPI's
-    /// hand over every closed window again, that one's included.
+    /// update whose counting or recording ran out of memory (finished here, with the memory the run held back
+    /// freed); MPI's also hand over the rest of every closed window.
     virtual void reportUntilFailure(TrainingObserver& observer);
 
     /// Thread-safe: the run stops at the next update (sync) or push boundary (async); a straggler's sleep
@@ -133,9 +133,12 @@ protected:
 
     /// The event stream: every engine reports its workers' spans per window and each update through these.
     void reportWorkerTime(const WorkWindow& window, std::span<const Span> spans, TrainingObserver& observer);
+    /// Counts the update in the figures and hands it to the observer. When either runs out of memory, the update is
+    /// kept, with how far it got, and reportUntilFailure finishes it: counted once, recorded once.
     UpdateFigures reportUpdate(const UpdateEvent& update, TrainingObserver& observer);
     /// Reports what a window cutter has ready (engines whose workers report late, MPI), in order; with
-    /// `everything`, also what is still open (at the end of a run).
+    /// `everything`, also what is still open (at the end of a run). After running out of memory, reporting again
+    /// goes on where the last one stopped (each window remembers what of it was reported).
     void reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything);
 
     /// For engines that evaluate inside their own simulation, at the exact point a whole-set evaluation is
@@ -207,8 +210,14 @@ private:
     bool m_diverged = false;
     std::int64_t m_divergedAt = -1;
     bool m_stopped = false;
-    // An update counted whose recording ran out of memory (std::bad_alloc from the observer), for reportUntilFailure.
-    std::optional<std::pair<UpdateEvent, UpdateFigures>> m_unrecorded;
+    // The update reportUpdate was handling when it ran out of memory (std::bad_alloc), for reportUntilFailure: its
+    // figures once they were counted (RunMetrics::addUpdate changes nothing when it throws).
+    struct Unreported
+    {
+        UpdateEvent update;
+        std::optional<UpdateFigures> figures;
+    };
+    std::optional<Unreported> m_unreported;
     std::vector<std::unique_ptr<NetworkWorkspace>> m_workspaces;
     int m_workspaceCapacity = 0;
     int m_passSamples = 0;

@@ -34,7 +34,9 @@ void WorkerFigures::add(const WorkerFigures& other)
 
 void RunMetrics::addWorkerTime(const WorkWindow& window, std::span<const Span> spans)
 {
+    // What allocates comes first, so that running out of memory changes no figure.
     const auto team = static_cast<std::size_t>(std::max(0, window.workers));
+    std::vector<WorkerFigures> here(team);
     if (m_workers.size() < team)
         m_workers.resize(team);
     if (m_segment.size() != team)
@@ -43,7 +45,6 @@ void RunMetrics::addWorkerTime(const WorkWindow& window, std::span<const Span> s
     const double wall = window.end - window.start;
     m_wallSeconds += wall;
 
-    std::vector<WorkerFigures> here(team);
     for (auto& w : here)
         w.wallSeconds = wall;
     for (const Span& s : spans) {
@@ -74,6 +75,12 @@ UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
     f.staleness = u.versionApplied - u.versionRead;
     if (!u.applied)
         return f;
+    // What allocates comes first (the staleness counters, the worker's row), so that running out of memory changes
+    // no figure: Trainer::reportUpdate then counts the update once, later.
+    const bool syncLike = isSyncLike(m_mode);
+    if (!syncLike && u.worker >= 0 && m_workers.size() <= static_cast<std::size_t>(u.worker))
+        m_workers.resize(static_cast<std::size_t>(u.worker) + 1);
+    m_staleness.add(f.staleness, syncLike ? -1 : u.worker);
     m_costs.droppedGradients += u.droppedGradients;
     m_costs.droppedSamples += u.droppedSamples;
     if (u.compensation >= 0) {
@@ -98,21 +105,17 @@ UpdateFigures RunMetrics::addUpdate(const UpdateEvent& u)
         m_costs.learningRateSum += u.learningRate;
         ++m_costs.learningRates;
     }
-    if (isSyncLike(m_mode)) {
+    if (syncLike) {
         f.waitSeconds = m_lastWindowWait;
         m_waits.add(f.waitSeconds);
-        m_staleness.add(f.staleness, -1);
         return f;
     }
-    m_staleness.add(f.staleness, u.worker);
     if (u.boundWait >= 0) {
         f.waitSeconds = u.boundWait;
         m_waits.add(f.waitSeconds);
     }
     if (u.worker >= 0) {
         const auto w = static_cast<std::size_t>(u.worker);
-        if (m_workers.size() <= w)
-            m_workers.resize(w + 1);
         ++m_workers[w].updates;
         if (w < m_segment.size())
             ++m_segment[w].updates;

@@ -8,15 +8,16 @@ namespace sgdscope {
 void StalenessStats::add(std::int64_t staleness, int worker)
 {
     const std::int64_t bucket = std::clamp<std::int64_t>(staleness, 0, maxTracked);
+    // Both counters' room first: running out of memory changes nothing.
     if (static_cast<std::size_t>(bucket) >= m_counts.size())
         m_counts.resize(static_cast<std::size_t>(bucket) + 1, 0);
+    if (worker >= 0 && static_cast<std::size_t>(worker) >= m_workers.size())
+        m_workers.resize(static_cast<std::size_t>(worker) + 1);
     ++m_counts[static_cast<std::size_t>(bucket)];
     ++m_count;
     m_sum += staleness;
     m_max = std::max(m_max, staleness);
     if (worker >= 0) {
-        if (static_cast<std::size_t>(worker) >= m_workers.size())
-            m_workers.resize(static_cast<std::size_t>(worker) + 1);
         auto& w = m_workers[static_cast<std::size_t>(worker)];
         ++w.count;
         w.sum += staleness;

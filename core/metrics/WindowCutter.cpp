@@ -30,6 +30,12 @@ void WindowCutter::knownUntil(int worker, double seconds)
     known = std::max(known, seconds);
 }
 
+void WindowCutter::makeRoom()
+{
+    if (m_closed.size() == m_closed.capacity())
+        m_closed.reserve(std::max<std::size_t>(4, 2 * m_closed.capacity()));
+}
+
 void WindowCutter::close(Closed window)
 {
     m_closed.push_back(std::move(window));
@@ -39,8 +45,14 @@ void WindowCutter::flush(const Report& report, bool everything)
 {
     std::vector<Span> spans;
     std::size_t handed = 0;
+    struct EraseHanded // also when a report throws
+    {
+        std::vector<Closed>& closed;
+        const std::size_t& handed;
+        ~EraseHanded() { closed.erase(closed.begin(), closed.begin() + static_cast<std::ptrdiff_t>(handed)); }
+    } erase {m_closed, handed};
     for (; handed < m_closed.size(); ++handed) {
-        const Closed& c = m_closed[handed];
+        Closed& c = m_closed[handed];
         const double start = c.window.start;
         const double end = c.window.end;
         if (!everything) {
@@ -75,7 +87,6 @@ void WindowCutter::flush(const Report& report, bool everything)
         shifted.end += c.shift;
         report(shifted, spans, c);
     }
-    m_closed.erase(m_closed.begin(), m_closed.begin() + static_cast<std::ptrdiff_t>(handed));
 }
 
 } // namespace sgdscope

@@ -21,8 +21,12 @@ public:
         WorkWindow window; // on the clock the spans are on
         double shift = 0.0; // added to every time when handed on (e.g. to the mode's clock)
         std::vector<UpdateEvent> updates;
+        // What the reporter has taken of it: a report that failed (out of memory) leaves the window first in line,
+        // and the next flush hands it on again for the reporter to go on where it stopped (its spans are gone).
+        bool timeReported = false;
+        std::size_t updatesReported = 0;
     };
-    using Report = std::function<void(const WorkWindow&, std::span<const Span>, const Closed&)>;
+    using Report = std::function<void(const WorkWindow&, std::span<const Span>, Closed&)>;
 
     explicit WindowCutter(int workers = 0) { setWorkers(workers); }
     void setWorkers(int workers);
@@ -30,9 +34,13 @@ public:
     void add(const Span& span);
     /// Every span of `worker` up to `seconds` has been added.
     void knownUntil(int worker, double seconds);
+    /// Room for one more closed window: close() after it cannot fail (an engine makes room before it counts the
+    /// window's updates, so that none is counted and then lost for want of memory).
+    void makeRoom();
     void close(Closed window);
     /// Hands on, in order, every closed window whose spans are all known (window and spans shifted by the
-    /// window's shift); with `everything`, all closed ones.
+    /// window's shift); with `everything`, all closed ones. A window leaves when its report returns: if a report
+    /// throws, the windows before it are gone and it stays.
     void flush(const Report& report, bool everything = false);
 
 private:

@@ -86,7 +86,8 @@ std::string joinPath(const std::string& dir, const std::string& name)
     return (std::filesystem::path(dir) / name).string();
 }
 
-/// Passes every event to the recorder and to the progress stream.
+/// Passes every event to the recorder and to the progress stream. An update the stream ran out of memory on, after
+/// the recorder took it, comes again (Trainer::reportUntilFailure): the recorder does not take it twice.
 class ProgressFanOut : public TrainingObserver
 {
 public:
@@ -102,8 +103,11 @@ public:
     }
     void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
     {
-        m_record.onUpdate(update, figures);
+        if (!m_recordedOnly)
+            m_record.onUpdate(update, figures);
+        m_recordedOnly = true;
         m_progress.onUpdate(update, figures);
+        m_recordedOnly = false;
     }
     void onEvaluation(const EvaluationRecord& e) override
     {
@@ -115,6 +119,7 @@ public:
 private:
     HeadlessObserver& m_record;
     ProgressReporter& m_progress;
+    bool m_recordedOnly = false; // the last update reached the recorder, not the stream
 };
 
 } // namespace

@@ -175,6 +175,8 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
             ++m_pushes[static_cast<std::size_t>(w)];
             m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
         }
+        if (m_sliceEvents.size() == m_sliceEvents.capacity()) // room first: counted, the push is in the slice
+            m_sliceEvents.reserve(std::max<std::size_t>(64, 2 * m_sliceEvents.capacity()));
         countPush(event);
         event.seconds = MpiContext::now() + shift;
         m_sliceEvents.push_back(event);
@@ -192,6 +194,7 @@ void MpiAsyncTrainer::closeOpenWindow()
 {
     if (!m_sliceOpen)
         return;
+    m_cutter.makeRoom(); // if this fails, the slice stays open for reportUntilFailure to close
     m_sliceOpen = false;
     const double sliceEnd = MpiContext::now();
     m_seconds += sliceEnd - m_sliceStart;

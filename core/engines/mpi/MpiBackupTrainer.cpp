@@ -92,8 +92,7 @@ void MpiBackupTrainer::sendParameters(bool go)
     const auto bytes = std::make_shared<const MpiMessage>(std::move(out));
     for (int w = 0; w < m_workers; ++w) {
         auto& sends = m_sends[static_cast<std::size_t>(w)];
-        sends.push_back(
-            {bytes, m_mpi.startSend(bytes->bytes().data(), bytes->bytes().size(), w + 1, parametersTag)});
+        sends.push_back({bytes, m_mpi.startSend(bytes->bytes().data(), bytes->bytes().size(), w + 1, parametersTag)});
     }
 }
 
@@ -146,12 +145,16 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
         LearningRateRule(m_settings).ofBatch(m_samples), m_params.data(), m_velocity.data(), m_params.size());
     const double windowEnd = MpiContext::now();
 
-    UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
+    // What allocates comes before the update is counted: counted, it is in the cutter.
     const DroppedGradients left = droppedGradients(m_reduction, dropped);
+    WindowCutter::Closed closed {WorkWindow {windowStart, windowEnd, m_workers}, shift, {UpdateEvent {}}};
+    m_cutter.makeRoom();
+    UpdateEvent& event = closed.updates[0];
+    event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     event.droppedGradients = left.gradients;
     event.droppedSamples = left.samples;
     m_seconds += windowEnd - windowStart;
-    m_cutter.close({WorkWindow {windowStart, windowEnd, m_workers}, shift, {event}});
+    m_cutter.close(std::move(closed));
     reportCut(m_cutter, observer, false);
 }
 
@@ -299,7 +302,7 @@ void serveMpiBackup(std::shared_ptr<const Problem> problem, const TrainerSetting
         if (!arrivedEarly)
             part.put(out);
         sends.emplace_back(std::move(out), MpiContext::PendingSend {});
-        const std::vector<char>& bytes = sends.back().first.bytes();
+        const MpiBytes& bytes = sends.back().first.bytes();
         sends.back().second = mpi.startSend(bytes.data(), bytes.size(), 0, messageTag);
         ++messages;
         spans.add(SpanKind::Communicate, sendStart, MpiContext::now());

@@ -17,6 +17,7 @@ MpiRootTrainer::~MpiRootTrainer() = default;
 
 void MpiRootTrainer::reportUntilFailure(TrainingObserver& observer)
 {
+    Trainer::reportUntilFailure(observer); // the update under way first: it comes before the rest of its window
     closeOpenWindow();
     reportCut(m_cutter, observer, true);
 }

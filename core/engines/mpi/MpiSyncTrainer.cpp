@@ -291,11 +291,14 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         m_cutter.add(s);
     m_cutter.knownUntil(0, windowEnd);
 
-    const UpdateEvent event = local ? localRoundEvent(m_roundSteps, localLoss, spread, windowEnd + shift)
-                                    : syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
+    // What allocates comes before the update is counted: counted, it is in the cutter.
+    WindowCutter::Closed closed {WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {UpdateEvent {}}};
+    m_cutter.makeRoom();
+    closed.updates[0] = local ? localRoundEvent(m_roundSteps, localLoss, spread, windowEnd + shift)
+                              : syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     m_globalStep += m_roundSteps;
     m_seconds += windowEnd - windowStart;
-    m_cutter.close({WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {event}});
+    m_cutter.close(std::move(closed));
     reportCut(m_cutter, observer, false);
 }
 
