@@ -58,6 +58,9 @@ inline Result finish(QProcess& p, const QElapsedTimer& clock, int timeoutMs)
     r.milliseconds = clock.elapsed();
     r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.output = QString::fromUtf8(p.readAll());
+    // Every run's sends complete unless it failed (MpiJob checks; a send left to MPI stops the freeing of buffers).
+    if (r.output.contains(QStringLiteral("internal error: a run that did not fail left a send unfinished")))
+        QTest::qFail(qPrintable(r.output), __FILE__, __LINE__);
     return r;
 }
 
@@ -69,11 +72,7 @@ inline Result mpirun(const QStringList& args, int timeoutMs = 120000)
     QElapsedTimer clock;
     clock.start();
     p.start(QStringLiteral(SGDSCOPE_MPIEXEC), args);
-    const Result r = finish(p, clock, timeoutMs);
-    // Every run's sends complete unless it failed (MpiJob checks; a send left to MPI stops the freeing of buffers).
-    if (r.output.contains(QStringLiteral("internal error: a run that did not fail left a send unfinished")))
-        QTest::qFail(qPrintable(r.output), __FILE__, __LINE__);
-    return r;
+    return finish(p, clock, timeoutMs);
 }
 
 /// Runs sgdscope --headless --engine mpi with `options` in `processes` processes.

@@ -21,7 +21,7 @@ public:
         : m_comm(comm)
     {
     }
-    void send(int to, const std::vector<char>& bytes) override
+    void send(int to, std::span<const char> bytes) override
     {
         reap();
         int underWay = 0;
@@ -29,7 +29,7 @@ public:
             underWay += p.to == to ? 1 : 0;
         if (underWay >= 16)
             return;
-        m_pending.push_back({MPI_REQUEST_NULL, bytes, to});
+        m_pending.push_back({MPI_REQUEST_NULL, MpiBytes(bytes.data(), bytes.data() + bytes.size()), to});
         Pending& p = m_pending.back();
         if (MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, to, beatTag, m_comm, &p.request)
             != MPI_SUCCESS)
@@ -55,6 +55,8 @@ public:
             reap();
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
+        if (!m_pending.empty())
+            markMpiSendAbandoned(); // a cancel may fail: their buffers are kept (MpiBytes)
         for (Pending& p : m_pending) {
             // A peer that takes nothing more (gone, or already leaving): its beats are dropped.
             MPI_Cancel(&p.request);
@@ -67,7 +69,7 @@ private:
     struct Pending
     {
         MPI_Request request;
-        std::vector<char> bytes;
+        MpiBytes bytes;
         int to;
     };
     void reap()

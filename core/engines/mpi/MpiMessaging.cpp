@@ -66,7 +66,7 @@ void MpiContext::wait(void* request, int peer, const char* what)
             return done != 0;
         });
     } catch (...) {
-        // The send is left to MPI: its receiver may still read the data (see MpiBufferAllocator).
+        // The send is left to MPI: its receiver may still read the data (MpiBytes keep it).
         markMpiSendAbandoned();
         throw;
     }
@@ -342,7 +342,7 @@ std::vector<std::string> MpiContext::gatherText(const std::string& text)
             all.push_back(std::move(t));
         }
     } else {
-        const std::string t = text.substr(0, 1 << 20);
+        const MpiBytes t(text.data(), text.data() + std::min<std::size_t>(text.size(), 1 << 20));
         const std::uint64_t n = t.size();
         send(&n, sizeof n, 0, tag);
         if (!t.empty())

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,7 +21,7 @@ class BeatChannel
 public:
     virtual ~BeatChannel() = default;
     /// Sends `bytes` to rank `to` without waiting; may drop it if that rank has stopped taking messages.
-    virtual void send(int to, const std::vector<char>& bytes) = 0;
+    virtual void send(int to, std::span<const char> bytes) = 0;
     /// Takes one message that has arrived, if any.
     virtual bool receive(int& from, std::vector<char>& bytes) = 0;
     /// Completes the sends still under way (at the end of a job; bounded).

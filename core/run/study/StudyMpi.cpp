@@ -2,6 +2,7 @@
 
 #include "core/common/Error.h"
 #include "core/engines/mpi/MpiContext.h"
+#include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/mpi/PeerWatch.h"
 #include "core/io/Files.h"
 #include "core/run/HeadlessRun.h"
@@ -41,14 +42,15 @@ constexpr int lostRankExitCode = 1;
 constexpr const char* scratchPrefix = "sgdscope-study-rank";
 
 /// A message as bytes: the 8-byte length of a JSON header, the header, then the files' bytes one after another.
-std::string packMessage(const Json& header, const std::vector<std::string>& blobs)
+MpiBytes packMessage(const Json& header, const std::vector<std::string>& blobs)
 {
     const std::string text = dumpJson(header, -1);
     const std::uint64_t length = text.size();
-    std::string bytes(reinterpret_cast<const char*>(&length), sizeof length);
-    bytes += text;
+    MpiBytes bytes;
+    bytes.append(&length, sizeof length);
+    bytes.append(text.data(), text.size());
     for (const std::string& b : blobs)
-        bytes += b;
+        bytes.append(b.data(), b.size());
     return bytes;
 }
 
@@ -65,8 +67,9 @@ Json unpackHeader(const std::vector<char>& bytes, std::size_t& bodyAt)
 }
 
 /// Sends without MpiContext::send's wait, which gives up on every peer once the watch has a problem with any.
-/// Returns false if `to` could not take it in time, or has a problem.
-bool sendTo(MpiContext& mpi, const std::string& bytes, int to, int tag)
+/// Returns false if `to` could not take it in time, or has a problem (the send is then left to MPI, and `bytes` are
+/// kept: MpiBytes).
+bool sendTo(MpiContext& mpi, MpiBytes bytes, int to, int tag)
 {
     MpiContext::PendingSend pending = mpi.startSend(bytes.data(), bytes.size(), to, tag);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(sendLimit);
