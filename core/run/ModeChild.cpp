@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
+#include <string>
 #include <vector>
 
 #include <fcntl.h>
@@ -135,6 +137,16 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
             sent = sig;
         }
     });
+    // What came is kept when the run cannot be read to its end.
+    const auto cutShort = [&](std::string failure) {
+        result.failure = std::move(failure);
+        result.finalIsLastEvaluation = true;
+        result.final.index = -1;
+        result.final.samples = -1;
+        result.final.trainLoss = std::numeric_limits<double>::quiet_NaN();
+        result.metrics = std::move(metrics);
+        return result;
+    };
     try {
         if (const std::optional<std::string> refused
             = readModeStream(in, metrics, observer, afterSlice, result, run.problem->layout.paddedSize())) {
@@ -144,15 +156,14 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     } catch (const std::runtime_error& e) {
         if (dynamic_cast<const SgdError*>(&e))
             throw;
-        // The stream ended (or made no sense) before the result: the child died. What came is kept.
+        // The stream ended (or made no sense) before the result: the child died.
         const int status = endChild(true);
-        result.failure = "the simulated mode's process ended before its result (" + exitText(status) + ")";
-        result.finalIsLastEvaluation = true;
-        result.final.index = -1;
-        result.final.samples = -1;
-        result.final.trainLoss = std::numeric_limits<double>::quiet_NaN();
-        result.metrics = std::move(metrics);
-        return result;
+        return cutShort("the simulated mode's process ended before its result (" + exitText(status) + ")");
+    } catch (const std::bad_alloc&) {
+        // This process ran out of memory recording what came: the child is ended (it would wait on its stream for
+        // ever).
+        endChild(true);
+        return cutShort("out of memory while recording the simulated mode's run");
     }
     endChild(false);
     result.metrics = std::move(metrics);
