@@ -90,6 +90,9 @@ private slots:
         double takenByTheSystem = 0.0;
         for (int rank = 1; rank < processes; ++rank)
             takenByTheSystem += rankWaitedForACore(summary, "async", rank);
+        if (takenByTheSystem > 0.5 * wall * workers)
+            qInfo("the worker ranks waited %.3f s for a core of %.3f s: the residual's bound is that loose here",
+                takenByTheSystem, wall * workers);
         QVERIFY2(std::abs(unaccounted) < kUnaccountedShare * wall * workers + takenByTheSystem,
             qPrintable(QStringLiteral("%1 of the workers' time unaccounted; %2")
                            .arg(unaccounted / (wall * workers))

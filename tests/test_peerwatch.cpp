@@ -48,12 +48,13 @@ public:
         , m_rank(rank)
     {
     }
-    void send(int to, const std::vector<char>& bytes) override
+    void send(int to, std::span<const char> bytes) override
     {
         std::lock_guard lock(m_office.mutex);
         if (m_office.deaf[static_cast<std::size_t>(m_rank)])
             return; // a hung process sends nothing
-        m_office.boxes[static_cast<std::size_t>(to)].emplace_back(m_rank, bytes);
+        m_office.boxes[static_cast<std::size_t>(to)].emplace_back(
+            m_rank, std::vector<char>(bytes.begin(), bytes.end()));
     }
     bool receive(int& from, std::vector<char>& bytes) override
     {
@@ -256,15 +257,32 @@ private slots:
         SKIP_IF_FORK_UNDER_TSAN();
         PostOffice office(3);
         QProcess living;
+        QElapsedTimer clock;
+        clock.start(); // before it starts: it lives 0.4 s after, however late it is started
         const long pid = startSleep(living, QStringLiteral("0.4"));
+        QVERIFY(pid > 0);
+        // Rank 1 here, rank 2 on another host (not waited for: nothing reads this host's memory from there).
+        QVERIFY(stoppedRootOf(office, {0, pid, 0})->awaitLocalPeersEnded(20.0)); // (false at the limit)
+        QVERIFY2(clock.elapsed() >= 400, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY(ended(pid));
+        living.waitForFinished(5000);
+    }
+    // A rank here that runs on and never ends (MpiJob waits 3 s): rank 0 leaves at the limit, not before.
+    void aRankThatRunsOnIsWaitedForUpToTheLimit()
+    {
+        SKIP_IF_FORK_UNDER_TSAN();
+        PostOffice office(2);
+        QProcess running;
+        const long pid = startSleep(running, QStringLiteral("30"));
         QVERIFY(pid > 0);
         QElapsedTimer clock;
         clock.start();
-        // Rank 1 here, rank 2 on another host (not waited for: nothing reads this host's memory from there).
-        QVERIFY(stoppedRootOf(office, {0, pid, 0})->awaitLocalPeersEnded(20.0));
-        QVERIFY2(clock.elapsed() >= 350, qPrintable(QString::number(clock.elapsed()))); // it lives 0.4 s
-        QVERIFY(ended(pid));
-        living.waitForFinished(5000);
+        QVERIFY(!stoppedRootOf(office, {0, pid})->awaitLocalPeersEnded(1.0));
+        const qint64 ms = clock.elapsed();
+        QVERIFY2(ms >= 1000 && ms < 10000, qPrintable(QString::number(ms))); // (the upper bound: far beyond any load)
+        QVERIFY(!ended(pid));
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        running.waitForFinished(5000);
     }
     void aStoppedRankIsLeftToMpirunUnlessAnotherEnded()
     {

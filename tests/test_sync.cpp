@@ -499,6 +499,9 @@ private slots:
         const RunMetrics& m = trainer.metrics();
         QCOMPARE(m.workers().size(), std::size_t(2));
         QVERIFY(std::fabs(m.wallSeconds() - trainer.seconds()) < 1e-9);
+        if (keptOff.totalSeconds() > 0.5 * m.wallSeconds())
+            qInfo("the threads waited %.3f s for a core in a run of %.3f s: the residual's bound is that loose here",
+                keptOff.totalSeconds(), m.wallSeconds());
         for (const WorkerFigures& w : m.workers()) {
             QCOMPARE(w.wallSeconds, m.wallSeconds());
             QVERIFY2(std::fabs(w.unaccounted()) <= kUnaccountedFraction * w.wallSeconds + keptOff.totalSeconds(),

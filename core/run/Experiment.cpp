@@ -129,6 +129,8 @@ void takeClassNumbersAsClasses(PreparedRun& run, std::shared_ptr<const DataSplit
     }
     auto classified = std::make_shared<DataSplit>();
     classified->train = withTargetsAsClasses(data->train, classes);
+    if (data->test) // (a CSV has none today; one added later keeps its own)
+        classified->test = withTargetsAsClasses(*data->test, classes);
     data = std::move(classified);
     config.loss = LossKind::SoftmaxCrossEntropy;
     config.origins["loss"] = config.originOf("data") + " (its target column holds class numbers)";
