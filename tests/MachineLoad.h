@@ -16,7 +16,9 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <sys/resource.h>
 
@@ -40,6 +42,30 @@ inline std::optional<std::map<std::string, double>> runQueueWaits(const std::str
     if (ec || waits.empty())
         return std::nullopt;
     return waits;
+}
+
+/// The processes whose parent is `pid` (from /proc/PID/stat).
+inline std::vector<long> childrenOf(long pid)
+{
+    std::vector<long> children;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t close = line.rfind(')'); // (the command's name may hold spaces and parentheses)
+        if (close == std::string::npos || close + 2 >= line.size())
+            continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state = 0;
+        long parent = 0;
+        if (rest >> state >> parent && parent == pid)
+            children.push_back(std::stol(name));
+    }
+    return children;
 }
 
 /// Holds another process's address space to what it uses now (RLIMIT_AS at its VmSize), so that its next growth

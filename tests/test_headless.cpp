@@ -26,6 +26,7 @@
 #include <signal.h>
 
 using namespace sgdscope;
+using sgdscope::testing::childrenOf;
 using sgdscope::testing::holdAddressSpaceToWhatItUses;
 using sgdscope::testing::readJson;
 using sgdscope::testing::RunQueueDelay;
@@ -625,6 +626,53 @@ private slots:
             asyncFailed = asyncFailed || (run.at("mode") == "async" && run.at("failed").get<bool>());
         QVERIFY2(asyncFailed, qPrintable(err));
         QVERIFY(!QFileInfo::exists(out + QStringLiteral("/loss.png")));
+    }
+
+    // A simulated mode of a list runs in a process of its own (run/ModeChild.h). Killed mid-run, its mode is kept as
+    // far as it came: the summary's updates are the rows of metrics.csv (before: the summary said 0 updates beside
+    // the rows that had come), and the failure says why.
+    void aKilledModeProcessKeepsItsUpdates()
+    {
+        const QString out = m_dir.filePath(QStringLiteral("killed-mode-child"));
+        QProcess p;
+        p.start(QStringLiteral(SGDSCOPE_BINARY),
+            {QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--engine"),
+                QStringLiteral("sim"), QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--epochs"),
+                QStringLiteral("300"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--mode"),
+                QStringLiteral("sync,async")});
+        QVERIFY(p.waitForStarted());
+        QString err;
+        QElapsedTimer t;
+        t.start();
+        const QRegularExpression syncTrains(
+            QStringLiteral("^sync\\s+\\d+ samples"), QRegularExpression::MultilineOption);
+        while (!err.contains(syncTrains) && p.state() != QProcess::NotRunning && t.elapsed() < 60000) {
+            p.waitForReadyRead(50);
+            err += QString::fromUtf8(p.readAllStandardError());
+        }
+        QVERIFY2(p.state() == QProcess::Running, qPrintable(err)); // sync training, in its own process
+        const std::vector<long> children = childrenOf(static_cast<long>(p.processId()));
+        QCOMPARE(children.size(), std::size_t {1});
+        QCOMPARE(::kill(static_cast<pid_t>(children.front()), SIGKILL), 0);
+        QVERIFY2(p.waitForFinished(120000), qPrintable(err));
+        err += QString::fromUtf8(p.readAllStandardError());
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        QVERIFY2(summary.is_object(), qPrintable(err));
+        const Json* sync = nullptr;
+        for (const Json& run : summary.at("runs"))
+            if (run.at("mode") == "sync")
+                sync = &run;
+        QVERIFY2(sync, qPrintable(err));
+        QVERIFY(sync->at("failed").get<bool>());
+        QVERIFY2(sync->at("failure").get<std::string>().find("ended before its result") != std::string::npos,
+            sync->at("failure").get<std::string>().c_str());
+        QFile csv(out + QStringLiteral("/metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        qint64 rows = 0;
+        for (const QByteArray& line : csv.readAll().split('\n'))
+            rows += line.startsWith("sync,update,") ? 1 : 0;
+        QVERIFY(rows > 0);
+        QCOMPARE(sync->at("updates").get<qint64>(), rows);
     }
 
     void refusesWhatCannotFit()

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 using namespace sgdscope;
+using sgdscope::testing::childrenOf;
 using namespace sgdscope::testing;
 
 namespace {
@@ -40,27 +41,12 @@ constexpr double kResumedRootKeptOff = 5.0;
 qint64 pidOfRank(qint64 mpirunPid, int rank)
 {
     const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string line;
-        std::getline(stat, line);
-        const std::size_t close = line.rfind(')');
-        if (close == std::string::npos)
-            continue;
-        std::istringstream rest(line.substr(close + 2));
-        char state = 0;
-        long long parent = 0;
-        rest >> state >> parent;
-        if (parent != mpirunPid)
-            continue;
-        std::ifstream environ(entry.path() / "environ", std::ios::binary);
+    for (const long pid : childrenOf(static_cast<long>(mpirunPid))) {
+        std::ifstream environ("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
         std::string variable;
         while (std::getline(environ, variable, '\0')) {
             if (variable == wanted)
-                return std::stoll(name);
+                return pid;
         }
     }
     return -1;

@@ -127,7 +127,7 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     result.simCost.emplace(run.problem->spec, run.problem->layout);
     result.settings = run.settings;
     result.settings.chunk = chunkSizeFor(run.settings.chunk, run.settings.batch);
-    // Until its result comes: a simulated mode with nothing done (what a child that dies first reports).
+    // Until its result comes: a simulated mode as far as its updates read so far (readModeStream advances it).
     static_cast<ModeProgress&>(result) = progressAtStart(run.settings, true);
     result.finished = true;
     ModeStreamReader in(fromChild[0], [&] {
@@ -137,7 +137,7 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
             sent = sig;
         }
     });
-    // What came is kept when the run cannot be read to its end.
+    // What came is kept when the run cannot be read to its end (readModeStream kept the updates' count with them).
     const auto cutShort = [&](std::string failure) {
         result.failure = std::move(failure);
         result.finalIsLastEvaluation = true;
@@ -145,7 +145,6 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
         result.final.samples = -1;
         result.final.trainLoss = std::numeric_limits<double>::quiet_NaN();
         result.metrics = std::move(metrics);
-        return result;
     };
     try {
         if (const std::optional<std::string> refused
@@ -158,12 +157,14 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
             throw;
         // The stream ended (or made no sense) before the result: the child died.
         const int status = endChild(true);
-        return cutShort("the simulated mode's process ended before its result (" + exitText(status) + ")");
+        cutShort("the simulated mode's process ended before its result (" + exitText(status) + ")");
+        return result;
     } catch (const std::bad_alloc&) {
         // This process ran out of memory recording what came: the child is ended (it would wait on its stream for
         // ever).
         endChild(true);
-        return cutShort("out of memory while recording the simulated mode's run");
+        cutShort("out of memory while recording the simulated mode's run");
+        return result;
     }
     endChild(false);
     result.metrics = std::move(metrics);

@@ -251,6 +251,11 @@ std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metr
         }
         case Tag::Update: {
             const auto update = in.get<UpdateEvent>();
+            if (update.applied) { // where the mode stands, for a stream cut short before its result
+                result.updates = update.index + 1;
+                result.samples = update.samplesSeen;
+                result.seconds = update.seconds;
+            }
             observer.onUpdate(update, metrics.addUpdate(update));
             break;
         }
