@@ -209,11 +209,10 @@ void Trainer::reportUntilFailure(TrainingObserver& observer)
 {
     if (!m_unreported)
         return;
-    Unreported left = *m_unreported;
-    m_unreported.reset();
-    if (!left.figures)
-        left.figures = m_metrics.addUpdate(left.update);
-    observer.onUpdate(left.update, *left.figures);
+    if (!m_unreported->figures)
+        m_unreported->figures = m_metrics.addUpdate(m_unreported->update);
+    observer.onUpdate(m_unreported->update, *m_unreported->figures);
+    m_unreported.reset(); // (kept, with its figures, if it failed again)
 }
 
 void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything)

@@ -20,8 +20,8 @@ public:
     }
 
     /// Offers an item; `force` keeps it whatever the stride (e.g. a divergence point). Returns whether kept.
-    /// When memory runs out (std::bad_alloc from growing the store), nothing changed: an item offered again (a
-    /// failed run's cut windows, run/MpiRootTrainer) is kept once.
+    /// When memory runs out (std::bad_alloc from growing the store), nothing changed: an item offered again (the update
+    /// Trainer::reportUntilFailure hands over) is kept once.
     bool push(const T& item, bool force = false)
     {
         const bool keep = force || m_offered % m_stride == 0;

@@ -62,7 +62,12 @@ void WindowCutter::flush(const Report& report, bool everything)
             if (!known)
                 break;
         }
+        // Room for every span first: cutting them below changes m_pending and must not fail half-way.
+        std::size_t pending = 0;
+        for (const auto& mine : m_pending)
+            pending += mine.size();
         spans.clear();
+        spans.reserve(pending);
         for (auto& mine : m_pending) {
             std::size_t i = 0;
             for (; i < mine.size() && mine[i].start < end; ++i) {

@@ -84,7 +84,7 @@ public:
     void send(const void* data, std::size_t bytes, int to, int tag);
     /// A send that goes on while this rank waits for something else (its answer): the data must stay
     /// untouched until complete() returns. One dropped before it completed (a run that failed) leaves its data to
-    /// MPI: from then on no MpiBytes buffer is freed (MpiBufferAllocator), so its data must be MpiBytes.
+    /// MPI: from then on no MpiBytes buffer is freed, so its data must be MpiBytes.
     struct PendingSend
     {
         PendingSend() = default;
