@@ -71,12 +71,9 @@ void Controller::startExternal()
         m_external->start(QStringLiteral("mpirun"), args, environment);
         QStringList shapes;
         int fewestWorkers = s.workers;
-        bool backupInJob = false;
-        for (const int c : columns)
-            backupInJob = backupInJob || columnMode(s.modes, c) == Mode::Backup;
         for (const int c : columns) {
             const Mode m = columnMode(s.modes, c);
-            const int workers = mpiJobWorkers(m, s.workers, mpiDefaultTopology(m, backupInJob));
+            const int workers = mpiColumnWorkers(s.modes, columns, c, s.workers);
             fewestWorkers = std::min(fewestWorkers, workers);
             const QString team = workers == 1 ? tr("1 worker") : tr("%1 workers").arg(workers);
             shapes << (workers == s.workers ? tr("%1 on %2").arg(modeTitle(m), team)

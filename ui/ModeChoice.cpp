@@ -46,6 +46,17 @@ bool teamWideColumn(const SessionSettings& settings)
     return syncLikeMode(settings.modes.names[LeftColumn]) || syncLikeMode(settings.modes.names[RightColumn]);
 }
 
+int mpiColumnWorkers(const ColumnModes& modes, const QList<int>& columns, int column, int processes)
+{
+    const auto nameAt = [&](int c) { return modes.names[static_cast<std::size_t>(c)]; };
+    const auto m = modeNamed(nameAt(column));
+    if (!m)
+        return processes;
+    const bool backupInJob
+        = std::any_of(columns.begin(), columns.end(), [&](int c) { return modeNamed(nameAt(c)) == Mode::Backup; });
+    return mpiJobWorkers(*m, processes, mpiDefaultTopology(*m, backupInJob));
+}
+
 const char* knobOption(Mode m)
 {
     switch (m) {

@@ -7,6 +7,7 @@
 
 #include "core/metrics/Events.h"
 
+#include <QList>
 #include <QString>
 #include <QStringList>
 
@@ -26,6 +27,10 @@ QStringList modeNameList();
 bool syncLikeMode(const QString& name);
 /// Whether a column of the session shows a team-wide mode (the only ones --topology concerns).
 bool teamWideColumn(const SessionSettings& settings);
+
+/// The workers of `column`'s mode in an MPI job of `processes` that runs the modes of `columns` (core's
+/// mpiJobWorkers, on the wires mpiDefaultTopology gives it beside the others); `processes` for a name not a mode.
+int mpiColumnWorkers(const ColumnModes& modes, const QList<int>& columns, int column, int processes);
 
 /// A mode's own run option ("ssp-bound", "backup-workers", "local-steps", "dc-lambda"; nullptr for sync and
 /// async), its symbol ("S", "B", "H", "\u03bb") and its value in `modes`.

@@ -298,13 +298,9 @@ QStringList headlessArguments(const SessionSettings& s, std::int64_t syncUpdates
     // A mode's workers: an MPI job's modes with a parameter server have one fewer (the server is rank 0), and
     // the straggler must exist in every mode.
     int fewestWorkers = s.workers;
-    bool backupInJob = false;
-    for (const int c : columns)
-        backupInJob = backupInJob || modeNamed(s.modes.names[static_cast<std::size_t>(c)]) == Mode::Backup;
-    for (const int c : columns) {
-        if (const auto m = modeNamed(s.modes.names[static_cast<std::size_t>(c)]); m && mpi && s.workers >= 2)
-            fewestWorkers = std::min(fewestWorkers, mpiJobWorkers(*m, s.workers, mpiDefaultTopology(*m, backupInJob)));
-    }
+    if (mpi && s.workers >= 2)
+        for (const int c : columns)
+            fewestWorkers = std::min(fewestWorkers, mpiColumnWorkers(s.modes, columns, c, s.workers));
     if (s.slowWorker >= 0 && s.slowFactor > 1.0 && s.slowWorker < fewestWorkers)
         args << QStringLiteral("--slow") << QStringLiteral("%1:%2").arg(s.slowWorker).arg(exact(s.slowFactor));
     if (s.jitter > 0)
