@@ -360,11 +360,13 @@ void ModeColumn::refresh(bool everything)
         m_histogram->setBins(labels, counts);
         m_trend->refresh();
     } else {
-        // As many bars as have room for a label (about 22 pixels each), at most 16.
-        const int room = static_cast<int>(m_histogram->chartItem()->plotArea().width() / 22);
-        const auto [labels, counts]
-            = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, std::min(16, room));
-        m_histogram->setBins(labels, counts);
+        // As many bars as have room for their labels (about 22 pixels for one number; ranges such as "10-19" need
+        // more, so fewer of them), at most 16.
+        int bars = std::min(16, static_cast<int>(m_histogram->chartItem()->plotArea().width() / 22));
+        auto bins = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, bars);
+        while (bars > 4 && !m_histogram->labelsFit(bins.first))
+            bins = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, --bars);
+        m_histogram->setBins(bins.first, bins.second);
         if (m_trend)
             m_trend->refresh(workers - 1);
         if (m_boundWaits) {

@@ -3,9 +3,11 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -59,6 +61,18 @@ void HistogramChart::setBins(const QStringList& labels, const std::vector<std::i
         peak = std::max(peak, share);
     }
     setRoundTicks(m_value, peak > 0 ? std::min(100.0, std::ceil(peak / 10.0) * 10.0) : 100.0);
+}
+
+bool HistogramChart::labelsFit(const QStringList& labels) const
+{
+    if (labels.isEmpty())
+        return true;
+    const QFontMetricsF metrics(m_categories->labelsFont());
+    qreal widest = 0;
+    for (const QString& label : labels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    constexpr qreal padding = 6; // Qt's gap between neighbouring category labels
+    return widest + padding <= m_chart->plotArea().width() / static_cast<qreal>(labels.size());
 }
 
 QStringList HistogramChart::labels() const

@@ -23,6 +23,8 @@ public:
     /// One bar per label; counts of the same length.
     void setBins(const QStringList& labels, const std::vector<std::int64_t>& counts);
     QStringList labels() const;
+    /// Whether `labels`, one per bar, are each narrower than their bar's share of the plot (else Qt elides them).
+    bool labelsFit(const QStringList& labels) const;
     /// The bars' heights, in % of the total (tests).
     std::vector<double> shares() const;
 
