@@ -635,25 +635,34 @@ private slots:
     {
         const QString out = m_dir.filePath(QStringLiteral("killed-mode-child"));
         QProcess p;
+        // (Epochs enough for minutes of sync on any machine: it is killed, and async is stopped by SIGINT. Evaluations
+        // every 100 updates: the progress lines come as soon as a second has passed.)
         p.start(QStringLiteral(SGDSCOPE_BINARY),
             {QStringLiteral("--headless"), QStringLiteral("--out"), out, QStringLiteral("--engine"),
                 QStringLiteral("sim"), QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--epochs"),
-                QStringLiteral("300"), QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--mode"),
+                QStringLiteral("100000"), QStringLiteral("--eval-every"), QStringLiteral("100"),
+                QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--mode"),
                 QStringLiteral("sync,async")});
         QVERIFY(p.waitForStarted());
         QString err;
         QElapsedTimer t;
         t.start();
+        // Its first progress line: the parent has recorded a second of sync's training (printed at an evaluation).
         const QRegularExpression syncTrains(
             QStringLiteral("^sync\\s+\\d+ samples"), QRegularExpression::MultilineOption);
-        while (!err.contains(syncTrains) && p.state() != QProcess::NotRunning && t.elapsed() < 60000) {
+        while (!err.contains(syncTrains) && p.state() != QProcess::NotRunning && t.elapsed() < 120000) {
             p.waitForReadyRead(50);
             err += QString::fromUtf8(p.readAllStandardError());
         }
         QVERIFY2(p.state() == QProcess::Running, qPrintable(err)); // sync training, in its own process
         const std::vector<long> children = childrenOf(static_cast<long>(p.processId()));
         QCOMPARE(children.size(), std::size_t {1});
-        QCOMPARE(::kill(static_cast<pid_t>(children.front()), SIGKILL), 0);
+        const auto child = static_cast<pid_t>(children.front());
+        QCOMPARE(::kill(child, SIGSTOP), 0);
+        err += QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(!err.contains(QLatin1String("done:")), qPrintable(err)); // still sync's process, not yet done
+        QCOMPARE(::kill(child, SIGKILL), 0);
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT); // async need not run its epochs
         QVERIFY2(p.waitForFinished(120000), qPrintable(err));
         err += QString::fromUtf8(p.readAllStandardError());
         const Json summary = readJson(out + QStringLiteral("/summary.json"));

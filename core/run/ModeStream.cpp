@@ -251,12 +251,16 @@ std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metr
         }
         case Tag::Update: {
             const auto update = in.get<UpdateEvent>();
-            if (update.applied) { // where the mode stands, for a stream cut short before its result
+            observer.onUpdate(update, metrics.addUpdate(update));
+            // Where the mode stands once the update is recorded, for a stream cut short before its result.
+            if (update.applied) {
                 result.updates = update.index + 1;
                 result.samples = update.samplesSeen;
                 result.seconds = update.seconds;
+            } else {
+                result.diverged = true;
+                result.divergedAt = update.index;
             }
-            observer.onUpdate(update, metrics.addUpdate(update));
             break;
         }
         case Tag::Evaluation:

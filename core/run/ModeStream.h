@@ -144,7 +144,7 @@ void writeRefusal(ModeStreamWriter& out, const std::string& why);
 /// as it comes and each slice's standing to `afterSlice` (if set), and takes the result's values into `result`
 /// (`parameters`: how many it may hold). Returns the child's reason if it refused the request instead. Throws
 /// std::runtime_error if the stream ends or makes no sense before either (what came is in `metrics`, and `result`'s
-/// updates, samples and seconds are the last applied update's).
+/// updates, samples and seconds are the last recorded update's, with its divergence).
 std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metrics, TrainingObserver& observer,
     const std::function<void(const ModeStanding&)>& afterSlice, ModeResult& result, std::size_t parameters);
 
