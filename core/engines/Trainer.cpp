@@ -212,7 +212,7 @@ void Trainer::reportUntilFailure(TrainingObserver& observer)
     if (!m_unreported->figures)
         m_unreported->figures = m_metrics.addUpdate(m_unreported->update);
     observer.onUpdate(m_unreported->update, *m_unreported->figures);
-    m_unreported.reset(); // (kept, with its figures, if it failed again)
+    m_unreported.reset(); // (kept, with its figures, if it failed again: runMode tries once more)
 }
 
 void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool everything)

@@ -432,6 +432,18 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     const auto wallStart = std::chrono::steady_clock::now();
     const auto coreStart = coreTimeOfThisProcess();
     std::string failure;
+    // After a failure, what the trainer still holds is reported. That can run out of memory too: it is tried once
+    // more (the trainer goes on where it stopped), then the mode's result is kept with what was recorded, and says so.
+    const auto handOver = [&] {
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            try {
+                trainer->reportUntilFailure(observer);
+                return;
+            } catch (const std::bad_alloc&) {
+            }
+        }
+        failure += " (not every update could be recorded: out of memory)";
+    };
     try {
         if (afterSlice) {
             while (trainer->run(RunLimits {std::numeric_limits<std::int64_t>::max(), sliceSeconds}, observer)
@@ -445,14 +457,14 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         // A peer died, hung or failed: what was done is kept (every update counted, in the figures and the
         // recorded curve alike), and nothing more is asked of the others.
         failure = e.what();
-        trainer->reportUntilFailure(observer);
+        handOver();
     } catch (const std::bad_alloc&) {
         // Out of memory: the run cannot go on, but what it did is kept as for a failed peer (in an MPI job this is
         // rank 0, and the job then ends). Its records were allocated as it went: reporting them allocates little.
         reserve.reset();
         failure = std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : "")
             + "out of memory during the run, after " + std::to_string(trainer->updates()) + " updates";
-        trainer->reportUntilFailure(observer);
+        handOver();
     }
     if (afterSlice && failure.empty())
         afterSlice(*trainer);
