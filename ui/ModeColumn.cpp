@@ -364,8 +364,10 @@ void ModeColumn::refresh(bool everything)
         // more, so fewer of them), at most 16.
         int bars = std::min(16, static_cast<int>(m_histogram->chartItem()->plotArea().width() / 22));
         auto bins = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, bars);
-        while (bars > 4 && !m_histogram->labelsFit(bins.first))
-            bins = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, --bars);
+        while (bins.first.size() > 4 && !m_histogram->labelsFit(bins.first)) {
+            bars = static_cast<int>(bins.first.size()) - 1; // (any larger limit gives these same bins)
+            bins = stalenessBars(status.stalenessCounts, status.stalenessTailFolded, bars);
+        }
         m_histogram->setBins(bins.first, bins.second);
         if (m_trend)
             m_trend->refresh(workers - 1);

@@ -71,7 +71,7 @@ bool HistogramChart::labelsFit(const QStringList& labels) const
     qreal widest = 0;
     for (const QString& label : labels)
         widest = std::max(widest, metrics.horizontalAdvance(label));
-    constexpr qreal padding = 6; // Qt's gap between neighbouring category labels
+    constexpr qreal padding = 6; // a margin between neighbouring labels (chosen by eye, not Qt's own rule)
     return widest + padding <= m_chart->plotArea().width() / static_cast<qreal>(labels.size());
 }
 
