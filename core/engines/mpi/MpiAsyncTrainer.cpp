@@ -165,6 +165,9 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.applied = std::isfinite(loss);
         event.clockLead = m_clockLead[static_cast<std::size_t>(w)];
         event.boundWait = m_boundWait[static_cast<std::size_t>(w)];
+        if (m_sliceEvents.size()
+            == m_sliceEvents.capacity()) // room first: applied, the push is counted and in the slice
+            m_sliceEvents.reserve(std::max<std::size_t>(64, 2 * m_sliceEvents.capacity()));
         if (event.applied) {
             const float* read = m_sent.empty() ? nullptr : m_sent[static_cast<std::size_t>(w)].data(); // dc-asgd's
             const AppliedPush applied
@@ -175,8 +178,6 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
             ++m_pushes[static_cast<std::size_t>(w)];
             m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
         }
-        if (m_sliceEvents.size() == m_sliceEvents.capacity()) // room first: counted, the push is in the slice
-            m_sliceEvents.reserve(std::max<std::size_t>(64, 2 * m_sliceEvents.capacity()));
         countPush(event);
         event.seconds = MpiContext::now() + shift;
         m_sliceEvents.push_back(event);

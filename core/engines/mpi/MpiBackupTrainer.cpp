@@ -140,15 +140,16 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     }
     m_completedAt = MpiContext::now();
 
+    // What allocates comes before the update: applied, it is counted and in the cutter.
+    const DroppedGradients left = droppedGradients(m_reduction, dropped);
+    WindowCutter::Closed closed {WorkWindow {windowStart, windowStart, m_workers}, shift, {UpdateEvent {}}};
+    m_cutter.makeRoom();
+
     // The fixed tree's additions over the kept gradients and the update, in the same order as every engine.
     const double batchLoss = m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum),
         LearningRateRule(m_settings).ofBatch(m_samples), m_params.data(), m_velocity.data(), m_params.size());
     const double windowEnd = MpiContext::now();
-
-    // What allocates comes before the update is counted: counted, it is in the cutter.
-    const DroppedGradients left = droppedGradients(m_reduction, dropped);
-    WindowCutter::Closed closed {WorkWindow {windowStart, windowEnd, m_workers}, shift, {UpdateEvent {}}};
-    m_cutter.makeRoom();
+    closed.window.end = windowEnd;
     UpdateEvent& event = closed.updates[0];
     event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     event.droppedGradients = left.gradients;

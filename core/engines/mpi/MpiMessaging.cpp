@@ -7,8 +7,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace sgdscope {
@@ -208,11 +212,21 @@ void MpiContext::PostedReceives::abandon()
         }
     }
     if (matched) {
-        // MPI may still write into them: kept, never freed (the process is ending the job).
+        // MPI may still write into them: kept, never freed (the process is ending the job). Keeping them must not
+        // allocate (this runs in a destructor, perhaps out of memory): a fixed set of slots, and past them storage
+        // that is never given back; where even that is refused, the process cannot keep its promise to MPI and ends.
         static std::mutex keptMutex;
-        static std::vector<std::vector<std::vector<char>>> kept;
+        static std::array<std::vector<std::vector<char>>, 64> kept;
+        static std::size_t used = 0;
         const std::lock_guard lock(keptMutex);
-        kept.push_back(std::move(buffers));
+        if (used < kept.size()) {
+            kept[used++] = std::move(buffers);
+        } else if (void* more = std::malloc(sizeof buffers)) {
+            new (more) std::vector<std::vector<char>>(std::move(buffers));
+        } else {
+            std::fputs("sgdscope: out of memory keeping the buffers of receives MPI may still write into\n", stderr);
+            std::abort();
+        }
     }
 }
 

@@ -274,6 +274,11 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_broadcast.clear();
     mine.add(SpanKind::Communicate, m_allGradientsAt, MpiContext::now());
 
+    // What allocates comes before the update: applied, it is counted and in the cutter (out of memory after it
+    // loses at most its spans, never the update).
+    WindowCutter::Closed closed {WorkWindow {windowStart, windowStart, m_mpi.size()}, shift, {UpdateEvent {}}};
+    m_cutter.makeRoom();
+
     // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
     const double applyStart = MpiContext::now();
     double batchLoss = 0.0;
@@ -286,19 +291,16 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
             = m_reduction.applyKept({}, rule, rate.ofBatch(m_samples), m_params.data(), m_velocity.data(), floats);
     }
     const double windowEnd = MpiContext::now();
-    mine.add(SpanKind::Apply, applyStart, windowEnd);
-    for (const Span& s : mine.spans)
-        m_cutter.add(s);
-    m_cutter.knownUntil(0, windowEnd);
-
-    // What allocates comes before the update is counted: counted, it is in the cutter.
-    WindowCutter::Closed closed {WorkWindow {windowStart, windowEnd, m_mpi.size()}, shift, {UpdateEvent {}}};
-    m_cutter.makeRoom();
+    closed.window.end = windowEnd;
     closed.updates[0] = local ? localRoundEvent(m_roundSteps, localLoss, spread, windowEnd + shift)
                               : syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
     m_globalStep += m_roundSteps;
     m_seconds += windowEnd - windowStart;
     m_cutter.close(std::move(closed));
+    mine.add(SpanKind::Apply, applyStart, windowEnd);
+    for (const Span& s : mine.spans)
+        m_cutter.add(s);
+    m_cutter.knownUntil(0, windowEnd);
     reportCut(m_cutter, observer, false);
 }
 
