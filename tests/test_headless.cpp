@@ -682,6 +682,13 @@ private slots:
             rows += line.startsWith("sync,update,") ? 1 : 0;
         QVERIFY(rows > 0);
         QCOMPARE(sync->at("updates").get<qint64>(), rows);
+        // Its figures are those of the last evaluation that came (there was one: a progress line was printed).
+        const Json& last = sync->at("final_evaluation");
+        QVERIFY2(last.at("updates").is_number_integer(), last.dump().c_str());
+        const qint64 at = last.at("updates").get<qint64>();
+        QVERIFY(at > 0 && at <= rows && at % 100 == 0);
+        QVERIFY(sync->at("final_loss").is_number());
+        QVERIFY2(err.contains(QStringLiteral("loss at the last evaluation (update %1)").arg(at)), qPrintable(err));
     }
 
     void refusesWhatCannotFit()

@@ -103,8 +103,12 @@ public:
     }
     void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
     {
-        if (!m_recordedOnly)
+        // The same update again after the progress stream threw (out of memory): it is recorded already.
+        const bool again = m_recordedOnly && update.mode == m_recorded.mode && update.index == m_recorded.index
+            && update.applied == m_recorded.applied;
+        if (!again)
             m_record.onUpdate(update, figures);
+        m_recorded = update;
         m_recordedOnly = true;
         m_progress.onUpdate(update, figures);
         m_recordedOnly = false;
@@ -119,7 +123,8 @@ public:
 private:
     HeadlessObserver& m_record;
     ProgressReporter& m_progress;
-    bool m_recordedOnly = false; // the last update reached the recorder, not the stream
+    bool m_recordedOnly = false; // the last update (m_recorded) reached the recorder, not the stream
+    UpdateEvent m_recorded;
 };
 
 } // namespace

@@ -137,18 +137,25 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
             sent = sig;
         }
     });
-    // What came is kept when the run cannot be read to its end (readModeStream kept the updates' count with them).
+    // What came is kept when the run cannot be read to its end (readModeStream kept the updates' count and the last
+    // evaluation with them). An update in the figures whose report ran out of memory is reported once more, now that
+    // the reading has unwound; if that fails too, the result says so.
+    UnreportedUpdate unreported;
     const auto cutShort = [&](std::string failure) {
+        if (unreported.pending) {
+            try {
+                observer.onUpdate(unreported.update, unreported.figures);
+            } catch (const std::bad_alloc&) {
+                failure += " (not every update could be recorded: out of memory)";
+            }
+        }
         result.failure = std::move(failure);
         result.finalIsLastEvaluation = true;
-        result.final.index = -1;
-        result.final.samples = -1;
-        result.final.trainLoss = std::numeric_limits<double>::quiet_NaN();
         result.metrics = std::move(metrics);
     };
     try {
         if (const std::optional<std::string> refused
-            = readModeStream(in, metrics, observer, afterSlice, result, run.problem->layout.paddedSize())) {
+            = readModeStream(in, metrics, observer, afterSlice, result, run.problem->layout.paddedSize(), unreported)) {
             endChild(false);
             throw SgdError(*refused);
         }

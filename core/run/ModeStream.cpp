@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <poll.h>
 #include <unistd.h>
@@ -237,8 +238,12 @@ void writeRefusal(ModeStreamWriter& out, const std::string& why)
 }
 
 std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metrics, TrainingObserver& observer,
-    const std::function<void(const ModeStanding&)>& afterSlice, ModeResult& result, std::size_t parameters)
+    const std::function<void(const ModeStanding&)>& afterSlice, ModeResult& result, std::size_t parameters,
+    UnreportedUpdate& unreported)
 {
+    result.final.index = -1; // no evaluation yet
+    result.final.samples = -1;
+    result.final.trainLoss = std::numeric_limits<double>::quiet_NaN();
     std::vector<Span> spans;
     for (;;) {
         switch (in.get<Tag>()) {
@@ -251,8 +256,8 @@ std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metr
         }
         case Tag::Update: {
             const auto update = in.get<UpdateEvent>();
-            observer.onUpdate(update, metrics.addUpdate(update));
-            // Where the mode stands once the update is recorded, for a stream cut short before its result.
+            const UpdateFigures figures = metrics.addUpdate(update);
+            // Where the mode stands once the update is counted, for a stream cut short before its result.
             if (update.applied) {
                 result.updates = update.index + 1;
                 result.samples = update.samplesSeen;
@@ -261,11 +266,17 @@ std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metr
                 result.diverged = true;
                 result.divergedAt = update.index;
             }
+            unreported = {true, update, figures};
+            observer.onUpdate(update, figures);
+            unreported.pending = false;
             break;
         }
-        case Tag::Evaluation:
-            observer.onEvaluation(in.get<EvaluationRecord>());
+        case Tag::Evaluation: {
+            const auto evaluation = in.get<EvaluationRecord>();
+            observer.onEvaluation(evaluation);
+            result.final = evaluation; // the last one, for a stream cut short before its result
             break;
+        }
         case Tag::Slice: {
             const ModeStanding standing {in.get<ModeProgress>(), &metrics};
             if (afterSlice)

@@ -140,12 +140,24 @@ void writeStanding(ModeStreamWriter& out, const ModeProgress& progress);
 void writeResult(ModeStreamWriter& out, const ModeResult& result);
 void writeRefusal(ModeStreamWriter& out, const std::string& why);
 
+/// An update that is in the figures but whose report to the observer threw (out of memory): the caller reports it
+/// once more after the failure has unwound, so that the figures and the recorded rows agree.
+struct UnreportedUpdate
+{
+    bool pending = false;
+    UpdateEvent update;
+    UpdateFigures figures;
+};
+
 /// The parent's end: reads the child's records until its result, reporting each event to `metrics` and `observer`
 /// as it comes and each slice's standing to `afterSlice` (if set), and takes the result's values into `result`
 /// (`parameters`: how many it may hold). Returns the child's reason if it refused the request instead. Throws
-/// std::runtime_error if the stream ends or makes no sense before either (what came is in `metrics`, and `result`'s
-/// updates, samples and seconds are the last recorded update's, with its divergence).
+/// std::runtime_error if the stream ends or makes no sense before either, and std::bad_alloc if recording runs out
+/// of memory: what came is in `metrics`, `result`'s updates, samples and seconds are the last counted update's (with
+/// its divergence), `result.final` is the last evaluation that came (index -1 if none), and an update counted but
+/// not reported is in `unreported`.
 std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metrics, TrainingObserver& observer,
-    const std::function<void(const ModeStanding&)>& afterSlice, ModeResult& result, std::size_t parameters);
+    const std::function<void(const ModeStanding&)>& afterSlice, ModeResult& result, std::size_t parameters,
+    UnreportedUpdate& unreported);
 
 } // namespace sgdscope

@@ -1,0 +1,159 @@
+// The stream between a simulated mode's process and its parent (core/run/ModeStream): what the parent keeps when the
+// stream is cut short, or when recording what came runs out of memory.
+#include "core/metrics/RunMetrics.h"
+#include "core/run/ModeStream.h"
+
+#include <QTest>
+
+#include <new>
+
+#include <unistd.h>
+
+using namespace sgdscope;
+
+namespace {
+
+UpdateEvent pushAt(std::int64_t index)
+{
+    UpdateEvent u;
+    u.mode = Mode::Async;
+    u.worker = static_cast<int>(index % 2);
+    u.index = index;
+    u.versionRead = std::max<std::int64_t>(0, index - 1);
+    u.versionApplied = index;
+    u.samples = 32;
+    u.samplesSeen = 32 * (index + 1);
+    u.seconds = 0.5 * static_cast<double>(index + 1);
+    u.batchLoss = 1.0;
+    u.applied = true;
+    return u;
+}
+
+EvaluationRecord evaluationAt(std::int64_t updates)
+{
+    EvaluationRecord e;
+    e.mode = Mode::Async;
+    e.index = updates;
+    e.samples = 32 * updates;
+    e.seconds = 0.5 * static_cast<double>(updates);
+    e.trainLoss = 2.0 - 0.1 * static_cast<double>(updates);
+    return e;
+}
+
+/// A child's stream that ends before its result: `updates` pushes, an evaluation after the second and the fourth.
+/// The write end is closed, so the reader meets the end after the last record.
+int streamCutShort(int updates)
+{
+    int fds[2];
+    if (::pipe(fds) != 0)
+        qFatal("pipe failed");
+    {
+        ModeStreamWriter out(fds[1]);
+        StreamingObserver child(out);
+        for (int i = 0; i < updates; ++i) {
+            child.onUpdate(pushAt(i), {});
+            if (i == 1 || i == 3)
+                child.onEvaluation(evaluationAt(i + 1));
+        }
+    }
+    ::close(fds[1]);
+    return fds[0];
+}
+
+/// The parent's recorder: keeps the updates it took; the first report of update `failAt` runs out of memory.
+class Recorder : public TrainingObserver
+{
+public:
+    explicit Recorder(std::int64_t failAt)
+        : m_failAt(failAt)
+    {
+    }
+    void onWorkerTime(const WorkWindow&, std::span<const Span>) override { }
+    void onUpdate(const UpdateEvent& update, const UpdateFigures&) override
+    {
+        if (update.index == m_failAt && !m_failed) {
+            m_failed = true;
+            throw std::bad_alloc();
+        }
+        rows.push_back(update.index);
+    }
+    void onEvaluation(const EvaluationRecord& e) override { evaluations.push_back(e.index); }
+    bool stopRequested() override { return false; }
+
+    std::vector<std::int64_t> rows;
+    std::vector<std::int64_t> evaluations;
+
+private:
+    std::int64_t m_failAt;
+    bool m_failed = false;
+};
+
+} // namespace
+
+class TestModeStream : public QObject
+{
+    Q_OBJECT
+private slots:
+    void aStreamCutShortKeepsItsUpdatesAndLastEvaluation()
+    {
+        const int fd = streamCutShort(5);
+        ModeStreamReader in(fd, {});
+        RunMetrics metrics(Mode::Async);
+        Recorder recorder(-1);
+        ModeResult result;
+        UnreportedUpdate unreported;
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
+        ::close(fd);
+        QCOMPARE(recorder.rows.size(), std::size_t(5));
+        QCOMPARE(metrics.staleness().count(), std::int64_t(5));
+        QCOMPARE(result.updates, std::int64_t(5));
+        QCOMPARE(result.samples, std::int64_t(5 * 32));
+        QCOMPARE(result.seconds, 2.5);
+        QVERIFY(!unreported.pending);
+        // The last evaluation that came is the result's, as a run that stopped reports its last evaluation.
+        QCOMPARE(result.final.index, std::int64_t(4));
+        QCOMPARE(result.final.trainLoss, 2.0 - 0.4);
+    }
+
+    void aStreamWithoutEvaluationsSaysSo()
+    {
+        const int fd = streamCutShort(1);
+        ModeStreamReader in(fd, {});
+        RunMetrics metrics(Mode::Async);
+        Recorder recorder(-1);
+        ModeResult result;
+        result.final.index = 7; // whatever the caller had: the stream's reading starts with none
+        UnreportedUpdate unreported;
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
+        ::close(fd);
+        QCOMPARE(result.updates, std::int64_t(1));
+        QCOMPARE(result.final.index, std::int64_t(-1));
+        QVERIFY(std::isnan(result.final.trainLoss));
+    }
+
+    void anUpdateWhoseReportRanOutOfMemoryIsKeptToReportAgain()
+    {
+        const int fd = streamCutShort(5);
+        ModeStreamReader in(fd, {});
+        RunMetrics metrics(Mode::Async);
+        Recorder recorder(2);
+        ModeResult result;
+        UnreportedUpdate unreported;
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
+        ::close(fd);
+        // Update 2 is in the figures and counted, but not in the rows: it waits in `unreported`.
+        QCOMPARE(metrics.staleness().count(), std::int64_t(3));
+        QCOMPARE(result.updates, std::int64_t(3));
+        QCOMPARE(recorder.rows, (std::vector<std::int64_t> {0, 1}));
+        QVERIFY(unreported.pending);
+        QCOMPARE(unreported.update.index, std::int64_t(2));
+        QCOMPARE(unreported.figures.staleness, std::int64_t(1));
+        // Reported again, the rows agree with the count.
+        recorder.onUpdate(unreported.update, unreported.figures);
+        QCOMPARE(static_cast<std::int64_t>(recorder.rows.size()), result.updates);
+        QCOMPARE(result.final.index, std::int64_t(2));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestModeStream)
+#include "test_mode_stream.moc"
