@@ -3,6 +3,7 @@
 // axis, histograms bin what they hold and fold their tail into the last bar.
 #include "ui/PointConversion.h"
 #include "ui/SeriesStore.h"
+#include "ui/charts/HistogramChart.h"
 #include "ui/charts/LossChart.h"
 #include "ui/charts/WorkerBarsChart.h"
 
@@ -175,6 +176,29 @@ private slots:
         QCOMPARE(shortLabels,
             (QStringList {QStringLiteral("1µ"), QStringLiteral("10µ"), QStringLiteral("100µ"), QStringLiteral("1m")}));
         QCOMPARE(shortCounts, (std::vector<std::int64_t> {5, 0, 0, 0}));
+    }
+
+    // Whether a histogram's labels fit their bars follows the plot's width and the labels' own width (the staleness
+    // chart takes fewer, wider bins until they do).
+    void histogramLabelsFitByWidth()
+    {
+        HistogramChart chart(QStringLiteral("Staleness"), QStringLiteral("staleness"), Qt::darkGreen,
+            QStringLiteral("staleness (updates)"), QStringLiteral("pushes"));
+        QStringList wide;
+        for (int b = 0; b < 15; ++b)
+            wide << QStringLiteral("%1-%2").arg(990 + 5 * b).arg(994 + 5 * b);
+        const QStringList narrow {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")};
+        chart.resize(1600, 300);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTRY_VERIFY(chart.labelsFit(wide));
+        chart.resize(400, 300);
+        QTRY_VERIFY(!chart.labelsFit(wide));
+        QVERIFY(chart.labelsFit(narrow));
+        QStringList longer = narrow;
+        longer[2] = QStringLiteral("a label far too long for a quarter of the plot");
+        QVERIFY(!chart.labelsFit(longer));
+        QVERIFY(chart.labelsFit({}));
     }
 };
 
