@@ -151,6 +151,19 @@ private slots:
         // A tail the status already folded is labelled as such.
         QCOMPARE(stalenessBars({1, 1, 1, 9}, true, 4).first.back(), QStringLiteral("3+"));
         QCOMPARE(stalenessBars({1, 1, 1, 9}, false, 4).first.back(), QStringLiteral("3"));
+        // Two workers, one push 300 updates stale (its worker was preempted): the bars stay 0, 1, 2 and a tail with
+        // it, not four bins of 100 with every other push in the first.
+        std::vector<std::int64_t> outlier(301, 0);
+        outlier[0] = 1000;
+        outlier[1] = 500;
+        outlier[300] = 1;
+        const auto [outlierLabels, outlierCounts] = stalenessBars(outlier, false, 16);
+        QCOMPARE(outlierLabels,
+            (QStringList {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3+")}));
+        QCOMPARE(outlierCounts, (std::vector<std::int64_t> {1000, 500, 0, 1}));
+        // More than half a percent past the rest is not an outlier: the bins cover it.
+        outlier[300] = 10;
+        QCOMPARE(stalenessBars(outlier, false, 16).first.back(), QStringLiteral("300-319"));
         // The status keeps every count: staleness beyond the kept entries lands in the last one.
         sgdscope::RunMetrics metrics(sgdscope::Mode::Async);
         for (int s = 0; s < 20; ++s) {

@@ -187,7 +187,7 @@ void ModeColumn::buildCharts()
     HistogramChart* boundWaits = nullptr; // ssp: its waits at the bound, in place of the staleness trend
     if (syncLike) {
         histogram = new HistogramChart(tr("%1 wait per update").arg(name), stem + QStringLiteral("-wait"), color,
-            tr("longest wait in an update (seconds, by decade)"), tr("updates"));
+            tr("longest wait (seconds, by decade)"), tr("updates"));
         const QString update = mode == Mode::LocalSgd ? tr("round (H local steps and an averaging)")
             : mode == Mode::Backup                    ? tr("update (the first P \u2212 B gradients to arrive)")
                                                       : tr("update");

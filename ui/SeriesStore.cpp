@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace sgdscope::ui {
 
@@ -223,8 +224,29 @@ QList<QPointF> meanTrend(const std::vector<LossPoint>& points, TrendValue value,
 }
 
 std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
-    const std::vector<std::int64_t>& counts, bool tailFolded, int maxBars)
+    const std::vector<std::int64_t>& seen, bool tailFolded, int maxBars)
 {
+    // Past the 99.5th percentile, pushes are folded into one tail entry (at least four entries stay).
+    std::int64_t total = 0;
+    for (const std::int64_t c : seen)
+        total += c;
+    std::size_t high = seen.size(); // the 99.5th percentile
+    std::int64_t below = 0;
+    for (std::size_t s = 0; s < seen.size() && total > 0; ++s) {
+        below += seen[s];
+        if (200 * below >= 199 * total) {
+            high = s;
+            break;
+        }
+    }
+    high = std::max<std::size_t>(high, 2);
+    std::vector<std::int64_t> counts = seen;
+    if (high + 2 < seen.size()) {
+        counts.resize(high + 2);
+        counts.back()
+            = std::accumulate(seen.begin() + static_cast<std::ptrdiff_t>(high + 1), seen.end(), std::int64_t(0));
+        tailFolded = true;
+    }
     const int size = static_cast<int>(counts.size());
     maxBars = std::max(4, maxBars);
     int first = -1;

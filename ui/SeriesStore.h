@@ -85,7 +85,9 @@ QList<QPointF> meanTrend(const std::vector<LossPoint>& points, TrendValue value,
 /// Bars for a staleness histogram, at most `maxBars` bars (at least 4). When the staleness seen fits, one bar per
 /// value from 0: 0, 1, 2, ... (a tail beyond the bars counted in the last one, "N+"). Otherwise the bars follow the
 /// range seen: from the smallest staleness to the largest, in bins of an equal, round width (1, 2 or 5 times a power
-/// of ten), labelled by their range ("240-249"). `tailFolded`: counts' own last entry is already "s or more".
+/// of ten), labelled by their range ("240-249"). The few pushes past the 99.5th percentile (a preempted worker's push,
+/// hundreds of updates stale beside pushes of 0 or 1) do not stretch the bins: they are counted in a last bar "N+".
+/// `tailFolded`: counts' own last entry is already "s or more".
 std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
     const std::vector<std::int64_t>& counts, bool tailFolded, int maxBars);
 

@@ -109,7 +109,7 @@ QStringList writeRunCharts(const QString& folder, const std::vector<ChartedMode>
                 (perPush ? QObject::tr("%1 wait at its bound") : QObject::tr("%1 wait per update")).arg(m.name),
                 QString(), m.color,
                 perPush ? QObject::tr("held before a push (seconds, by decade)")
-                        : QObject::tr("longest wait in an update (seconds, by decade)"),
+                        : QObject::tr("longest wait (seconds, by decade)"),
                 perPush ? QObject::tr("pushes") : QObject::tr("updates"));
             auto* trend = new TrendChart(
                 (perPush ? QObject::tr("%1 mean wait at its bound") : QObject::tr("%1 mean wait per update"))
