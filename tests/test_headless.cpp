@@ -688,6 +688,7 @@ private slots:
         const qint64 at = last.at("updates").get<qint64>();
         QVERIFY(at > 0 && at <= rows && at % 100 == 0);
         QVERIFY(sync->at("final_loss").is_number());
+        QVERIFY(sync->at("params_digest").is_null()); // its parameters never came back
         QVERIFY2(err.contains(QStringLiteral("loss at the last evaluation (update %1)").arg(at)), qPrintable(err));
     }
 

@@ -60,24 +60,32 @@ int streamCutShort(int updates)
     return fds[0];
 }
 
-/// The parent's recorder: keeps the updates it took; the first report of update `failAt` runs out of memory.
+/// The parent's recorder: keeps the updates it took; the first `failures` reports of update `failAt` run out of
+/// memory, and so does the report of an evaluation at `evaluationFailAt`.
 class Recorder : public TrainingObserver
 {
 public:
-    explicit Recorder(std::int64_t failAt)
+    explicit Recorder(std::int64_t failAt, int failures = 1, std::int64_t evaluationFailAt = -1)
         : m_failAt(failAt)
+        , m_failures(failures)
+        , m_evaluationFailAt(evaluationFailAt)
     {
     }
     void onWorkerTime(const WorkWindow&, std::span<const Span>) override { }
     void onUpdate(const UpdateEvent& update, const UpdateFigures&) override
     {
-        if (update.index == m_failAt && !m_failed) {
-            m_failed = true;
+        if (update.index == m_failAt && m_failures > 0) {
+            --m_failures;
             throw std::bad_alloc();
         }
         rows.push_back(update.index);
     }
-    void onEvaluation(const EvaluationRecord& e) override { evaluations.push_back(e.index); }
+    void onEvaluation(const EvaluationRecord& e) override
+    {
+        if (e.index == m_evaluationFailAt)
+            throw std::bad_alloc();
+        evaluations.push_back(e.index);
+    }
     bool stopRequested() override { return false; }
 
     std::vector<std::int64_t> rows;
@@ -85,7 +93,8 @@ public:
 
 private:
     std::int64_t m_failAt;
-    bool m_failed = false;
+    int m_failures;
+    std::int64_t m_evaluationFailAt;
 };
 
 } // namespace
@@ -101,10 +110,14 @@ private slots:
         RunMetrics metrics(Mode::Async);
         Recorder recorder(-1);
         ModeResult result;
+        result.targetLoss = 1.7; // met by the second evaluation (loss 1.6 at update 4), not the first (1.8)
         UnreportedUpdate unreported;
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
         ::close(fd);
         QCOMPARE(recorder.rows.size(), std::size_t(5));
+        QVERIFY(result.target.reached);
+        QCOMPARE(result.target.updates, std::int64_t(4));
+        QCOMPARE(result.target.seconds, 2.0);
         QCOMPARE(metrics.staleness().count(), std::int64_t(5));
         QCOMPARE(result.updates, std::int64_t(5));
         QCOMPARE(result.samples, std::int64_t(5 * 32));
@@ -148,10 +161,44 @@ private slots:
         QVERIFY(unreported.pending);
         QCOMPARE(unreported.update.index, std::int64_t(2));
         QCOMPARE(unreported.figures.staleness, std::int64_t(1));
-        // Reported again, the rows agree with the count.
-        recorder.onUpdate(unreported.update, unreported.figures);
-        QCOMPARE(static_cast<std::int64_t>(recorder.rows.size()), result.updates);
         QCOMPARE(result.final.index, std::int64_t(2));
+        // Reported again, the rows agree with the count.
+        QVERIFY(reportAgain(unreported, recorder));
+        QVERIFY(!unreported.pending);
+        QCOMPARE(recorder.rows, (std::vector<std::int64_t> {0, 1, 2}));
+        QVERIFY(reportAgain(unreported, recorder)); // nothing pending: nothing reported twice
+        QCOMPARE(static_cast<std::int64_t>(recorder.rows.size()), result.updates);
+    }
+
+    void anUpdateThatCannotBeReportedAgainStaysPending()
+    {
+        const int fd = streamCutShort(5);
+        ModeStreamReader in(fd, {});
+        RunMetrics metrics(Mode::Async);
+        Recorder recorder(3, 2);
+        ModeResult result;
+        UnreportedUpdate unreported;
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
+        ::close(fd);
+        QVERIFY(!reportAgain(unreported, recorder));
+        QVERIFY(unreported.pending);
+        QCOMPARE(recorder.rows, (std::vector<std::int64_t> {0, 1, 2}));
+    }
+
+    // An evaluation whose recording ran out of memory is still the last that came (a recorder may hold it already).
+    void anEvaluationWhoseReportRanOutOfMemoryIsTheLastThatCame()
+    {
+        const int fd = streamCutShort(5);
+        ModeStreamReader in(fd, {});
+        RunMetrics metrics(Mode::Async);
+        Recorder recorder(-1, 0, 4);
+        ModeResult result;
+        UnreportedUpdate unreported;
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
+        ::close(fd);
+        QCOMPARE(result.final.index, std::int64_t(4));
+        QCOMPARE(result.updates, std::int64_t(4));
+        QVERIFY(!unreported.pending);
     }
 };
 

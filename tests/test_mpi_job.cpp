@@ -695,7 +695,8 @@ private slots:
         QTest::addColumn<int>("victim");
         QTest::addColumn<QString>("said");
         QTest::newRow("rank 2") << 2 << QStringLiteral("sgdscope: rank 2 sent nothing for 3");
-        // Rank 0 cannot say so: rank 1 does, once.
+        // Rank 0 cannot say so: rank 1 does, once. (Stopped while it loads, rank 0 has made no folder yet: this row
+        // checks the message; the folder check is the rank 2 row's.)
         QTest::newRow("rank 0") << 0 << QStringLiteral("sgdscope: rank 1: rank 0 sent nothing for 3");
     }
     void aRankHungBeforeTrainingLeavesNoOutputFolder()

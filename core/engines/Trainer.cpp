@@ -273,9 +273,7 @@ EvaluationRecord Trainer::evaluateAt(std::int64_t updates, std::int64_t samples,
         if (test->isClassification())
             record.testAccuracy = mean(static_cast<double>(held.correct), held.samples);
     }
-    const bool accuracyReached = m_settings.targetAccuracy >= 0 && record.testAccuracy >= m_settings.targetAccuracy;
-    const bool lossReached = m_settings.targetLoss >= 0 && record.trainLoss <= m_settings.targetLoss;
-    if (!m_target.reached && (accuracyReached || lossReached))
+    if (!m_target.reached && meetsTarget(record, m_settings.targetAccuracy, m_settings.targetLoss))
         m_target = TargetReached {true, seconds, samples, updates};
     if (m_settings.evalEverySamples <= 0)
         m_nextEvalSamples = std::numeric_limits<std::int64_t>::max();

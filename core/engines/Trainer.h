@@ -47,6 +47,12 @@ struct TargetReached
     std::int64_t samples = 0;
     std::int64_t updates = 0;
 };
+/// Whether an evaluation meets a target (< 0: none): its test accuracy for --target-accuracy, its training loss for
+/// --target-loss.
+inline bool meetsTarget(const EvaluationRecord& e, double targetAccuracy, double targetLoss)
+{
+    return (targetAccuracy >= 0 && e.testAccuracy >= targetAccuracy) || (targetLoss >= 0 && e.trainLoss <= targetLoss);
+}
 
 /// The seam between the training math and who computes it where and when. One Trainer runs one mode (sync
 /// or async) on one engine (threads here; a simulated cluster, MPI ranks). What every engine shares lives

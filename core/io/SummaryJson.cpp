@@ -158,7 +158,8 @@ Json summaryJson(const ModeSummaryRecord& r)
         j["samples_to_target"] = r.targetReached ? Json(r.samplesToTarget) : Json(nullptr);
         j["updates_to_target"] = r.targetReached ? Json(r.updatesToTarget) : Json(nullptr);
     }
-    j["params_digest"] = r.paramsDigest;
+    // (null: the parameters never came back, from a simulated mode's process that ended before its result)
+    j["params_digest"] = r.paramsDigest.empty() ? Json(nullptr) : Json(r.paramsDigest);
     // What the digest depends on besides the source, the data and the settings: the kernels' order of
     // operations; the path (instruction set) that computed it does not change the bits.
     j["kernels"] = Json {{"order", r.kernelOrder}, {"path", r.kernelPath}};

@@ -104,8 +104,10 @@ public:
     void onUpdate(const UpdateEvent& update, const UpdateFigures& figures) override
     {
         // The same update again after the progress stream threw (out of memory): it is recorded already.
+        // (Unapplied pushes after a divergence share their index: the worker, version read and time tell them apart.)
         const bool again = m_recordedOnly && update.mode == m_recorded.mode && update.index == m_recorded.index
-            && update.applied == m_recorded.applied;
+            && update.applied == m_recorded.applied && update.worker == m_recorded.worker
+            && update.versionRead == m_recorded.versionRead && update.seconds == m_recorded.seconds;
         if (!again)
             m_record.onUpdate(update, figures);
         m_recorded = update;

@@ -10,7 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <limits>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -56,6 +56,9 @@ void setModeChildProgram(const std::string& path)
 ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& observer, double sliceSeconds,
     const std::function<void(const ModeStanding&)>& afterSlice)
 {
+    // Memory held back for recording that runs out of it, as runMode's: freed first (cutShort below), so that what
+    // came can be kept.
+    std::unique_ptr<char[]> reserve(new char[32 << 20]);
     // Everything the child needs is made before the fork: between fork and exec only async-signal-safe calls.
     std::string program = childProgram();
     std::string flag = "--mode-child";
@@ -141,15 +144,13 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     // evaluation with them). An update in the figures whose report ran out of memory is reported once more, now that
     // the reading has unwound; if that fails too, the result says so.
     UnreportedUpdate unreported;
-    const auto cutShort = [&](std::string failure) {
-        if (unreported.pending) {
-            try {
-                observer.onUpdate(unreported.update, unreported.figures);
-            } catch (const std::bad_alloc&) {
-                failure += " (not every update could be recorded: out of memory)";
-            }
-        }
+    const auto cutShort = [&](const char* why) {
+        reserve.reset();
+        std::string failure = why;
+        if (!reportAgain(unreported, observer))
+            failure += " (not every update could be recorded: out of memory)";
         result.failure = std::move(failure);
+        // (Always: the parent never has the mode's final parameters, whatever update its last evaluation was at.)
         result.finalIsLastEvaluation = true;
         result.metrics = std::move(metrics);
     };
@@ -164,7 +165,8 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
             throw;
         // The stream ended (or made no sense) before the result: the child died.
         const int status = endChild(true);
-        cutShort("the simulated mode's process ended before its result (" + exitText(status) + ")");
+        const std::string why = "the simulated mode's process ended before its result (" + exitText(status) + ")";
+        cutShort(why.c_str());
         return result;
     } catch (const std::bad_alloc&) {
         // This process ran out of memory recording what came: the child is ended (it would wait on its stream for

@@ -237,6 +237,19 @@ void writeRefusal(ModeStreamWriter& out, const std::string& why)
     out.flush();
 }
 
+bool reportAgain(UnreportedUpdate& unreported, TrainingObserver& observer)
+{
+    if (!unreported.pending)
+        return true;
+    try {
+        observer.onUpdate(unreported.update, unreported.figures);
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
+    unreported.pending = false;
+    return true;
+}
+
 std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metrics, TrainingObserver& observer,
     const std::function<void(const ModeStanding&)>& afterSlice, ModeResult& result, std::size_t parameters,
     UnreportedUpdate& unreported)
@@ -272,9 +285,12 @@ std::optional<std::string> readModeStream(ModeStreamReader& in, RunMetrics& metr
             break;
         }
         case Tag::Evaluation: {
+            // The last one, and the target it reached, for a stream cut short before its result.
             const auto evaluation = in.get<EvaluationRecord>();
+            result.final = evaluation;
+            if (!result.target.reached && meetsTarget(evaluation, result.targetAccuracy, result.targetLoss))
+                result.target = TargetReached {true, evaluation.seconds, evaluation.samples, evaluation.index};
             observer.onEvaluation(evaluation);
-            result.final = evaluation; // the last one, for a stream cut short before its result
             break;
         }
         case Tag::Slice: {

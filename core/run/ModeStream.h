@@ -148,6 +148,8 @@ struct UnreportedUpdate
     UpdateEvent update;
     UpdateFigures figures;
 };
+/// Reports a pending update to `observer` once more; false if that ran out of memory too (it stays pending).
+bool reportAgain(UnreportedUpdate& unreported, TrainingObserver& observer);
 
 /// The parent's end: reads the child's records until its result, reporting each event to `metrics` and `observer`
 /// as it comes and each slice's standing to `afterSlice` (if set), and takes the result's values into `result`

@@ -35,8 +35,11 @@ void SspGate::advance(int worker)
     const std::int64_t clock = m_clock[static_cast<std::size_t>(worker)];
     if (clock < 0)
         return;
+    // The next clock's entry first: if it cannot be made (out of memory), nothing has changed.
+    auto next = m_clocks.try_emplace(clock + 1, 0).first;
     leave(worker);
-    join(worker, clock + 1);
+    m_clock[static_cast<std::size_t>(worker)] = clock + 1;
+    ++next->second;
 }
 
 std::int64_t SspGate::slowest() const

@@ -165,8 +165,9 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
         event.applied = std::isfinite(loss);
         event.clockLead = m_clockLead[static_cast<std::size_t>(w)];
         event.boundWait = m_boundWait[static_cast<std::size_t>(w)];
-        if (m_sliceEvents.size()
-            == m_sliceEvents.capacity()) // room first: applied, the push is counted and in the slice
+        // Room first: applied, the push is counted and in the slice (what allocates after it, the gate's next
+        // clock, comes once it is there).
+        if (m_sliceEvents.size() == m_sliceEvents.capacity())
             m_sliceEvents.reserve(std::max<std::size_t>(64, 2 * m_sliceEvents.capacity()));
         if (event.applied) {
             const float* read = m_sent.empty() ? nullptr : m_sent[static_cast<std::size_t>(w)].data(); // dc-asgd's
@@ -176,11 +177,12 @@ void MpiAsyncTrainer::trainSome(const RunLimits& limits, double sliceStartSecond
             event.compensation = applied.compensation;
             event.learningRate = applied.learningRate;
             ++m_pushes[static_cast<std::size_t>(w)];
-            m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
         }
         countPush(event);
         event.seconds = MpiContext::now() + shift;
         m_sliceEvents.push_back(event);
+        if (event.applied)
+            m_ssp.advance(w); // ssp: its clock moves on, the slowest may have caught up
         const bool more = !diverged() && !stopRequestedNow() && !(target().reached && m_settings.stopAtTarget)
             && MpiContext::now() < deadline;
         if (!answer(w, more))

@@ -215,12 +215,15 @@ void MpiContext::PostedReceives::abandon()
         // MPI may still write into them: kept, never freed (the process is ending the job). Keeping them must not
         // allocate (this runs in a destructor, perhaps out of memory): a fixed set of slots, and past them storage
         // that is never given back; where even that is refused, the process cannot keep its promise to MPI and ends.
+        // (The slots are never destroyed either: at the process's exit MPI may not have let go of them.)
+        using Slots = std::array<std::vector<std::vector<char>>, 64>;
         static std::mutex keptMutex;
-        static std::array<std::vector<std::vector<char>>, 64> kept;
+        alignas(Slots) static unsigned char storage[sizeof(Slots)];
+        static Slots* const kept = new (storage) Slots();
         static std::size_t used = 0;
         const std::lock_guard lock(keptMutex);
-        if (used < kept.size()) {
-            kept[used++] = std::move(buffers);
+        if (used < kept->size()) {
+            (*kept)[used++] = std::move(buffers);
         } else if (void* more = std::malloc(sizeof buffers)) {
             new (more) std::vector<std::vector<char>>(std::move(buffers));
         } else {
