@@ -642,7 +642,8 @@ private slots:
                 QStringLiteral("sim"), QStringLiteral("--preset"), QStringLiteral("blobs"), QStringLiteral("--epochs"),
                 QStringLiteral("100000"), QStringLiteral("--eval-every"), QStringLiteral("100"),
                 QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--mode"),
-                QStringLiteral("sync,async")});
+                QStringLiteral("sync,async"), QStringLiteral("--save-params"),
+                out + QStringLiteral("/params.safetensors")});
         QVERIFY(p.waitForStarted());
         QString err;
         QElapsedTimer t;
@@ -689,6 +690,12 @@ private slots:
         QVERIFY(at > 0 && at <= rows && at % 100 == 0);
         QVERIFY(sync->at("final_loss").is_number());
         QVERIFY(sync->at("params_digest").is_null()); // its parameters never came back
+        QVERIFY(sync->at("kernels").at("path").is_null());
+        // --save-params saves the first mode's parameters: they never came back, and it says so (it read past an
+        // empty array before).
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY(!QFileInfo::exists(out + QStringLiteral("/params.safetensors")));
+        QVERIFY2(err.contains(QStringLiteral("--save-params: sync's parameters never came back")), qPrintable(err));
         QVERIFY2(err.contains(QStringLiteral("loss at the last evaluation (update %1)").arg(at)), qPrintable(err));
     }
 

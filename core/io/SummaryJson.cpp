@@ -162,7 +162,7 @@ Json summaryJson(const ModeSummaryRecord& r)
     j["params_digest"] = r.paramsDigest.empty() ? Json(nullptr) : Json(r.paramsDigest);
     // What the digest depends on besides the source, the data and the settings: the kernels' order of
     // operations; the path (instruction set) that computed it does not change the bits.
-    j["kernels"] = Json {{"order", r.kernelOrder}, {"path", r.kernelPath}};
+    j["kernels"] = Json {{"order", r.kernelOrder}, {"path", r.kernelPath.empty() ? Json(nullptr) : Json(r.kernelPath)}};
     j["diverged"] = r.diverged;
     j["diverged_at_update"] = r.diverged ? Json(r.divergedAt) : Json(nullptr);
     j["interrupted"] = r.interrupted;

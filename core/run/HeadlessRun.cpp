@@ -425,7 +425,13 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
                                                        : "platform " + config.platform)
                                                      : std::string(),
                     config.engine == EngineKind::Mpi));
-        if (!config.saveParams.empty() && !runs.empty()) {
+        if (!config.saveParams.empty() && !runs.empty()
+            && runs.front()->result.parameters.size() != run.problem->layout.paddedSize()) {
+            // A simulated mode whose process ended before its result: its parameters never came back.
+            std::cerr << "sgdscope: --save-params: " << modeName(runs.front()->result.mode)
+                      << "'s parameters never came back (its process ended before its result); '" << config.saveParams
+                      << "' not written\n";
+        } else if (!config.saveParams.empty() && !runs.empty()) {
             const ModeResult& first = runs.front()->result;
             writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
                 {{"sgdscope_mode", modeName(first.mode)},

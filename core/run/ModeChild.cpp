@@ -154,17 +154,23 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
         result.finalIsLastEvaluation = true;
         result.metrics = std::move(metrics);
     };
+    bool ended = false;
     try {
         if (const std::optional<std::string> refused
             = readModeStream(in, metrics, observer, afterSlice, result, run.problem->layout.paddedSize(), unreported)) {
             endChild(false);
+            ended = true;
             throw SgdError(*refused);
         }
     } catch (const std::runtime_error& e) {
-        if (dynamic_cast<const SgdError*>(&e))
+        if (dynamic_cast<const SgdError*>(&e)) {
+            if (!ended) // (the observer's own error: the child would wait on its stream for ever)
+                endChild(true);
             throw;
+        }
         // The stream ended (or made no sense) before the result: the child died.
         const int status = endChild(true);
+        reserve.reset(); // (the text below allocates)
         const std::string why = "the simulated mode's process ended before its result (" + exitText(status) + ")";
         cutShort(why.c_str());
         return result;
