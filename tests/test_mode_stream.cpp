@@ -97,6 +97,38 @@ private:
     std::int64_t m_evaluationFailAt;
 };
 
+/// The parent's side of one reading: its figures, the mode's result and an update left to report.
+struct Parent
+{
+    RunMetrics metrics {Mode::Async};
+    ModeResult result;
+    UnreportedUpdate unreported;
+};
+
+enum class Threw
+{
+    Nothing,
+    StreamEnded, // std::runtime_error
+    OutOfMemory, // std::bad_alloc
+};
+
+/// Reads a stream of `updates` pushes, cut short, into `parent` with `recorder`: what the reading threw.
+Threw readCutShort(int updates, Recorder& recorder, Parent& parent)
+{
+    const int fd = streamCutShort(updates);
+    ModeStreamReader in(fd, {});
+    Threw threw = Threw::Nothing;
+    try {
+        readModeStream(in, parent.metrics, recorder, {}, parent.result, 0, parent.unreported);
+    } catch (const std::bad_alloc&) {
+        threw = Threw::OutOfMemory;
+    } catch (const std::runtime_error&) {
+        threw = Threw::StreamEnded;
+    }
+    ::close(fd);
+    return threw;
+}
+
 } // namespace
 
 class TestModeStream : public QObject
@@ -105,15 +137,11 @@ class TestModeStream : public QObject
 private slots:
     void aStreamCutShortKeepsItsUpdatesAndLastEvaluation()
     {
-        const int fd = streamCutShort(5);
-        ModeStreamReader in(fd, {});
-        RunMetrics metrics(Mode::Async);
         Recorder recorder(-1);
-        ModeResult result;
-        result.targetLoss = 1.7; // met by the second evaluation (loss 1.6 at update 4), not the first (1.8)
-        UnreportedUpdate unreported;
-        QVERIFY_THROWS_EXCEPTION(std::runtime_error, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
-        ::close(fd);
+        Parent p;
+        p.result.targetLoss = 1.7; // met by the second evaluation (loss 1.6 at update 4), not the first (1.8)
+        QVERIFY(readCutShort(5, recorder, p) == Threw::StreamEnded);
+        auto& [metrics, result, unreported] = p;
         QCOMPARE(recorder.rows.size(), std::size_t(5));
         QVERIFY(result.target.reached);
         QCOMPARE(result.target.updates, std::int64_t(4));
@@ -130,15 +158,11 @@ private slots:
 
     void aStreamWithoutEvaluationsSaysSo()
     {
-        const int fd = streamCutShort(1);
-        ModeStreamReader in(fd, {});
-        RunMetrics metrics(Mode::Async);
         Recorder recorder(-1);
-        ModeResult result;
-        result.final.index = 7; // whatever the caller had: the stream's reading starts with none
-        UnreportedUpdate unreported;
-        QVERIFY_THROWS_EXCEPTION(std::runtime_error, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
-        ::close(fd);
+        Parent p;
+        p.result.final.index = 7; // whatever the caller had: the stream's reading starts with none
+        QVERIFY(readCutShort(1, recorder, p) == Threw::StreamEnded);
+        auto& [metrics, result, unreported] = p;
         QCOMPARE(result.updates, std::int64_t(1));
         QCOMPARE(result.final.index, std::int64_t(-1));
         QVERIFY(std::isnan(result.final.trainLoss));
@@ -146,14 +170,10 @@ private slots:
 
     void anUpdateWhoseReportRanOutOfMemoryIsKeptToReportAgain()
     {
-        const int fd = streamCutShort(5);
-        ModeStreamReader in(fd, {});
-        RunMetrics metrics(Mode::Async);
         Recorder recorder(2);
-        ModeResult result;
-        UnreportedUpdate unreported;
-        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
-        ::close(fd);
+        Parent p;
+        QVERIFY(readCutShort(5, recorder, p) == Threw::OutOfMemory);
+        auto& [metrics, result, unreported] = p;
         // Update 2 is in the figures and counted, but not in the rows: it waits in `unreported`.
         QCOMPARE(metrics.staleness().count(), std::int64_t(3));
         QCOMPARE(result.updates, std::int64_t(3));
@@ -172,31 +192,27 @@ private slots:
 
     void anUpdateThatCannotBeReportedAgainStaysPending()
     {
-        const int fd = streamCutShort(5);
-        ModeStreamReader in(fd, {});
-        RunMetrics metrics(Mode::Async);
         Recorder recorder(3, 2);
-        ModeResult result;
-        UnreportedUpdate unreported;
-        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
-        ::close(fd);
+        Parent p;
+        QVERIFY(readCutShort(5, recorder, p) == Threw::OutOfMemory);
+        auto& [metrics, result, unreported] = p;
         QVERIFY(!reportAgain(unreported, recorder));
         QVERIFY(unreported.pending);
+        QCOMPARE(unreported.update.index, std::int64_t(3));
         QCOMPARE(recorder.rows, (std::vector<std::int64_t> {0, 1, 2}));
     }
 
     // An evaluation whose recording ran out of memory is still the last that came (a recorder may hold it already).
     void anEvaluationWhoseReportRanOutOfMemoryIsTheLastThatCame()
     {
-        const int fd = streamCutShort(5);
-        ModeStreamReader in(fd, {});
-        RunMetrics metrics(Mode::Async);
         Recorder recorder(-1, 0, 4);
-        ModeResult result;
-        UnreportedUpdate unreported;
-        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, readModeStream(in, metrics, recorder, {}, result, 0, unreported));
-        ::close(fd);
+        Parent p;
+        p.result.targetLoss = 1.7; // met by that evaluation (1.6)
+        QVERIFY(readCutShort(5, recorder, p) == Threw::OutOfMemory);
+        auto& [metrics, result, unreported] = p;
         QCOMPARE(result.final.index, std::int64_t(4));
+        QVERIFY(result.target.reached);
+        QCOMPARE(result.target.updates, std::int64_t(4));
         QCOMPARE(result.updates, std::int64_t(4));
         QVERIFY(!unreported.pending);
     }

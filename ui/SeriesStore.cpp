@@ -227,9 +227,7 @@ std::pair<QStringList, std::vector<std::int64_t>> stalenessBars(
     const std::vector<std::int64_t>& seen, bool tailFolded, int maxBars)
 {
     // Past the 99.5th percentile, pushes are folded into one tail entry (at least four entries stay).
-    std::int64_t total = 0;
-    for (const std::int64_t c : seen)
-        total += c;
+    const std::int64_t total = std::accumulate(seen.begin(), seen.end(), std::int64_t(0));
     std::size_t high = seen.size(); // the 99.5th percentile
     std::int64_t below = 0;
     for (std::size_t s = 0; s < seen.size() && total > 0; ++s) {

@@ -425,20 +425,21 @@ int writeResults(const PreparedRun& run, const std::vector<std::unique_ptr<Headl
                                                        : "platform " + config.platform)
                                                      : std::string(),
                     config.engine == EngineKind::Mpi));
-        if (!config.saveParams.empty() && !runs.empty()
-            && runs.front()->result.parameters.size() != run.problem->layout.paddedSize()) {
-            // A simulated mode whose process ended before its result: its parameters never came back.
-            std::cerr << "sgdscope: --save-params: " << modeName(runs.front()->result.mode)
-                      << "'s parameters never came back (its process ended before its result); '" << config.saveParams
-                      << "' not written\n";
-        } else if (!config.saveParams.empty() && !runs.empty()) {
+        if (!config.saveParams.empty() && !runs.empty()) {
             const ModeResult& first = runs.front()->result;
-            writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
-                {{"sgdscope_mode", modeName(first.mode)},
-                    run.problem->spec.isMlp()
-                        ? std::pair<const std::string, std::string> {"sgdscope_layers",
-                            widthsText(run.problem->spec.widths())}
-                        : std::pair<const std::string, std::string> {"sgdscope_model", run.problem->spec.text()}});
+            if (first.parameters.size() != run.problem->layout.paddedSize()) {
+                // A simulated mode whose process ended before its result: its parameters never came back.
+                std::cerr << "sgdscope: --save-params: " << modeName(first.mode)
+                          << "'s parameters never came back (its process ended before its result); '"
+                          << config.saveParams << "' not written\n";
+            } else {
+                writeSafetensors(config.saveParams, run.problem->layout, first.parameters.data(),
+                    {{"sgdscope_mode", modeName(first.mode)},
+                        run.problem->spec.isMlp()
+                            ? std::pair<const std::string, std::string> {"sgdscope_layers",
+                                widthsText(run.problem->spec.widths())}
+                            : std::pair<const std::string, std::string> {"sgdscope_model", run.problem->spec.text()}});
+            }
         }
         summary.erase("written_after_this_file");
         writeFileAtomically(summaryPath, dumpJson(summary, 2) + "\n");

@@ -144,9 +144,7 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
     // evaluation with them). An update in the figures whose report ran out of memory is reported once more, now that
     // the reading has unwound; if that fails too, the result says so.
     UnreportedUpdate unreported;
-    const auto cutShort = [&](const char* why) {
-        reserve.reset();
-        std::string failure = why;
+    const auto cutShort = [&](std::string failure) { // (the catches below free the reserve first)
         if (!reportAgain(unreported, observer))
             failure += " (not every update could be recorded: out of memory)";
         result.failure = std::move(failure);
@@ -169,14 +167,14 @@ ModeResult runModeInChild(const PreparedRun& run, Mode mode, TrainingObserver& o
             throw;
         }
         // The stream ended (or made no sense) before the result: the child died.
+        reserve.reset();
         const int status = endChild(true);
-        reserve.reset(); // (the text below allocates)
-        const std::string why = "the simulated mode's process ended before its result (" + exitText(status) + ")";
-        cutShort(why.c_str());
+        cutShort("the simulated mode's process ended before its result (" + exitText(status) + ")");
         return result;
     } catch (const std::bad_alloc&) {
         // This process ran out of memory recording what came: the child is ended (it would wait on its stream for
         // ever).
+        reserve.reset();
         endChild(true);
         cutShort("out of memory while recording the simulated mode's run");
         return result;
