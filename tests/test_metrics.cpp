@@ -173,8 +173,8 @@ private slots:
         bool failOnce = true;
         const WindowCutter::Report report
             = [&](const WorkWindow& window, std::span<const Span> spans, WindowCutter::Closed& closed) {
-                  calls.emplace_back(window.start, closed.timeReported, closed.updatesReported, spans.size());
-                  closed.timeReported = true;
+                  calls.emplace_back(window.start, closed.timeCounted, closed.updatesReported, spans.size());
+                  closed.timeCounted = true;
                   while (closed.updatesReported < closed.updates.size()) {
                       const UpdateEvent& u = closed.updates[closed.updatesReported];
                       if (u.index == 3 && failOnce) {
@@ -188,12 +188,40 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::bad_alloc, cutter.flush(report));
         QCOMPARE(calls, (std::vector<Call> {{0.0, false, 0, 1}, {1.0, false, 0, 1}}));
         cutter.flush(report);
-        // Window 0 is not handed on again; window 1 comes back with what was noted, its span already given.
+        // Window 0 is not handed on again; window 1 comes back with what was noted and its span.
         QCOMPARE(
-            calls, (std::vector<Call> {{0.0, false, 0, 1}, {1.0, false, 0, 1}, {1.0, true, 1, 0}, {2.0, false, 0, 1}}));
+            calls, (std::vector<Call> {{0.0, false, 0, 1}, {1.0, false, 0, 1}, {1.0, true, 1, 1}, {2.0, false, 0, 1}}));
         QCOMPARE(reported, (std::vector<std::int64_t> {0, 1, 2, 3, 4, 5}));
         cutter.flush(report, true);
         QCOMPARE(calls.size(), std::size_t {4}); // nothing left
+    }
+    // A report that failed before it took anything (the figures ran out of memory) gets its window again with the
+    // same spans, cut and shifted as the first time. Before, the spans were gone: the time counted on the retry
+    // held no work, and the update after it read a stale wait.
+    void aFailedReportGetsTheSameSpansAgain()
+    {
+        WindowCutter cutter(2);
+        cutter.add(Span {0, SpanKind::Compute, 0.0, 0.75, 10, -1});
+        cutter.add(Span {1, SpanKind::Compute, 0.0, 1.5, 10, -1}); // crosses into the second window
+        cutter.close({WorkWindow {0.0, 1.0, 2}, 0.5, {UpdateEvent {}}});
+        cutter.close({WorkWindow {1.0, 2.0, 2}, 0.5, {UpdateEvent {}}});
+        cutter.knownUntil(0, 2.0);
+        cutter.knownUntil(1, 2.0);
+        using Seen = std::tuple<double, int, double, double>; // window start, worker, span start, end
+        std::vector<Seen> seen;
+        int failures = 1;
+        const WindowCutter::Report report
+            = [&](const WorkWindow& window, std::span<const Span> spans, WindowCutter::Closed&) {
+                  for (const Span& s : spans)
+                      seen.emplace_back(window.start, s.worker, s.start, s.end);
+                  if (failures-- > 0)
+                      throw std::bad_alloc();
+              };
+        QVERIFY_THROWS_EXCEPTION(std::bad_alloc, cutter.flush(report));
+        cutter.flush(report);
+        QCOMPARE(seen,
+            (std::vector<Seen> {
+                {0.5, 0, 0.5, 1.25}, {0.5, 1, 0.5, 1.5}, {0.5, 0, 0.5, 1.25}, {0.5, 1, 0.5, 1.5}, {1.5, 1, 1.5, 2.0}}));
     }
 };
 

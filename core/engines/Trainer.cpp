@@ -219,9 +219,15 @@ void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool e
 {
     cutter.flush(
         [&](const WorkWindow& window, std::span<const Span> spans, WindowCutter::Closed& closed) {
-            if (!closed.timeReported) {
-                closed.timeReported = true; // on a failure in between, its spans are in the figures or nowhere
-                reportWorkerTime(window, spans, observer);
+            // Each step once, and again only if it failed (the cutter keeps the window's spans until it leaves):
+            // out of memory in the figures changes none of them; an observer that failed gets the time again.
+            if (!closed.timeCounted) {
+                m_metrics.addWorkerTime(window, spans);
+                closed.timeCounted = true;
+            }
+            if (!closed.timeObserved) {
+                observer.onWorkerTime(window, spans);
+                closed.timeObserved = true;
             }
             while (closed.updatesReported < closed.updates.size())
                 reportUpdate(closed.updates[closed.updatesReported++], observer); // it finishes what it was given

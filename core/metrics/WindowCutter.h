@@ -22,9 +22,13 @@ public:
         double shift = 0.0; // added to every time when handed on (e.g. to the mode's clock)
         std::vector<UpdateEvent> updates;
         // What the reporter has taken of it: a report that failed (out of memory) leaves the window first in line,
-        // and the next flush hands it on again for the reporter to go on where it stopped (its spans are gone).
-        bool timeReported = false;
+        // and the next flush hands it on again, with the same spans, for the reporter to go on where it stopped.
+        bool timeCounted = false; // in the run's figures
+        bool timeObserved = false; // handed to the observer
         std::size_t updatesReported = 0;
+        // Its spans, cut at its edges and shifted, once a flush cut them (kept until the window leaves).
+        std::vector<Span> cut {};
+        bool isCut = false;
     };
     using Report = std::function<void(const WorkWindow&, std::span<const Span>, Closed&)>;
 
@@ -37,13 +41,18 @@ public:
     /// Room for one more closed window: close() after it cannot fail (an engine makes room before it counts the
     /// window's updates, so that none is counted and then lost for want of memory).
     void makeRoom();
+    /// Room for `count` more spans of `worker`: add() of them cannot fail.
+    void makeRoomForSpans(int worker, std::size_t count);
     void close(Closed window);
     /// Hands on, in order, every closed window whose spans are all known (window and spans shifted by the
     /// window's shift); with `everything`, all closed ones. A window leaves when its report returns: if a report
-    /// throws, the windows before it are gone and it stays.
+    /// throws, the windows before it are gone and it stays, with its spans, for the next flush to hand on again.
     void flush(const Report& report, bool everything = false);
 
 private:
+    /// Takes the window's spans out of the pending ones into `c.cut`; changes nothing if it fails.
+    void cut(Closed& c);
+
     std::vector<std::vector<Span>> m_pending; // per worker, in time order
     std::vector<double> m_known;
     std::vector<Closed> m_closed;

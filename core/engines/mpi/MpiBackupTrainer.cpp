@@ -140,22 +140,21 @@ void MpiBackupTrainer::trainSome(const RunLimits&, double, TrainingObserver& obs
     }
     m_completedAt = MpiContext::now();
 
-    // What allocates comes before the update: applied, it is counted and in the cutter.
-    const DroppedGradients left = droppedGradients(m_reduction, dropped);
-    WindowCutter::Closed closed {WorkWindow {windowStart, windowStart, m_workers}, shift, {UpdateEvent {}}};
-    m_cutter.makeRoom();
-
     // The fixed tree's additions over the kept gradients and the update, in the same order as every engine.
-    const double batchLoss = m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum),
-        LearningRateRule(m_settings).ofBatch(m_samples), m_params.data(), m_velocity.data(), m_params.size());
-    const double windowEnd = MpiContext::now();
-    closed.window.end = windowEnd;
-    UpdateEvent& event = closed.updates[0];
-    event = syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
-    event.droppedGradients = left.gradients;
-    event.droppedSamples = left.samples;
-    m_seconds += windowEnd - windowStart;
-    m_cutter.close(std::move(closed));
+    const DroppedGradients left = droppedGradients(m_reduction, dropped);
+    double batchLoss = 0.0;
+    applyInItsWindow(
+        windowStart, shift, m_workers, nullptr,
+        [&] {
+            batchLoss = m_reduction.applyKept(dropped, MomentumSgd(m_settings.momentum),
+                LearningRateRule(m_settings).ofBatch(m_samples), m_params.data(), m_velocity.data(), m_params.size());
+        },
+        [&](double seconds) {
+            UpdateEvent event = syncUpdateEvent(m_settings.batch, batchLoss, seconds);
+            event.droppedGradients = left.gradients;
+            event.droppedSamples = left.samples;
+            return event;
+        });
     reportCut(m_cutter, observer, false);
 }
 

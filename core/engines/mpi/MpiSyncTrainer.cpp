@@ -274,33 +274,25 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_broadcast.clear();
     mine.add(SpanKind::Communicate, m_allGradientsAt, MpiContext::now());
 
-    // What allocates comes before the update: applied, it is counted and in the cutter (out of memory after it
-    // loses at most its spans, never the update).
-    WindowCutter::Closed closed {WorkWindow {windowStart, windowStart, m_mpi.size()}, shift, {UpdateEvent {}}};
-    m_cutter.makeRoom();
-
     // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
-    const double applyStart = MpiContext::now();
     double batchLoss = 0.0;
     double spread = -1.0;
-    if (local) {
-        if (!localLoss.diverged())
-            spread = m_local.averageAll(m_params.data());
-    } else {
-        batchLoss
-            = m_reduction.applyKept({}, rule, rate.ofBatch(m_samples), m_params.data(), m_velocity.data(), floats);
-    }
-    const double windowEnd = MpiContext::now();
-    closed.window.end = windowEnd;
-    closed.updates[0] = local ? localRoundEvent(m_roundSteps, localLoss, spread, windowEnd + shift)
-                              : syncUpdateEvent(m_settings.batch, batchLoss, windowEnd + shift);
-    m_globalStep += m_roundSteps;
-    m_seconds += windowEnd - windowStart;
-    m_cutter.close(std::move(closed));
-    mine.add(SpanKind::Apply, applyStart, windowEnd);
-    for (const Span& s : mine.spans)
-        m_cutter.add(s);
-    m_cutter.knownUntil(0, windowEnd);
+    applyInItsWindow(
+        windowStart, shift, m_mpi.size(), &mine,
+        [&] {
+            if (local) {
+                if (!localLoss.diverged())
+                    spread = m_local.averageAll(m_params.data());
+            } else {
+                batchLoss = m_reduction.applyKept(
+                    {}, rule, rate.ofBatch(m_samples), m_params.data(), m_velocity.data(), floats);
+            }
+        },
+        [&](double seconds) {
+            m_globalStep += m_roundSteps;
+            return local ? localRoundEvent(m_roundSteps, localLoss, spread, seconds)
+                         : syncUpdateEvent(m_settings.batch, batchLoss, seconds);
+        });
     reportCut(m_cutter, observer, false);
 }
 
