@@ -219,15 +219,17 @@ void Trainer::reportCut(WindowCutter& cutter, TrainingObserver& observer, bool e
 {
     cutter.flush(
         [&](const WorkWindow& window, std::span<const Span> spans, WindowCutter::Closed& closed) {
-            // Each step once, and again only if it failed (the cutter keeps the window's spans until it leaves):
-            // out of memory in the figures changes none of them; an observer that failed gets the time again.
+            // The figures take the time once, and again only if they failed (the cutter keeps the window's spans
+            // until it leaves; out of memory there changes none of them). The observer is given it once: one that
+            // failed may have taken part of it (ProgressFanOut's recorder, the window's slice), and a second
+            // time would count that part twice.
             if (!closed.timeCounted) {
                 m_metrics.addWorkerTime(window, spans);
                 closed.timeCounted = true;
             }
             if (!closed.timeObserved) {
-                observer.onWorkerTime(window, spans);
                 closed.timeObserved = true;
+                observer.onWorkerTime(window, spans);
             }
             while (closed.updatesReported < closed.updates.size())
                 reportUpdate(closed.updates[closed.updatesReported++], observer); // it finishes what it was given

@@ -432,6 +432,9 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
     const auto wallStart = std::chrono::steady_clock::now();
     const auto coreStart = coreTimeOfThisProcess();
     std::string failure;
+    // Whose memory ran out: in an MPI job, rank 0's (this process is rank 0).
+    const auto outOfMemoryOn
+        = [&] { return std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : ""); };
     // After a failure, what the trainer still holds is reported. That can run out of memory too: it is tried once
     // more (the trainer goes on where it stopped), then the mode's result is kept with what was recorded, and says so.
     const auto handOver = [&] {
@@ -462,14 +465,39 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         // Out of memory: the run cannot go on, but what it did is kept as for a failed peer (in an MPI job this is
         // rank 0, and the job then ends). Its records were allocated as it went: reporting them allocates little.
         reserve.reset();
-        failure = std::string(trainer->engineName() == std::string("mpi") ? "rank 0: " : "")
-            + "out of memory during the run, after " + std::to_string(trainer->updates()) + " updates";
+        failure = outOfMemoryOn() + "out of memory during the run, after " + std::to_string(trainer->updates())
+            + " updates";
         handOver();
     }
-    if (afterSlice && failure.empty())
-        afterSlice(*trainer);
+    if (afterSlice && failure.empty()) {
+        try {
+            afterSlice(*trainer); // (the last progress line)
+        } catch (const std::bad_alloc&) {
+            // Out of memory after the training: the line is left out, and the result kept says so (it reports
+            // the last evaluation: evaluating the final parameters would need memory too).
+            reserve.reset();
+            failure = outOfMemoryOn() + "out of memory at the end of its training, after "
+                + std::to_string(trainer->updates()) + " updates";
+        }
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     const auto coreEnd = coreTimeOfThisProcess();
+    // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
+    // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).
+    std::optional<EvaluationRecord> final;
+    if (failure.empty() && !(trainer->stopped() && !trainer->diverged())) {
+        try {
+            final = trainer->currentEvaluationUnlessStopped(observer); // (a stop signal may still cut it short)
+        } catch (const std::bad_alloc&) {
+            // The training is done and kept; its result reports the last evaluation before, and says why. (Before,
+            // out of memory after the training, here or in the last progress line, left runMode: the mode's whole
+            // result was lost.)
+            reserve.reset();
+            failure = outOfMemoryOn() + "out of memory in the final evaluation, after "
+                + std::to_string(trainer->updates()) + " updates";
+        }
+    }
+    reserve.reset(); // the result's own allocations (its settings, the digest, its strings) have the room now
     ModeResult result;
     result.mode = mode;
     result.engine = trainer->engineName();
@@ -485,11 +513,6 @@ ModeResult runMode(const PreparedRun& run, Mode mode, TrainingObserver& observer
         result.waitedForACoreSeconds = coreEnd.second - coreStart.second;
     }
     result.failure = failure;
-    // Only a run that ended normally evaluates its final parameters: an interrupted or failed one reports its
-    // last evaluation (a whole-set evaluation can take longer than the time a stopped job has left).
-    std::optional<EvaluationRecord> final;
-    if (failure.empty() && !(trainer->stopped() && !trainer->diverged()))
-        final = trainer->currentEvaluationUnlessStopped(observer); // (a stop signal may still cut it short)
     if (final) {
         result.final = *final;
     } else {
