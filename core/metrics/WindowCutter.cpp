@@ -86,8 +86,7 @@ void WindowCutter::cut(Closed& c)
     std::size_t pending = 0;
     for (const auto& mine : m_pending)
         pending += mine.size();
-    std::vector<Span> spans;
-    spans.reserve(pending);
+    c.cut.reserve(pending); // (empty: a window is cut once)
     for (auto& mine : m_pending) {
         std::size_t i = 0;
         for (; i < mine.size() && mine[i].start < end; ++i) {
@@ -97,7 +96,7 @@ void WindowCutter::cut(Closed& c)
             if (s.end > s.start) {
                 s.start += c.shift;
                 s.end += c.shift;
-                spans.push_back(s);
+                c.cut.push_back(s);
             }
             if (mine[i].end > end) {
                 mine[i].start = end; // the rest belongs to a later window
@@ -107,7 +106,6 @@ void WindowCutter::cut(Closed& c)
         }
         mine.erase(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(i));
     }
-    c.cut = std::move(spans);
     c.isCut = true;
 }
 
