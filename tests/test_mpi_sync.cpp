@@ -1,8 +1,8 @@
 // The MPI engine's sync-like modes as users start them (mpirun -np N sgdscope --headless --engine mpi, on this
 // machine): sync and local-sgd give the threads engine's bits for every N, also with ranks on different kernel paths;
 // each wait is attributed to what it waited for; backup keeps the first P - B gradients and is sync at B = 0, as is
-// sync on backup's wires (--topology ps, and by default beside backup); the topologies not built across processes
-// are refused.
+// sync on backup's wires (--topology ps, and by default beside backup) and on the all-reduce; the topologies not built
+// across processes are refused.
 #include "MachineLoad.h"
 #include "MpiRuns.h"
 #include "core/common/Json.h"
@@ -29,19 +29,32 @@ private slots:
     {
         QTest::addColumn<QStringList>("model");
         QTest::addColumn<int>("processes");
+        QTest::addColumn<QString>("topology"); // empty: MPI's default for sync (the tree)
         for (int n = 1; n <= 4; ++n) {
-            QTest::addRow("parabola-N%d", n) << parabola << n;
-            QTest::addRow("blas-model-N%d", n) << blasModel << n;
-            QTest::addRow("conv-model-N%d", n) << convModel << n;
+            QTest::addRow("parabola-N%d", n) << parabola << n << QString();
+            QTest::addRow("blas-model-N%d", n) << blasModel << n << QString();
+            QTest::addRow("conv-model-N%d", n) << convModel << n << QString();
         }
         // a rate that decays over the run: rank 0 applies it after the samples the run has applied, as threads do
         QTest::addRow("blas-model-linear-N3")
-            << blasModel + QStringList {QStringLiteral("--lr-schedule"), QStringLiteral("linear")} << 3;
+            << blasModel + QStringList {QStringLiteral("--lr-schedule"), QStringLiteral("linear")} << 3 << QString();
+        // The all-reduce: each rank adds up and applies its segment; the parabola's few parameters leave some ranks
+        // an empty segment. A decaying rate: every rank applies the rate rank 0 sent.
+        for (int n = 1; n <= 4; ++n)
+            QTest::addRow("allreduce-blas-model-N%d", n) << blasModel << n << QStringLiteral("allreduce");
+        QTest::addRow("allreduce-parabola-N3") << parabola << 3 << QStringLiteral("allreduce");
+        QTest::addRow("allreduce-conv-model-N3") << convModel << 3 << QStringLiteral("allreduce");
+        QTest::addRow("allreduce-blas-model-linear-N2")
+            << blasModel + QStringList {QStringLiteral("--lr-schedule"), QStringLiteral("linear")} << 2
+            << QStringLiteral("allreduce");
     }
     void syncDigestEqualsThreadsEngine()
     {
         QFETCH(QStringList, model);
         QFETCH(int, processes);
+        QFETCH(QString, topology);
+        const QStringList wires
+            = topology.isEmpty() ? QStringList {} : QStringList {QStringLiteral("--topology"), topology};
         const QStringList common = model
             + QStringList {
                 QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--steps"), QStringLiteral("6")};
@@ -51,7 +64,7 @@ private slots:
                 QStringLiteral("--workers"), QString::number(processes), QStringLiteral("--out"), threadsOut});
         QCOMPARE(threads.exitCode, 0);
         const QString mpiOut = nextOut();
-        const Result mpi = runMpi(processes, common + QStringList {QStringLiteral("--out"), mpiOut});
+        const Result mpi = runMpi(processes, common + wires + QStringList {QStringLiteral("--out"), mpiOut});
         QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));
         const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
         const Json b = readJson(mpiOut + QStringLiteral("/summary.json"));
@@ -60,7 +73,8 @@ private slots:
         QVERIFY(ra && rb);
         QCOMPARE((*rb)["engine"].get<std::string>(), std::string("mpi"));
         QCOMPARE((*rb)["workers"].get<int>(), processes);
-        QCOMPARE((*rb)["topology"].get<std::string>(), std::string("tree")); // MPI's default wires for sync
+        QCOMPARE(QString::fromStdString((*rb)["topology"].get<std::string>()),
+            topology.isEmpty() ? QStringLiteral("tree") : topology); // the tree: MPI's default wires for sync
         QCOMPARE((*rb)["updates"].get<long long>(), 6LL);
         QCOMPARE(QString::fromStdString((*rb)["params_digest"].get<std::string>()),
             QString::fromStdString((*ra)["params_digest"].get<std::string>()));
@@ -83,25 +97,27 @@ private slots:
         QCOMPARE(static_cast<int>(pids.size()), processes);
     }
 
-    // The all-reduce is the simulated cluster's so far, local-sgd averages on the tree only: across processes
-    // either is refused before anything runs, with the reason.
+    // Local-sgd averages on the tree only: across processes a server or the all-reduce is refused before anything
+    // runs, with the reason.
     void topologiesNotBuiltAcrossProcessesAreRefused()
     {
         const QString out = nextOut();
         Result r = runMpi(2,
             parabola
-                + QStringList {QStringLiteral("--mode"), QStringLiteral("sync"), QStringLiteral("--topology"),
+                + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--topology"),
                     QStringLiteral("allreduce"), QStringLiteral("--steps"), QStringLiteral("2"),
                     QStringLiteral("--out"), out});
-        QVERIFY2(
-            r.exitCode != 0 && r.output.contains(QStringLiteral("--topology: allreduce is built on the simulated")),
+        QVERIFY2(r.exitCode != 0
+                && r.output.contains(
+                    QStringLiteral("local-sgd averages its models on the tree only, not on allreduce")),
             qPrintable(r.output));
         r = runMpi(2,
             parabola
                 + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--topology"),
                     QStringLiteral("ps"), QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--out"),
                     out});
-        QVERIFY2(r.exitCode != 0 && r.output.contains(QStringLiteral("local-sgd averages its models on the tree only")),
+        QVERIFY2(r.exitCode != 0
+                && r.output.contains(QStringLiteral("local-sgd averages its models on the tree only, not on ps")),
             qPrintable(r.output));
         QVERIFY(!QFileInfo::exists(out));
     }

@@ -24,6 +24,15 @@ namespace {
 constexpr int gradientTag = 11;
 constexpr int finalTag = 12;
 constexpr int parametersTag = 13;
+constexpr int goTag = 16; // the all-reduce's "go"
+
+/// The all-reduce's "go" or "stop" (rank 0 to every rank, down the tree): control, update, batch, whether the
+/// parameters follow, the update's learning rate, when rank 0 sent it (its clock), the parameters if they follow.
+std::size_t goMessageBytes(std::size_t floats)
+{
+    return 2 * sizeof(std::int64_t) + 2 * sizeof(std::int32_t) + sizeof(float) + sizeof(double)
+        + floats * sizeof(float);
+}
 
 /// The parameters go down the binomial tree (BinomialTree.h; so that rank 0 does not send them N - 1 times), each
 /// rank sending to its children the largest subtree first.
@@ -48,17 +57,6 @@ std::size_t parametersMessageBytes(int ranks, std::size_t floats)
 {
     return 3 * sizeof(std::int64_t) + 2 * sizeof(std::int32_t) + (3 + static_cast<std::size_t>(ranks)) * sizeof(double)
         + floats * sizeof(float);
-}
-
-/// A wait for a message the sender started sending at `sentRoot` (rank 0's clock): waiting for the sender until
-/// then (`peerWait`, naming `culprit`: the worker it waited for, -1: nobody in particular), for the network after.
-void addWait(RankSpans& spans, SpanKind peerWait, double localStart, double localEnd, double sentRoot, int culprit)
-{
-    const double start = spans.mpi.toRoot(localStart);
-    const double end = spans.mpi.toRoot(localEnd);
-    const double sent = std::clamp(sentRoot, start, end);
-    spans.addRoot(peerWait, start, sent, 0, culprit);
-    spans.addRoot(SpanKind::WaitNetwork, sent, end);
 }
 
 /// A wait for the parameters, after this rank sent its gradient (rank 0's clock for the times given): for rank 0
@@ -164,6 +162,7 @@ void MpiSyncTrainer::settingsChanged()
 {
     requireProcesses();
     preparePlan();
+    m_ranksHaveParameters = false;
 }
 
 void MpiSyncTrainer::preparePlan()
@@ -180,6 +179,8 @@ void MpiSyncTrainer::preparePlan()
 
 void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& observer)
 {
+    if (allReduced())
+        return trainAllReduced(observer);
     const double windowStart = MpiContext::now();
     const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
     RankSpans mine {m_mpi, 0, {}};
@@ -221,20 +222,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
             m_stragglers, m_globalStep, rule, rate, m_stopFlag, mine);
         m_computedSamples += localLoss.samples;
     } else {
-        const std::uint32_t* indices = m_cursor.next(m_settings.batch);
-        const double computeStart = MpiContext::now();
-        const WorkerReduction& part = m_reduction.plan.workers.front();
-        const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
-            static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
-        m_computedSamples += samples;
-        const double computed = MpiContext::now();
-        mine.add(SpanKind::Compute, computeStart, computed, samples);
-        const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
-        if (delay > 0) {
-            const double delayStart = MpiContext::now();
-            sleepForStraggler(delay, m_stopFlag);
-            mine.add(SpanKind::Delay, delayStart, MpiContext::now());
-        }
+        computeOwnPart(mine);
     }
 
     // Every other rank's part: the roots of its subtrees, its chunks' losses and its spans. Silence counts
@@ -267,7 +255,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         takeWorkerPart(in, m_reduction, r, floats);
     }
     m_allGradientsAt = MpiContext::now();
-    addWait(mine, SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
+    mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
     // This update's parameters: every rank below has taken them (and sent its gradient since).
     for (MpiContext::PendingSend& send : m_broadcast)
         m_mpi.complete(send);
@@ -294,6 +282,101 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
                          : syncUpdateEvent(m_settings.batch, batchLoss, seconds);
         });
     reportCut(m_cutter, observer, false);
+}
+
+void MpiSyncTrainer::computeOwnPart(RankSpans& mine)
+{
+    const std::uint32_t* indices = m_cursor.next(m_settings.batch);
+    const double computeStart = MpiContext::now();
+    const WorkerReduction& part = m_reduction.plan.workers.front();
+    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
+        static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
+    m_computedSamples += samples;
+    const double computed = MpiContext::now();
+    mine.add(SpanKind::Compute, computeStart, computed, samples);
+    const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
+    if (delay > 0) {
+        const double delayStart = MpiContext::now();
+        sleepForStraggler(delay, m_stopFlag);
+        mine.add(SpanKind::Delay, delayStart, MpiContext::now());
+    }
+}
+
+void MpiSyncTrainer::trainAllReduced(TrainingObserver& observer)
+{
+    const double windowStart = MpiContext::now();
+    const double shift = m_seconds - windowStart; // rank 0's steady clock -> the mode's clock
+    RankSpans mine {m_mpi, 0, {}};
+    const std::size_t floats = m_params.size();
+    if (!m_allReduce) {
+        m_allReduce = std::make_unique<MpiAllReduce>(m_mpi, floats);
+        m_next.assign(floats, 0.0f);
+        m_nextVelocity.assign(floats, 0.0f);
+    }
+    const MomentumSgd rule(m_settings.momentum);
+    const float lr = LearningRateRule(m_settings).ofBatch(m_samples);
+    m_allReduce->post(m_reduction);
+    sendGo(true, lr);
+    mine.add(SpanKind::Communicate, windowStart, MpiContext::now());
+    computeOwnPart(mine);
+
+    const auto arrived = [this](int rank, const std::vector<Span>& spans, double sentAt) {
+        for (const Span& s : spans)
+            m_cutter.add(s);
+        m_cutter.knownUntil(rank, sentAt);
+    };
+    m_allReduce->reduceScatter(m_reduction, m_updates, mine, arrived);
+    const std::size_t begin = m_allReduce->first(0);
+    const std::size_t end = m_allReduce->last(0);
+    std::copy(m_params.begin() + static_cast<std::ptrdiff_t>(begin),
+        m_params.begin() + static_cast<std::ptrdiff_t>(end), m_next.begin() + static_cast<std::ptrdiff_t>(begin));
+    std::copy(m_velocity.begin() + static_cast<std::ptrdiff_t>(begin),
+        m_velocity.begin() + static_cast<std::ptrdiff_t>(end),
+        m_nextVelocity.begin() + static_cast<std::ptrdiff_t>(begin));
+    const double applyStart = MpiContext::now();
+    const double batchLoss = m_allReduce->applySegment(m_reduction, rule, lr, m_next.data(), m_nextVelocity.data());
+    mine.add(SpanKind::Apply, applyStart, MpiContext::now());
+    m_allReduce->allGather(m_next.data(), m_updates, mine, arrived);
+    m_ranksHaveParameters = true;
+
+    // Every segment is in: the update takes effect on rank 0.
+    applyInItsWindow(
+        windowStart, shift, m_mpi.size(), &mine,
+        [&] {
+            std::copy(m_next.begin(), m_next.end(), m_params.begin());
+            std::copy(m_nextVelocity.begin() + static_cast<std::ptrdiff_t>(begin),
+                m_nextVelocity.begin() + static_cast<std::ptrdiff_t>(end),
+                m_velocity.begin() + static_cast<std::ptrdiff_t>(begin));
+        },
+        [&](double seconds) {
+            m_globalStep += 1;
+            return syncUpdateEvent(m_settings.batch, batchLoss, seconds);
+        });
+    reportCut(m_cutter, observer, false);
+}
+
+void MpiSyncTrainer::sendGo(bool go, float lr)
+{
+    for (MpiContext::PendingSend& send : m_broadcast) // the last one's (done unless a run ended in between)
+        m_mpi.complete(send);
+    m_broadcast.clear();
+    const bool withParameters = go && !m_ranksHaveParameters;
+    m_go.clear();
+    m_go.put(std::int64_t {go ? 1 : 0});
+    m_go.put(m_updates);
+    m_go.put(static_cast<std::int32_t>(m_settings.batch));
+    m_go.put(static_cast<std::int32_t>(withParameters ? 1 : 0));
+    m_go.put(lr);
+    m_go.put(m_mpi.toRoot(MpiContext::now()));
+    if (withParameters)
+        m_go.putFloats(m_params.data(), m_params.size());
+    for (const int child : largestSubtreeFirst(binomialChildren(0, m_mpi.size())))
+        m_broadcast.push_back(m_mpi.startSend(m_go.data(), m_go.bytes().size(), child, goTag));
+    if (!go) { // the last: every rank answers it with its final spans
+        for (MpiContext::PendingSend& send : m_broadcast)
+            m_mpi.complete(send);
+        m_broadcast.clear();
+    }
 }
 
 void MpiSyncTrainer::broadcastParameters(bool go)
@@ -326,7 +409,10 @@ void MpiSyncTrainer::broadcastParameters(bool go)
 void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
 {
     // "Stop" to every rank; each answers with the spans it still had (its wait for this message).
-    broadcastParameters(false);
+    if (allReduced())
+        sendGo(false, 0.0f);
+    else
+        broadcastParameters(false);
     std::vector<RankWork> work {rankWork(0, m_computedSamples, m_updates, m_coreTime)};
     for (int r = 1; r < m_mpi.size(); ++r) {
         const std::vector<char> final = m_mpi.receiveWhole(r, finalTag);
@@ -339,8 +425,87 @@ void MpiSyncTrainer::endOfRun(TrainingObserver& observer)
     reportCut(m_cutter, observer, true);
 }
 
+namespace {
+/// Rank r > 0's side of sync on the all-reduce (MpiSyncTrainer::trainAllReduced): for every "go", its part, the
+/// reduce-scatter, its segment's update and the all-gather, until "stop".
+void serveMpiAllReduce(const Problem& problem, const TrainerSettings& settings)
+{
+    MpiContext& mpi = MpiContext::get();
+    const CoreTimeSince coreTime;
+    const int rank = mpi.rank();
+    MpiWorkerPart part(problem, settings, rank);
+    const std::size_t floats = problem.layout.paddedSize();
+    ParamVector params(floats, 0.0f);
+    ParamVector velocity(floats, 0.0f);
+    MpiAllReduce exchange(mpi, floats);
+    const MomentumSgd rule(settings.momentum);
+    MpiMessage received(goMessageBytes(floats)); // and forwarded down the tree as it is
+    std::int64_t computedSamples = 0;
+    std::int64_t updates = 0;
+    StragglerModel stragglers(settings);
+    stragglers.prepare();
+    const std::atomic<bool> never {false};
+    RankSpans spans {mpi, rank, {}};
+    const std::vector<int> children = largestSubtreeFirst(binomialChildren(rank, mpi.size()));
+    std::vector<MpiContext::PendingSend> forwards;
+    while (true) {
+        const double waitStart = MpiContext::now();
+        for (MpiContext::PendingSend& f : forwards)
+            mpi.complete(f);
+        forwards.clear();
+        const std::size_t size = mpi.receive(received.data(), received.bytes().size(), binomialParent(rank), goTag);
+        for (const int child : children)
+            forwards.push_back(mpi.startSend(received.data(), size, child, goTag));
+        MpiMessageReader in(received.data(), size);
+        const auto control = in.get<std::int64_t>();
+        const auto update = in.get<std::int64_t>();
+        const auto batch = in.get<std::int32_t>();
+        const auto withParameters = in.get<std::int32_t>();
+        const auto lr = in.get<float>();
+        const auto sentAt = in.get<double>();
+        if (withParameters != 0)
+            in.getFloats(params.data(), floats);
+        // Until rank 0 sent it: rank 0 counted, reported and perhaps evaluated the last update (a read from a server).
+        spans.addWait(SpanKind::WaitRead, waitStart, MpiContext::now(), sentAt, -1);
+        if (control == 0) {
+            for (MpiContext::PendingSend& f : forwards)
+                mpi.complete(f);
+            MpiMessage out;
+            out.putSpans(spans.spans);
+            putRankWork(out, computedSamples, updates, coreTime);
+            mpi.send(out.bytes().data(), out.bytes().size(), 0, finalTag);
+            return;
+        }
+        if (batch != settings.batch)
+            throw RunFailure("rank 0 asked for a batch of " + std::to_string(batch) + ", this rank planned for "
+                + std::to_string(settings.batch));
+        exchange.post(part.reduction);
+        const std::uint32_t* indices = part.cursor.next(settings.batch);
+        const double computeStart = MpiContext::now();
+        const int samples = part.compute(params.data(), indices);
+        const double computed = MpiContext::now();
+        spans.add(SpanKind::Compute, computeStart, computed, samples);
+        const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;
+        if (delay > 0) {
+            const double delayStart = MpiContext::now();
+            sleepForStraggler(delay, never);
+            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+        }
+        computedSamples += samples;
+        ++updates;
+        exchange.reduceScatter(part.reduction, update, spans, {});
+        const double applyStart = MpiContext::now();
+        exchange.applySegment(part.reduction, rule, lr, params.data(), velocity.data());
+        spans.add(SpanKind::Apply, applyStart, MpiContext::now());
+        exchange.allGather(params.data(), update, spans, {});
+    }
+}
+} // namespace
+
 void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings, Mode mode)
 {
+    if (mode == Mode::Sync && settings.topology == Topology::AllReduce)
+        return serveMpiAllReduce(*problem, settings);
     const bool local = mode == Mode::LocalSgd;
     MpiContext& mpi = MpiContext::get();
     const CoreTimeSince coreTime;
@@ -349,8 +514,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     LocalSgdModels models;
     if (local)
-        models.prepare(
-            settings.workers, settings.batch, part.chunks.chunkSize, settings.accum, part.passSamples, params, rank);
+        models.prepare(settings.workers, settings.batch, part.reduction.chunks.chunkSize, settings.accum,
+            part.passSamples, params, rank);
     const MomentumSgd rule(settings.momentum);
     MpiMessage received(parametersMessageBytes(mpi.size(), params.size())); // and forwarded down the tree as it is
     std::int64_t computedSamples = 0;

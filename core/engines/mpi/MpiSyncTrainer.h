@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engines/mpi/MpiAllReduce.h"
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/engines/mpi/MpiRootTrainer.h"
 #include "core/engines/mpi/MpiWorkerPart.h"
@@ -32,6 +33,11 @@ namespace sgdscope {
 /// of the round's batches, its own momentum) and sends rank 0 its model, which rank 0 averages in worker order.
 /// The same bits as the threads engine's local-sgd for any number of processes.
 ///
+/// Sync on the all-reduce (--topology allreduce, MpiAllReduce): rank 0 sends only "go" (and the learning rate) down
+/// the tree; every rank computes its part, the ranks reduce-scatter the roots, each adds up and applies its segment,
+/// and they all-gather the parameters. Rank 0 changes its parameters only once it has every segment, so an update
+/// that failed half way leaves them as the last counted update left them. The same bits as the tree's.
+///
 /// This object is rank 0's; the other ranks run serveMpiSync().
 class MpiSyncTrainer final : public MpiRootTrainer
 {
@@ -49,6 +55,14 @@ private:
     void preparePlan();
     /// Broadcasts the parameters with the times of the last update's gradients: to go on (`go`) or to stop.
     void broadcastParameters(bool go);
+    /// Rank 0's own part of the batch (worker 0's chunks) into m_reduction, timed into `mine`.
+    void computeOwnPart(RankSpans& mine);
+    /// One sync update on the all-reduce.
+    void trainAllReduced(TrainingObserver& observer);
+    /// The all-reduce's "go" (with the learning rate of the update, and the parameters when the ranks may not have
+    /// them) or "stop", down the tree.
+    void sendGo(bool go, float lr);
+    bool allReduced() const { return mode() == Mode::Sync && m_settings.topology == Topology::AllReduce; }
 
     BatchCursor m_cursor;
     SyncReduction m_reduction;
@@ -65,9 +79,17 @@ private:
     LocalSgdModels m_local;
     std::int64_t m_globalStep = 0;
     int m_roundSteps = 1;
+    // The all-reduce: the exchange, the next parameters and rank 0's segment of the next velocity (staged until every
+    // segment is in), and whether the other ranks hold rank 0's parameters (after an all-gather; else "go" carries
+    // them).
+    std::unique_ptr<MpiAllReduce> m_allReduce;
+    ParamVector m_next;
+    ParamVector m_nextVelocity;
+    bool m_ranksHaveParameters = false;
 };
 
-/// What ranks other than 0 do in a sync or local-sgd run: serve rank 0's updates until it says stop.
+/// What ranks other than 0 do in a sync or local-sgd run (on the tree or, sync, on the all-reduce): serve rank 0's
+/// updates until it says stop.
 void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings, Mode mode);
 
 } // namespace sgdscope

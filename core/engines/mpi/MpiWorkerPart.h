@@ -19,7 +19,8 @@ namespace sgdscope {
 std::vector<int> mpiOutgoingBuffers(const ReductionPlan& plan, int worker);
 
 /// A worker rank's part of the fixed chunk tree of a sync-like update (sync, backup): its own copy of the data
-/// order, its chunks of each batch, the buffers of its subtrees.
+/// order, its chunks of each batch, and the update's reduction (the plan every rank builds alike; its buffers hold
+/// this rank's subtrees, and on the all-reduce the others' segments of theirs).
 struct MpiWorkerPart
 {
     MpiWorkerPart(const Problem& problem, const TrainerSettings& settings, int worker);
@@ -32,14 +33,11 @@ struct MpiWorkerPart
     DataOrder order;
     BatchCursor cursor;
     SampleView<float> view;
-    ChunkLayout chunks;
     int passSamples;
-    ReductionPlan plan;
+    SyncReduction reduction;
     int worker;
     std::vector<int> outgoing;
     NetworkWorkspace workspace;
-    std::vector<ParamVector> buffers;
-    std::vector<double> chunkLoss;
 };
 
 /// The combining rank's side of MpiWorkerPart::put: worker w's chunk losses and subtree roots, read into

@@ -5,6 +5,7 @@
 #include "core/engines/mpi/MpiMessage.h"
 #include "core/metrics/Events.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -34,6 +35,17 @@ struct RankSpans
     {
         if (end > start)
             spans.push_back({worker, kind, start, end, samples, culprit == worker ? -1 : culprit});
+    }
+    /// A wait (this rank's clock) for a message the sender started sending at `sentRoot` (rank 0's clock): waiting for
+    /// the sender until then (`peerWait`, naming `culprit`: the worker it waited for, -1: nobody in particular), for
+    /// the network after.
+    void addWait(SpanKind peerWait, double localStart, double localEnd, double sentRoot, int culprit)
+    {
+        const double start = mpi.toRoot(localStart);
+        const double end = mpi.toRoot(localEnd);
+        const double sent = std::clamp(sentRoot, start, end);
+        addRoot(peerWait, start, sent, 0, culprit);
+        addRoot(SpanKind::WaitNetwork, sent, end);
     }
 };
 
