@@ -156,13 +156,14 @@ void checkModes(const RunConfig& config)
             + " is not allowed with " + std::to_string(config.workers) + (config.workers == 1 ? " worker" : " workers")
             + "; use 0 to " + std::to_string(config.workers - 1) + " (each update applies at least one gradient)");
     // Across MPI processes: sync on the tree (the default there, but backup's server beside backup), on the
-    // all-reduce, or on rank 0 as a parameter server (backup's server keeping every gradient); local-sgd on the tree.
+    // all-reduce, or on rank 0 as a parameter server (backup's server keeping every gradient); local-sgd on the tree
+    // or the server.
     if (config.engine == EngineKind::Mpi && config.origins.count("topology") && config.runs(Mode::LocalSgd)
-        && config.topology != Topology::Tree)
-        throw SgdError(config.originOf("topology") + ": across MPI processes local-sgd averages its models on the tree "
-            + "only, not on " + nameOf(topologyNames, config.topology)
-            + "; use --topology tree (the default there), or run local-sgd on " + nameOf(topologyNames, config.topology)
-            + " on the simulated cluster (--engine sim)");
+        && config.topology == Topology::AllReduce)
+        throw SgdError(config.originOf("topology")
+            + ": across MPI processes local-sgd averages its models on the tree or on rank 0 as a server, not on "
+              "allreduce; use --topology tree (the default there) or ps, or run local-sgd on allreduce on the "
+              "simulated cluster (--engine sim)");
     if (config.runs(Mode::Backup) && config.engine != EngineKind::Threads
         && config.topology != Topology::ParameterServer)
         throw SgdError(config.originOf("topology") + ": backup cannot run on " + nameOf(topologyNames, config.topology)

@@ -384,7 +384,7 @@ std::vector<OptionSpec> makeTable()
         "every mode can use, pushing ones too; default) | tree (a binomial tree) | allreduce (reduce-scatter, then "
         "all-gather). Each sums the same fixed tree: the bits do not change, only the time. Across MPI processes: "
         "sync on tree (the default there, but ps beside backup: the same wires as backup's), allreduce (every process "
-        "a worker) or ps (rank 0 as its server, N - 1 workers), local-sgd on tree, backup on ps");
+        "a worker) or ps (rank 0 as its server, N - 1 workers), local-sgd on tree or ps, backup on ps");
     topology.whyInapplicable = [](const RunConfig& c) {
         if (c.engine == EngineKind::Threads)
             return std::string("applies to the simulated cluster and MPI processes (--engine sim or mpi): the threads "

@@ -64,9 +64,9 @@ std::size_t parametersMessageBytes(int ranks, std::size_t floats)
 /// to reach rank 0 (network) until rank 0 had it (`mineRoot`), for the slowest worker until rank 0 had every
 /// gradient (`allRoot`), for rank 0 itself (its combine, apply and any evaluation: a read from a server) until it
 /// sent them (`sentRoot`), for the parameters on the wire after. `last`: the rank whose gradient reached rank 0
-/// last (the one the wait for the slowest was for).
+/// last (the one the wait for the slowest was for), `rootWorker` rank 0's worker (-1: a server, computing nothing).
 void addParameterWait(RankSpans& spans, double localStart, double localEnd, double takingRoot, double mineRoot,
-    double allRoot, double sentRoot, int last)
+    double allRoot, double sentRoot, int last, int rootWorker)
 {
     const double start = spans.mpi.toRoot(localStart);
     const double end = spans.mpi.toRoot(localEnd);
@@ -74,11 +74,29 @@ void addParameterWait(RankSpans& spans, double localStart, double localEnd, doub
     const double taking = std::clamp(takingRoot, start, mine);
     const double all = std::clamp(allRoot, mine, end);
     const double sent = std::clamp(sentRoot, all, end);
-    spans.addRoot(SpanKind::WaitBarrier, start, taking, 0, 0);
+    spans.addRoot(SpanKind::WaitBarrier, start, taking, 0, rootWorker);
     spans.addRoot(SpanKind::WaitNetwork, taking, mine);
     spans.addRoot(SpanKind::WaitBarrier, mine, all, 0, last);
     spans.addRoot(SpanKind::WaitRead, all, sent);
     spans.addRoot(SpanKind::WaitNetwork, sent, end);
+}
+
+/// Local SGD on --topology ps: rank 0 is the server (it averages, computes nothing), ranks 1..N-1 are workers 0..N-2.
+/// Otherwise rank r is worker r.
+bool onServer(Mode mode, const TrainerSettings& settings)
+{
+    return mode == Mode::LocalSgd && settings.topology == Topology::ParameterServer;
+}
+
+/// Where the parameters go from `rank`: down the tree, or from the server straight to every worker.
+std::vector<int> parameterTargets(int rank, int ranks, bool server)
+{
+    if (!server)
+        return largestSubtreeFirst(binomialChildren(rank, ranks));
+    std::vector<int> workers;
+    for (int r = 1; rank == 0 && r < ranks; ++r)
+        workers.push_back(r);
+    return workers;
 }
 
 /// The rank whose gradient of an update reached rank 0 last (the lowest of those arriving together; 0 if none).
@@ -152,7 +170,7 @@ MpiSyncTrainer::MpiSyncTrainer(std::shared_ptr<const Problem> problem, TrainerSe
 {
     if (mode != Mode::Sync && mode != Mode::LocalSgd)
         throw SgdError(std::string("MpiSyncTrainer: ") + modeName(mode) + " is not sync or local-sgd");
-    m_cutter.setWorkers(m_mpi.size());
+    m_cutter.setWorkers(m_settings.workers);
     settingsChanged();
 }
 
@@ -168,8 +186,9 @@ void MpiSyncTrainer::settingsChanged()
 void MpiSyncTrainer::preparePlan()
 {
     if (mode() == Mode::LocalSgd) {
+        // (on a server, the one worker computed here is none)
         m_local.prepare(m_settings.workers, m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.accum,
-            passSamples(), m_params, 0);
+            passSamples(), m_params, served() ? m_settings.workers : 0);
     } else {
         m_reduction.prepare(m_settings.batch, chunkSizeFor(m_settings.batch), m_settings.workers, m_settings.accum,
             passSamples(), m_params.size());
@@ -217,11 +236,11 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     const MomentumSgd rule(m_settings.momentum);
     const LearningRateRule rate(m_settings);
     RoundLoss localLoss; // local-sgd: every rank's samples' losses, in rank order
-    if (local) {
+    if (local && !served()) {
         localLoss = localRound(m_local, 0, m_roundSteps, m_cursor, m_settings.batch, workspaceAt(0), *m_problem, m_view,
             m_stragglers, m_globalStep, rule, rate, m_stopFlag, mine);
         m_computedSamples += localLoss.samples;
-    } else {
+    } else if (!local) {
         computeOwnPart(mine);
     }
 
@@ -243,13 +262,14 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
         lastSent = std::max(lastSent, sentAt);
         for (const Span& s : in.getSpans())
             m_cutter.add(s);
-        m_cutter.knownUntil(r, sentAt);
+        const int worker = served() ? r - 1 : r;
+        m_cutter.knownUntil(worker, sentAt);
         if (local) {
             RoundLoss rank;
             rank.sum = in.get<double>();
             rank.samples = in.get<std::int32_t>();
             localLoss.add(rank);
-            in.getFloats(m_local.model(r), floats);
+            in.getFloats(m_local.model(worker), floats);
             continue;
         }
         takeWorkerPart(in, m_reduction, r, floats);
@@ -266,7 +286,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     double batchLoss = 0.0;
     double spread = -1.0;
     applyInItsWindow(
-        windowStart, shift, m_mpi.size(), &mine,
+        windowStart, shift, m_settings.workers, served() ? nullptr : &mine,
         [&] {
             if (local) {
                 if (!localLoss.diverged())
@@ -341,7 +361,7 @@ void MpiSyncTrainer::trainAllReduced(TrainingObserver& observer)
 
     // Every segment is in: the update takes effect on rank 0.
     applyInItsWindow(
-        windowStart, shift, m_mpi.size(), &mine,
+        windowStart, shift, m_settings.workers, &mine,
         [&] {
             std::copy(m_next.begin(), m_next.end(), m_params.begin());
             std::copy(m_nextVelocity.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -397,7 +417,7 @@ void MpiSyncTrainer::broadcastParameters(bool go)
         m_go.put(at);
     m_go.putFloats(m_params.data(), m_params.size());
     assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
-    for (const int child : largestSubtreeFirst(binomialChildren(0, m_mpi.size())))
+    for (const int child : parameterTargets(0, m_mpi.size(), served()))
         m_broadcast.push_back(m_mpi.startSend(m_go.data(), m_go.bytes().size(), child, parametersTag));
     if (!go) { // the last: every rank answers it with its final spans
         for (MpiContext::PendingSend& send : m_broadcast)
@@ -507,15 +527,17 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     if (mode == Mode::Sync && settings.topology == Topology::AllReduce)
         return serveMpiAllReduce(*problem, settings);
     const bool local = mode == Mode::LocalSgd;
+    const bool server = onServer(mode, settings);
     MpiContext& mpi = MpiContext::get();
     const CoreTimeSince coreTime;
     const int rank = mpi.rank();
-    MpiWorkerPart part(*problem, settings, rank);
+    const int worker = server ? rank - 1 : rank;
+    MpiWorkerPart part(*problem, settings, worker);
     ParamVector params(problem->layout.paddedSize(), 0.0f);
     LocalSgdModels models;
     if (local)
         models.prepare(settings.workers, settings.batch, part.reduction.chunks.chunkSize, settings.accum,
-            part.passSamples, params, rank);
+            part.passSamples, params, worker);
     const MomentumSgd rule(settings.momentum);
     MpiMessage received(parametersMessageBytes(mpi.size(), params.size())); // and forwarded down the tree as it is
     std::int64_t computedSamples = 0;
@@ -523,19 +545,19 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
     StragglerModel stragglers(settings);
     stragglers.prepare();
     const std::atomic<bool> never {false};
-    RankSpans spans {mpi, rank, {}};
+    RankSpans spans {mpi, worker, {}};
     MpiMessage out;
     // The gradient goes out while this rank waits for the next parameters: a large message completes only
     // when rank 0 takes it, and the time until then is waiting for rank 0, not communication.
     MpiContext::PendingSend gradient;
-    const std::vector<int> children = largestSubtreeFirst(binomialChildren(rank, mpi.size()));
+    const std::vector<int> children = parameterTargets(rank, mpi.size(), server);
     std::vector<MpiContext::PendingSend> forwards; // the parameters passed on down the tree
     while (true) {
         const double waitStart = MpiContext::now();
         for (MpiContext::PendingSend& f : forwards) // taken long ago: the buffer is needed again
             mpi.complete(f);
         forwards.clear();
-        mpi.receive(received.data(), received.bytes().size(), binomialParent(rank), parametersTag);
+        mpi.receive(received.data(), received.bytes().size(), server ? 0 : binomialParent(rank), parametersTag);
         for (const int child : children)
             forwards.push_back(mpi.startSend(received.data(), received.bytes().size(), child, parametersTag));
         const double arrived = MpiContext::now();
@@ -556,7 +578,9 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
             if (r == rank)
                 mine = arrivals.back();
         }
-        addParameterWait(spans, waitStart, arrived, taking, mine, allArrived, sentAt, lastArrival(arrivals));
+        const int last = lastArrival(arrivals); // a rank
+        addParameterWait(
+            spans, waitStart, arrived, taking, mine, allArrived, sentAt, server ? last - 1 : last, server ? -1 : 0);
         if (control == 0) {
             for (MpiContext::PendingSend& f : forwards)
                 mpi.complete(f);
@@ -572,8 +596,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         RoundLoss loss; // local-sgd: its round's samples' losses
         int samples = 0;
         if (local) {
-            in.getFloats(models.model(rank), params.size());
-            loss = localRound(models, rank, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
+            in.getFloats(models.model(worker), params.size());
+            loss = localRound(models, worker, steps, part.cursor, settings.batch, part.workspace, *problem, part.view,
                 stragglers, globalStep, rule, LearningRateRule(settings), never, spans);
             samples = loss.samples;
         } else {
@@ -601,7 +625,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         if (local) { // its model, with its round's losses
             out.put(loss.sum);
             out.put(static_cast<std::int32_t>(loss.samples));
-            out.putFloats(models.model(rank), params.size());
+            out.putFloats(models.model(worker), params.size());
         } else { // its part of the fixed tree
             part.put(out);
         }

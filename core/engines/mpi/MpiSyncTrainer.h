@@ -31,7 +31,9 @@ namespace sgdscope {
 /// Local SGD (Mode::LocalSgd) goes the same way, round by round: rank 0 broadcasts the averaged model and how
 /// many local steps the round takes; every rank takes them on its own model (LocalSgdModels: its slice of each
 /// of the round's batches, its own momentum) and sends rank 0 its model, which rank 0 averages in worker order.
-/// The same bits as the threads engine's local-sgd for any number of processes.
+/// The same bits as the threads engine's local-sgd for any number of processes. With --topology ps rank 0 is a server
+/// (it averages and computes nothing; ranks 1..N-1 are workers 0..N-2), the parameters go from it straight to every
+/// worker, and the models back: backup's wires, and the threads engine's bits at N - 1 workers.
 ///
 /// Sync on the all-reduce (--topology allreduce, MpiAllReduce): rank 0 sends only "go" (and the learning rate) down
 /// the tree; every rank computes its part, the ranks reduce-scatter the roots, each adds up and applies its segment,
@@ -63,6 +65,8 @@ private:
     /// them) or "stop", down the tree.
     void sendGo(bool go, float lr);
     bool allReduced() const { return mode() == Mode::Sync && m_settings.topology == Topology::AllReduce; }
+    /// Local-sgd on --topology ps: rank 0 is the server (averages, computes nothing), rank r worker r - 1.
+    bool served() const { return mode() == Mode::LocalSgd && m_settings.topology == Topology::ParameterServer; }
 
     BatchCursor m_cursor;
     SyncReduction m_reduction;
