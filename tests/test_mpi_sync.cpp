@@ -95,6 +95,63 @@ private slots:
             pids.insert(rank["pid"].get<long long>());
         }
         QCOMPARE(static_cast<int>(pids.size()), processes);
+        // Only the all-reduce has every rank apply (its segment): on the tree rank 0 alone applies. (The parabola's
+        // last ranks have empty segments.)
+        if (model != parabola) {
+            for (int w = 1; w < processes; ++w)
+                QCOMPARE((*rb)["workers_detail"][static_cast<std::size_t>(w)]["apply_seconds"].get<double>() > 0,
+                    topology == QStringLiteral("allreduce"));
+        }
+    }
+
+    // On the other wires, too, the waits are named after the straggler that caused them: sync on the all-reduce
+    // (2 ranks, each a worker) and local-sgd with rank 0 as a server (3 ranks, 2 workers), worker 1 eight times
+    // slower. Its delay is a sleep, the same under any load: the other worker waits at least about that long at the
+    // barrier, and most of its barrier waits are named after worker 1 (the rest after the one that sent last when
+    // worker 1 was not the last, as after its apply in the all-gather).
+    void stragglersAreNamedOnEveryWires_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("topology");
+        QTest::addColumn<int>("processes");
+        QTest::addRow("sync-allreduce") << QStringLiteral("sync") << QStringLiteral("allreduce") << 2;
+        QTest::addRow("local-sgd-ps") << QStringLiteral("local-sgd") << QStringLiteral("ps") << 3;
+    }
+    void stragglersAreNamedOnEveryWires()
+    {
+        QFETCH(QString, mode);
+        QFETCH(QString, topology);
+        QFETCH(int, processes);
+        const QString out = nextOut();
+        const Result r = runMpi(processes,
+            blasModel
+                + QStringList {QStringLiteral("--mode"), mode, QStringLiteral("--topology"), topology,
+                    QStringLiteral("--steps"), QStringLiteral("40"), QStringLiteral("--slow"), QStringLiteral("1:8"),
+                    QStringLiteral("--out"), out}
+                + (mode == QStringLiteral("local-sgd")
+                        ? QStringList {QStringLiteral("--local-steps"), QStringLiteral("2")}
+                        : QStringList {}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+        const Json summary = readJson(out + QStringLiteral("/summary.json"));
+        const Json* run = runOf(summary, mode.toStdString().c_str());
+        QVERIFY(run);
+        const Json& workers = (*run)["workers_detail"];
+        QCOMPARE(static_cast<int>(workers.size()), 2); // a server has no row
+        const Json& straggler = workers[std::size_t {1}];
+        const Json& other = workers[std::size_t {0}];
+        const double delay = straggler["delay_seconds"].get<double>();
+        const double barrier = other["wait_seconds"]["barrier"].get<double>();
+        const double made = straggler["made_others_wait_seconds"].get<double>();
+        const double otherMade = other["made_others_wait_seconds"].get<double>();
+        const QString figures = QStringLiteral("worker 1 slept %1 s; worker 0 waited %2 s at the barrier, %3 s of it "
+                                               "named after worker 1; worker 0 made others wait %4 s")
+                                    .arg(delay)
+                                    .arg(barrier)
+                                    .arg(made)
+                                    .arg(otherMade);
+        QVERIFY2(delay > 0 && barrier > 0.5 * delay, qPrintable(figures));
+        QVERIFY2(made >= 0.5 * barrier && made <= barrier + 1e-9, qPrintable(figures));
+        QVERIFY2(otherMade < made, qPrintable(figures));
     }
 
     // Local-sgd averages on the tree or a server: across processes the all-reduce is refused before anything runs, with
@@ -334,7 +391,7 @@ private slots:
         QTest::addColumn<int>("processes");
         QTest::addColumn<QString>("schedule");
         QTest::addColumn<QString>("topology");
-        QTest::addRow("N2") << 2 << QStringLiteral("constant") << QStringLiteral("tree");
+        QTest::addRow("N2") << 2 << QStringLiteral("constant") << QString(); // MPI's default for local-sgd: the tree
         QTest::addRow("N3") << 3 << QStringLiteral("constant") << QStringLiteral("tree");
         // each rank's local steps take the rate of their place in the run (its global step), as the threads' do
         QTest::addRow("N3 linear") << 3 << QStringLiteral("linear") << QStringLiteral("tree");
@@ -348,6 +405,8 @@ private slots:
         QFETCH(QString, schedule);
         QFETCH(QString, topology);
         const bool server = topology == QStringLiteral("ps");
+        const QStringList wires
+            = topology.isEmpty() ? QStringList {} : QStringList {QStringLiteral("--topology"), topology};
         const int workers = server ? processes - 1 : processes;
         const QStringList common = blasModelWithBatch(384)
             + QStringList {QStringLiteral("--mode"), QStringLiteral("local-sgd"), QStringLiteral("--local-steps"),
@@ -359,8 +418,7 @@ private slots:
             + QStringList {QStringLiteral("--workers"), QString::number(workers), QStringLiteral("--out"), threadsOut});
         QVERIFY2(threads.exitCode == 0, qPrintable(threads.output));
         const QString mpiOut = nextOut();
-        const Result mpi = runMpi(
-            processes, common + QStringList {QStringLiteral("--topology"), topology, QStringLiteral("--out"), mpiOut});
+        const Result mpi = runMpi(processes, common + wires + QStringList {QStringLiteral("--out"), mpiOut});
         QVERIFY2(mpi.exitCode == 0, qPrintable(mpi.output));
         const Json a = readJson(threadsOut + QStringLiteral("/summary.json"));
         const Json b = readJson(mpiOut + QStringLiteral("/summary.json"));
@@ -368,7 +426,8 @@ private slots:
         const Json* rb = runOf(b, "local-sgd");
         QVERIFY(ra && rb);
         QCOMPARE((*rb)["workers"].get<int>(), workers);
-        QCOMPARE(QString::fromStdString((*rb)["topology"].get<std::string>()), topology);
+        QCOMPARE(QString::fromStdString((*rb)["topology"].get<std::string>()),
+            topology.isEmpty() ? QStringLiteral("tree") : topology);
         // every worker's samples were computed by its own rank; a server computes none
         const Json& ranks = b["mpi"]["ranks"]["local-sgd"];
         QCOMPARE(static_cast<int>(ranks.size()), processes);

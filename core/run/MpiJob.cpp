@@ -95,8 +95,8 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
         return "--engine mpi: this MPI grants " + threadLevel
             + ", and sgdscope's watch thread needs MPI_THREAD_MULTIPLE (Open MPI built with thread support, as "
               "Debian's is)";
-    // Sync on the tree and local-sgd have a worker on every process; the others a parameter server (rank 0) and
-    // N - 1.
+    // Sync and local-sgd on the tree or the all-reduce have a worker on every process; the others, and sync and
+    // local-sgd on --topology ps, a parameter server (rank 0) and N - 1.
     std::string everyProcess;
     std::string served;
     for (const Mode m : config.modes)
@@ -109,7 +109,7 @@ std::string shapeProblem(RunConfig& config, int size, bool threadsSupported, con
     if (!served.empty() && size < 2)
         return "--engine mpi: " + listed(served)
             + " needs at least 2 processes (a parameter server and a worker); start mpirun -np 2 or more, or use "
-              "--mode sync";
+              "--mode sync with --topology tree";
     const std::string shapes = (everyProcess.empty() ? std::string()
                                                      : listed(everyProcess) + ": workers 0 to "
                                            + std::to_string(size - 1) + ", one per process")

@@ -81,6 +81,10 @@ void MpiAllReduce::sendToAll(int tag, std::int64_t update, RankSpans& spans, Put
         out.put(update);
         out.put(sentAt);
         if (to == 0) {
+            // (room for them in rank 0's receive: post())
+            if (spans.spans.size() * sizeof(Span) + sizeof(std::uint64_t) > spanRoom)
+                throw RunFailure("rank " + std::to_string(rank) + " has " + std::to_string(spans.spans.size())
+                    + " spans to send rank 0, more than a message of the all-reduce holds");
             out.putSpans(spans.spans);
             spans.spans.clear();
         } else {
@@ -89,7 +93,7 @@ void MpiAllReduce::sendToAll(int tag, std::int64_t update, RankSpans& spans, Put
         put(out, to);
         m_sends.push_back(m_mpi.startSend(out.bytes().data(), out.bytes().size(), to, tag));
     }
-    spans.add(SpanKind::Communicate, sendStart, MpiContext::now());
+    spans.addRoot(SpanKind::Communicate, sentAt, m_mpi.toRoot(MpiContext::now())); // (from the time the messages say)
 }
 
 template<class Take>

@@ -21,7 +21,8 @@ namespace sgdscope {
 ///     applies it, with the batch's loss computed alike on every rank from every chunk's loss (not finite: nothing
 ///     applied, on every rank);
 ///  3. all-gather: each rank sends every other rank its segment of the new parameters and takes theirs.
-/// Each rank sends 2 (P - 1) / P of the parameters per update. Every element is added and updated in the same order as
+/// Each rank sends (R + 1)(P - 1) / P of a parameter vector per update, R the roots of its part of the tree (1 when its
+/// chunks make one subtree). Every element is added and updated in the same order as
 /// when one rank combines the whole vector, so the bits are the tree's and the threads engine's for any P.
 ///
 /// Waits are split as elsewhere (RankSpans::addWait): for the sender that started last (WaitBarrier, naming it) until

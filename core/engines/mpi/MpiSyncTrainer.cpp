@@ -74,7 +74,8 @@ void addParameterWait(RankSpans& spans, double localStart, double localEnd, doub
     const double taking = std::clamp(takingRoot, start, mine);
     const double all = std::clamp(allRoot, mine, end);
     const double sent = std::clamp(sentRoot, all, end);
-    spans.addRoot(SpanKind::WaitBarrier, start, taking, 0, rootWorker);
+    if (rootWorker >= 0) // (a server has no part of its own)
+        spans.addRoot(SpanKind::WaitBarrier, start, taking, 0, rootWorker);
     spans.addRoot(SpanKind::WaitNetwork, taking, mine);
     spans.addRoot(SpanKind::WaitBarrier, mine, all, 0, last);
     spans.addRoot(SpanKind::WaitRead, all, sent);
@@ -607,7 +608,7 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
             samples = part.compute(params.data(), indices);
             const double computed = MpiContext::now();
             spans.add(SpanKind::Compute, computeStart, computed, samples);
-            const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;
+            const double delay = samples > 0 ? stragglers.delaySeconds(worker, update, computed - computeStart) : 0.0;
             if (delay > 0) {
                 const double delayStart = MpiContext::now();
                 sleepForStraggler(delay, never);

@@ -10,7 +10,8 @@
 
 namespace sgdscope {
 
-/// Synchronous data-parallel SGD across MPI processes: rank r is worker r. Every update, rank 0 broadcasts
+/// Synchronous data-parallel SGD across MPI processes: rank r is worker r (but local-sgd on --topology ps, below).
+/// Every update, rank 0 broadcasts
 /// the parameters to every rank (down a binomial tree of messages, so rank 0 does not send them N - 1 times); each
 /// computes its chunks of the batch (computeWorkerPart, the same reduction plan as the other engines, from its own copy
 /// of the data in the same order) and sends rank 0 the roots of its part of the fixed chunk tree; rank 0 adds them up
@@ -84,16 +85,16 @@ private:
     std::int64_t m_globalStep = 0;
     int m_roundSteps = 1;
     // The all-reduce: the exchange, the next parameters and rank 0's segment of the next velocity (staged until every
-    // segment is in), and whether the other ranks hold rank 0's parameters (after an all-gather; else "go" carries
-    // them).
+    // segment is in; m_velocity holds only rank 0's segment there, the other ranks keep theirs), and whether the other
+    // ranks hold rank 0's parameters (after an all-gather; else "go" carries them).
     std::unique_ptr<MpiAllReduce> m_allReduce;
     ParamVector m_next;
     ParamVector m_nextVelocity;
     bool m_ranksHaveParameters = false;
 };
 
-/// What ranks other than 0 do in a sync or local-sgd run (on the tree or, sync, on the all-reduce): serve rank 0's
-/// updates until it says stop.
+/// What ranks other than 0 do in a sync or local-sgd run (on the tree; sync on the all-reduce; local-sgd as workers of
+/// rank 0's server on --topology ps): serve rank 0's updates until it says stop.
 void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings& settings, Mode mode);
 
 } // namespace sgdscope
