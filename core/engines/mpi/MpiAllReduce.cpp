@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sgdscope {
 
@@ -101,32 +102,27 @@ void MpiAllReduce::takeFromAll(
     MpiContext::PostedReceives& in, std::int64_t update, RankSpans& spans, const SpansArrived& onSpans, Take&& take)
 {
     const double waitStart = MpiContext::now();
-    double lastSent = m_mpi.toRoot(waitStart);
-    int lastSender = -1;
-    std::vector<double> sentAt(in.from.size(), 0.0);
-    for (std::size_t n = 0; n < in.from.size(); ++n) {
-        const auto k = static_cast<std::size_t>(m_mpi.receiveAny(in));
-        MpiMessageReader header(in.buffers[k].data(), in.sizes[k]);
-        if (header.get<std::int64_t>() != update)
-            throw RunFailure("rank " + std::to_string(in.from[k]) + " sent another update's segment than rank "
-                + std::to_string(m_mpi.rank()) + " was at");
-        sentAt[k] = header.get<double>();
-        if (sentAt[k] > lastSent || lastSender < 0) {
-            lastSent = std::max(lastSent, sentAt[k]);
-            lastSender = in.from[k];
-        }
-    }
+    for (std::size_t n = 0; n < in.from.size(); ++n)
+        m_mpi.receiveAny(in);
     const double allIn = MpiContext::now();
-    spans.addWait(SpanKind::WaitBarrier, waitStart, allIn, lastSent, lastSender);
+    double lastSent = -std::numeric_limits<double>::infinity(); // the sender that started last, and when
+    int lastSender = -1;
     for (std::size_t k = 0; k < in.from.size(); ++k) {
         MpiMessageReader reader(in.buffers[k].data(), in.sizes[k]);
-        reader.get<std::int64_t>();
-        reader.get<double>();
+        if (reader.get<std::int64_t>() != update)
+            throw RunFailure("rank " + std::to_string(in.from[k]) + " sent another update's segment than rank "
+                + std::to_string(m_mpi.rank()) + " was at");
+        const double sentAt = reader.get<double>();
+        if (sentAt > lastSent) {
+            lastSent = sentAt;
+            lastSender = in.from[k];
+        }
         const std::vector<Span> theirs = reader.getSpans();
         if (m_mpi.rank() == 0 && onSpans)
-            onSpans(in.from[k], theirs, sentAt[k]);
+            onSpans(in.from[k], theirs, sentAt);
         take(reader, in.from[k]);
     }
+    spans.addWait(SpanKind::WaitBarrier, waitStart, allIn, lastSent, lastSender);
     // The others have taken what this rank sent (each posted its receives before it sent), or take it now.
     const double completeStart = MpiContext::now();
     for (MpiContext::PendingSend& send : m_sends)

@@ -111,6 +111,25 @@ int lastArrival(const std::vector<double>& arrivals)
     return last;
 }
 
+/// Worker `worker`'s part of update `update`, timed on this rank's clock: `compute()` (returning its samples) as a
+/// Compute span, then its straggler's delay (a part with samples only) as a Delay span. Returns its samples.
+template<class Compute>
+int computeAndDelay(Compute&& compute, const StragglerModel& stragglers, int worker, std::int64_t update,
+    const std::atomic<bool>& stop, RankSpans& spans)
+{
+    const double computeStart = MpiContext::now();
+    const int samples = compute();
+    const double computed = MpiContext::now();
+    spans.add(SpanKind::Compute, computeStart, computed, samples);
+    const double delay = samples > 0 ? stragglers.delaySeconds(worker, update, computed - computeStart) : 0.0;
+    if (delay > 0) {
+        const double delayStart = MpiContext::now();
+        sleepForStraggler(delay, stop);
+        spans.add(SpanKind::Delay, delayStart, MpiContext::now());
+    }
+    return samples;
+}
+
 /// A rank's local steps on its clock (LocalSgdModels::localSteps): each step's compute, its straggler delay (its
 /// factor drawn for its global step) and its apply, as spans.
 class RankTimedSteps final : public LocalStepHooks
@@ -308,19 +327,13 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
 void MpiSyncTrainer::computeOwnPart(RankSpans& mine)
 {
     const std::uint32_t* indices = m_cursor.next(m_settings.batch);
-    const double computeStart = MpiContext::now();
-    const WorkerReduction& part = m_reduction.plan.workers.front();
-    const int samples = computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices, part,
-        static_cast<float>(1.0 / m_reduction.chunks.batch), m_reduction.buffers, m_reduction.chunkLoss.data());
-    m_computedSamples += samples;
-    const double computed = MpiContext::now();
-    mine.add(SpanKind::Compute, computeStart, computed, samples);
-    const double delay = samples > 0 ? m_stragglers.delaySeconds(0, m_updates, computed - computeStart) : 0.0;
-    if (delay > 0) {
-        const double delayStart = MpiContext::now();
-        sleepForStraggler(delay, m_stopFlag);
-        mine.add(SpanKind::Delay, delayStart, MpiContext::now());
-    }
+    m_computedSamples += computeAndDelay(
+        [&] {
+            return computeWorkerPart(workspaceAt(0), m_problem->layout, m_params.data(), m_view, indices,
+                m_reduction.plan.workers.front(), static_cast<float>(1.0 / m_reduction.chunks.batch),
+                m_reduction.buffers, m_reduction.chunkLoss.data());
+        },
+        m_stragglers, 0, m_updates, m_stopFlag, mine);
 }
 
 void MpiSyncTrainer::trainAllReduced(TrainingObserver& observer)
@@ -502,17 +515,8 @@ void serveMpiAllReduce(const Problem& problem, const TrainerSettings& settings)
                 + std::to_string(settings.batch));
         exchange.post(part.reduction);
         const std::uint32_t* indices = part.cursor.next(settings.batch);
-        const double computeStart = MpiContext::now();
-        const int samples = part.compute(params.data(), indices);
-        const double computed = MpiContext::now();
-        spans.add(SpanKind::Compute, computeStart, computed, samples);
-        const double delay = samples > 0 ? stragglers.delaySeconds(rank, update, computed - computeStart) : 0.0;
-        if (delay > 0) {
-            const double delayStart = MpiContext::now();
-            sleepForStraggler(delay, never);
-            spans.add(SpanKind::Delay, delayStart, MpiContext::now());
-        }
-        computedSamples += samples;
+        computedSamples += computeAndDelay(
+            [&] { return part.compute(params.data(), indices); }, stragglers, rank, update, never, spans);
         ++updates;
         exchange.reduceScatter(part.reduction, update, spans, {});
         const double applyStart = MpiContext::now();
@@ -604,16 +608,8 @@ void serveMpiSync(std::shared_ptr<const Problem> problem, const TrainerSettings&
         } else {
             in.getFloats(params.data(), params.size());
             const std::uint32_t* indices = part.cursor.next(settings.batch);
-            const double computeStart = MpiContext::now();
-            samples = part.compute(params.data(), indices);
-            const double computed = MpiContext::now();
-            spans.add(SpanKind::Compute, computeStart, computed, samples);
-            const double delay = samples > 0 ? stragglers.delaySeconds(worker, update, computed - computeStart) : 0.0;
-            if (delay > 0) {
-                const double delayStart = MpiContext::now();
-                sleepForStraggler(delay, never);
-                spans.add(SpanKind::Delay, delayStart, MpiContext::now());
-            }
+            samples = computeAndDelay(
+                [&] { return part.compute(params.data(), indices); }, stragglers, worker, update, never, spans);
         }
         computedSamples += samples;
         ++updates;
