@@ -297,9 +297,7 @@ void MpiSyncTrainer::trainSome(const RunLimits&, double, TrainingObserver& obser
     m_allGradientsAt = MpiContext::now();
     mine.addWait(SpanKind::WaitBarrier, waitStart, m_allGradientsAt, lastSent, lastArrival(m_arrivals));
     // This update's parameters: every rank below has taken them (and sent its gradient since).
-    for (MpiContext::PendingSend& send : m_broadcast)
-        m_mpi.complete(send);
-    m_broadcast.clear();
+    completeBroadcast();
     mine.add(SpanKind::Communicate, m_allGradientsAt, MpiContext::now());
 
     // The fixed tree's last additions and the update, in the same order as every engine (local-sgd: the average).
@@ -389,11 +387,16 @@ void MpiSyncTrainer::trainAllReduced(TrainingObserver& observer)
     reportCut(m_cutter, observer, false);
 }
 
-void MpiSyncTrainer::sendGo(bool go, float lr)
+void MpiSyncTrainer::completeBroadcast()
 {
-    for (MpiContext::PendingSend& send : m_broadcast) // the last one's (done unless a run ended in between)
+    for (MpiContext::PendingSend& send : m_broadcast)
         m_mpi.complete(send);
     m_broadcast.clear();
+}
+
+void MpiSyncTrainer::sendGo(bool go, float lr)
+{
+    completeBroadcast(); // the last one's (done unless a run ended in between)
     const bool withParameters = go && !m_ranksHaveParameters;
     m_go.clear();
     m_go.put(std::int64_t {go ? 1 : 0});
@@ -406,18 +409,13 @@ void MpiSyncTrainer::sendGo(bool go, float lr)
         m_go.putFloats(m_params.data(), m_params.size());
     for (const int child : largestSubtreeFirst(binomialChildren(0, m_mpi.size())))
         m_broadcast.push_back(m_mpi.startSend(m_go.data(), m_go.bytes().size(), child, goTag));
-    if (!go) { // the last: every rank answers it with its final spans
-        for (MpiContext::PendingSend& send : m_broadcast)
-            m_mpi.complete(send);
-        m_broadcast.clear();
-    }
+    if (!go) // the last: every rank answers it with its final spans
+        completeBroadcast();
 }
 
 void MpiSyncTrainer::broadcastParameters(bool go)
 {
-    for (MpiContext::PendingSend& send : m_broadcast) // the last one's (done unless a run ended in between)
-        m_mpi.complete(send);
-    m_broadcast.clear();
+    completeBroadcast(); // the last one's (done unless a run ended in between)
     m_go.clear();
     m_go.put(std::int64_t {go ? 1 : 0});
     m_go.put(m_updates);
@@ -433,11 +431,8 @@ void MpiSyncTrainer::broadcastParameters(bool go)
     assert(m_go.bytes().size() == parametersMessageBytes(m_mpi.size(), m_params.size()));
     for (const int child : parameterTargets(0, m_mpi.size(), served()))
         m_broadcast.push_back(m_mpi.startSend(m_go.data(), m_go.bytes().size(), child, parametersTag));
-    if (!go) { // the last: every rank answers it with its final spans
-        for (MpiContext::PendingSend& send : m_broadcast)
-            m_mpi.complete(send);
-        m_broadcast.clear();
-    }
+    if (!go) // the last: every rank answers it with its final spans
+        completeBroadcast();
 }
 
 void MpiSyncTrainer::endOfRun(TrainingObserver& observer)

@@ -65,6 +65,8 @@ private:
     /// The all-reduce's "go" (with the learning rate of the update, and the parameters when the ranks may not have
     /// them) or "stop", down the tree.
     void sendGo(bool go, float lr);
+    /// Waits until rank 0's children have taken what it last sent them (m_go).
+    void completeBroadcast();
     bool allReduced() const { return mode() == Mode::Sync && m_settings.topology == Topology::AllReduce; }
     /// Local-sgd on --topology ps: rank 0 is the server (averages, computes nothing), rank r worker r - 1.
     bool served() const { return mode() == Mode::LocalSgd && m_settings.topology == Topology::ParameterServer; }
